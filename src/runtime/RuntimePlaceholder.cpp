@@ -1,0 +1,1 @@
+namespace ddl::runtime { int placeholder() { return 0; } }

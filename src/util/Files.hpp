@@ -1,0 +1,35 @@
+#pragma once
+#include <string>
+#include <sys/types.h>
+
+#include "util/Result.hpp"
+
+namespace ddl {
+
+Result<std::string> read_file(const std::string& path);
+// Reads at most `limit` bytes; an Error names the limit when the file is larger.
+Result<std::string> read_file_limited(const std::string& path, std::size_t limit);
+
+// Writes to a temp file in the same folder, fsyncs, then renames over `path`: readers see the old or
+// the new content, never a mix, also after a crash.
+Status write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0600);
+
+// mkdir -p with the given mode for the folders it creates.
+Status make_dirs(const std::string& path, mode_t mode = 0700);
+Status remove_tree(const std::string& path);
+bool path_exists(const std::string& path);
+
+// A temporary folder removed with everything in it when the object dies.
+class TempDir {
+public:
+    explicit TempDir(const std::string& prefix = "ddl");
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return m_path; }
+
+private:
+    std::string m_path;
+};
+
+} // namespace ddl

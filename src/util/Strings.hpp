@@ -1,0 +1,32 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddl {
+
+std::vector<std::string> split(std::string_view text, char sep);
+std::vector<std::string> split_lines(std::string_view text);
+std::string trim(std::string_view text);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+std::string to_lower(std::string_view text);
+
+// Edit distance, for "did you mean" hints.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word` if it is close enough to be a plausible typo.
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// Strict integer parse of the whole string (no sign unless allowed, no trailing junk).
+std::optional<std::int64_t> parse_int(std::string_view text);
+
+// Quote one argument for a POSIX shell (used only where a remote sshd needs a command line).
+std::string shell_quote(std::string_view arg);
+std::string shell_join(const std::vector<std::string>& argv);
+
+bool is_valid_utf8(std::string_view text);
+
+} // namespace ddl
