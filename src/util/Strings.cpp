@@ -120,7 +120,7 @@ std::string shell_join(const std::vector<std::string>& argv) {
     return join(quoted, " ");
 }
 
-bool is_valid_utf8(std::string_view text) {
+std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
     std::size_t i = 0;
     while (i < text.size()) {
         auto c = static_cast<unsigned char>(text[i]);
@@ -134,14 +134,16 @@ bool is_valid_utf8(std::string_view text) {
         else if ((c >> 3) == 0x1E && c <= 0xF4)
             extra = 3;
         else
-            return false;
-        if (i + extra >= text.size()) return false;
+            return i;
+        if (i + extra >= text.size()) return i;
         for (std::size_t k = 1; k <= extra; ++k) {
-            if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+            if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return i;
         }
         i += extra + 1;
     }
-    return true;
+    return std::nullopt;
 }
+
+bool is_valid_utf8(std::string_view text) { return !find_invalid_utf8(text).has_value(); }
 
 } // namespace ddl

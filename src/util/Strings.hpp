@@ -28,5 +28,7 @@ std::string shell_quote(std::string_view arg);
 std::string shell_join(const std::vector<std::string>& argv);
 
 bool is_valid_utf8(std::string_view text);
+// Offset of the first byte that does not start a valid UTF-8 sequence.
+std::optional<std::size_t> find_invalid_utf8(std::string_view text);
 
 } // namespace ddl

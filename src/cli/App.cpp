@@ -1,0 +1,132 @@
+#include "cli/App.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iostream>
+
+#include "cli/Commands.hpp"
+#include "core/Diagnostics.hpp"
+#include "core/Log.hpp"
+#include "provision/Pipeline.hpp"
+#include "spec/Spec.hpp"
+
+namespace ddl::cli {
+
+int run_app(int argc, char** argv) {
+    CLI::App app{"ddl — one cluster spec to a working GPU cluster for distributed deep learning", "ddl"};
+    app.set_version_flag("--version", std::string("ddl ") + DDL_VERSION);
+    app.require_subcommand(1);
+    app.fallthrough();
+    GlobalOptions g;
+    int verbose = 0;
+    bool quiet = false;
+    std::string output = "text";
+    app.add_option("--state-dir", g.state_dir, "Folder holding every cluster's state")->capture_default_str();
+    app.add_flag("-v,--verbose", verbose, "Show the commands ddl runs");
+    app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
+    app.add_option("--output", output, "Output format where a command prints data")
+        ->check(CLI::IsMember({"text", "json"}));
+
+    std::function<int()> action;
+    auto targets = target_names();
+
+    auto* init = app.add_subcommand("init", "Write a commented starter cluster.yaml");
+    std::string init_target = "local", init_out = "cluster.yaml", init_name = "my-cluster";
+    bool init_force = false;
+    init->add_option("--target", init_target, "Target infrastructure")->check(CLI::IsMember(targets))->capture_default_str();
+    init->add_option("-o,--output-file", init_out, "Where to write it ('-' for stdout)")->capture_default_str();
+    init->add_option("--name", init_name, "Cluster name")->capture_default_str();
+    init->add_flag("--force", init_force, "Overwrite an existing file");
+    init->callback([&] { action = [&] { return cmd_init(g, init_target, init_out, init_name, init_force); }; });
+
+    auto* validate = app.add_subcommand("validate", "Check a spec; report every problem at once (exit 2 if any)");
+    std::string file;
+    validate->add_option("file", file, "cluster.yaml")->required();
+    validate->callback([&] { action = [&] { return cmd_validate(g, file); }; });
+
+    auto* render = app.add_subcommand("render", "Write the target's inputs (deterministic) without deploying");
+    std::string render_out = "rendered";
+    render->add_option("file", file, "cluster.yaml")->required();
+    render->add_option("--out", render_out, "Output folder")->capture_default_str();
+    render->callback([&] { action = [&] { return cmd_render(g, file, render_out); }; });
+
+    auto* deploy = app.add_subcommand("deploy", "Validate, render, provision, configure, probe, write the hostfile");
+    DeployArgs da;
+    deploy->add_option("file", da.file, "cluster.yaml")->required();
+    deploy->add_option("--only", da.only, "Run just this phase")->check(CLI::IsMember(phase_names()));
+    deploy->add_flag("-y,--yes", da.yes, "Do not ask for confirmation");
+    deploy->add_option("--ssh-timeout", da.ssh_timeout_s, "Seconds to wait for SSH on every node")->capture_default_str();
+    deploy->callback([&] { action = [&] { return cmd_deploy(g, da); }; });
+
+    auto* destroy = app.add_subcommand("destroy", "Tear down everything ddl created for a cluster");
+    std::string ref;
+    bool destroy_yes = false;
+    destroy->add_option("cluster", ref, "Cluster name or spec file (default: the only cluster)");
+    destroy->add_flag("-y,--yes", destroy_yes, "Do not ask for confirmation");
+    destroy->callback([&] { action = [&] { return cmd_destroy(g, ref, destroy_yes); }; });
+
+    auto* status = app.add_subcommand("status", "Phases, nodes, addresses, GPUs and slots of a cluster");
+    status->add_option("cluster", ref, "Cluster name or spec file");
+    status->callback([&] { action = [&] { return cmd_status(g, ref); }; });
+
+    auto* hostfile = app.add_subcommand("hostfile", "Print or write the hostfile from the probed nodes");
+    std::string hf_format, hf_out;
+    hostfile->add_option("--cluster", ref, "Cluster name or spec file");
+    hostfile->add_option("--format", hf_format, "openmpi | horovod | mpich (default: the spec's)")
+        ->check(CLI::IsMember({"openmpi", "horovod", "mpich"}));
+    hostfile->add_option("-o,--output-file", hf_out, "Write to this file instead of stdout");
+    hostfile->callback([&] { action = [&] { return cmd_hostfile(g, ref, hf_format, hf_out); }; });
+
+    auto* exec = app.add_subcommand("exec", "Run a command on all (or some) nodes in parallel");
+    std::vector<std::string> exec_nodes, command;
+    int exec_timeout = 600;
+    exec->add_option("--cluster", ref, "Cluster name or spec file");
+    exec->add_option("--nodes", exec_nodes, "Only these nodes (comma separated)")->delimiter(',');
+    exec->add_option("--timeout", exec_timeout, "Seconds per node")->capture_default_str();
+    exec->add_option("command", command, "Command after --")->required();
+    exec->callback([&] { action = [&] { return cmd_exec(g, ref, exec_nodes, command, exec_timeout); }; });
+
+    auto* ssh = app.add_subcommand("ssh", "Open a shell (or run a command) on one node");
+    std::string node;
+    ssh->add_option("--cluster", ref, "Cluster name or spec file");
+    ssh->add_option("node", node, "Node name, e.g. master or worker1")->required();
+    ssh->add_option("command", command, "Optional command after --");
+    ssh->callback([&] { action = [&] { return cmd_ssh(g, ref, node, command); }; });
+
+    auto* run = app.add_subcommand("run", "Start a program on every slot (bundled runtime launcher)");
+    run->allow_extras();
+    run->callback([&] { action = [&] { return cmd_not_available("run", "the bundled runtime (issue: runtime launcher)"); }; });
+    auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");
+    bench->allow_extras();
+    bench->callback([&] { action = [&] { return cmd_not_available("bench", "the benchmarks issue"); }; });
+    auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
+    smoke->allow_extras();
+    smoke->callback([&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return exit_code::k_bad_input;
+    } catch (const std::exception& e) {
+        std::cerr << "ddl: fatal: " << e.what() << "\n";
+        return exit_code::k_failure;
+    }
+    log::init(quiet ? log::Level::quiet : verbose > 0 ? log::Level::verbose : log::Level::normal);
+    g.json = output == "json";
+    try {
+        return action ? action() : exit_code::k_bad_input;
+    } catch (const std::exception& e) {
+        log::error(std::string("ddl: fatal: ") + e.what());
+        return exit_code::k_failure;
+    }
+}
+
+} // namespace ddl::cli

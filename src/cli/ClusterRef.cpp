@@ -1,0 +1,25 @@
+#include "cli/ClusterRef.hpp"
+
+#include "spec/SpecLoader.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl::cli {
+
+Result<std::string> resolve_cluster(const StateStore& store, const std::string& ref) {
+    if (ref.empty()) {
+        auto all = store.clusters();
+        if (all.size() == 1) return all.front();
+        if (all.empty()) return Error{"no clusters in " + store.root() + "; deploy one with `ddl deploy cluster.yaml`"};
+        return Error{"several clusters in " + store.root() + " (" + join(all, ", ") + "); name one"};
+    }
+    if (ends_with(ref, ".yaml") || ends_with(ref, ".yml") || ref.find('/') != std::string::npos) {
+        auto loaded = SpecLoader::load_file(ref);
+        if (!loaded.spec) return Error{"cannot read " + ref + ":\n" + loaded.diagnostics.format_text()};
+        return loaded.spec->name;
+    }
+    if (!is_dns_label(ref)) return Error{"\"" + ref + "\" is not a cluster name (lowercase letters, digits, '-')"};
+    return ref;
+}
+
+} // namespace ddl::cli

@@ -1,0 +1,381 @@
+#include "cli/Commands.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+
+#include "cli/ClusterRef.hpp"
+#include "cli/StarterSpecs.hpp"
+#include "core/Diagnostics.hpp"
+#include "core/Log.hpp"
+#include "provision/HostfileWriter.hpp"
+#include "provision/Pipeline.hpp"
+#include "provision/Targets.hpp"
+#include "render/Renderer.hpp"
+#include "spec/SpecLoader.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void on_signal(int) { g_interrupted = true; }
+
+// SIGINT/SIGTERM stop long commands at the next safe point instead of killing them mid-write.
+void install_signal_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void print_diagnostics(const GlobalOptions& g, const Diagnostics& d) {
+    if (g.json)
+        std::cout << nlohmann::json{{"valid", !d.has_errors()}, {"diagnostics", d.to_json()}}.dump(2) << "\n";
+    else
+        std::cerr << d.format_text();
+}
+
+// A cluster opened for a command: its lock (when mutating), state, spec and side-effect interfaces.
+struct OpenCluster {
+    StateStore store;
+    ClusterLock lock;
+    ClusterState state;
+    SystemProcessRunner proc;
+    LibsshExecutor remote;
+    ConsoleProgress progress;
+    std::optional<Context> ctx;
+};
+
+Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const std::string& ref, bool mutate,
+                                                  const std::string& what) {
+    auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(g.state_dir), {}, {}, {}, {}, {}, {}});
+    auto name = resolve_cluster(oc->store, ref);
+    if (!name) return name.error();
+    if (!oc->store.exists(*name)) return Error{"no cluster \"" + *name + "\" in " + g.state_dir};
+    if (mutate) {
+        auto lock = ClusterLock::acquire(oc->store.cluster_dir(*name), what);
+        if (!lock) return lock.error();
+        oc->lock = std::move(*lock);
+    }
+    auto st = oc->store.load(*name);
+    if (!st) return st.error();
+    oc->state = std::move(*st);
+    auto loaded = SpecLoader::load_string(oc->state.spec_text, oc->state.cluster + " (stored spec)");
+    if (!loaded.spec) return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
+    oc->ctx.emplace(Context{*loaded.spec, oc->state, oc->store, oc->proc, oc->remote, oc->progress, {}, &g_interrupted});
+    log::add_file(oc->store.cluster_dir(*name) + "/logs/ddl.log");
+    return oc;
+}
+
+} // namespace
+
+int cmd_not_available(const std::string& command, const std::string& issue_hint) {
+    std::cerr << "ddl " << command << ": not available in this version of ddl; it arrives with " << issue_hint
+              << ". See the README's command table.\n";
+    return exit_code::k_failure;
+}
+
+int cmd_init(const GlobalOptions&, const std::string& target, const std::string& out, const std::string& name,
+             bool force) {
+    if (!is_dns_label(name)) {
+        std::cerr << "ddl init: --name must be DNS-safe (got \"" << name << "\")\nhint: lowercase letters, digits, '-'\n";
+        return exit_code::k_bad_input;
+    }
+    auto text = starter_spec(target, name);
+    if (!text) {
+        std::cerr << "ddl init: " << text.error().message << "\n";
+        return exit_code::k_bad_input;
+    }
+    if (out == "-") {
+        std::cout << *text;
+        return exit_code::k_ok;
+    }
+    if (path_exists(out) && !force) {
+        std::cerr << "ddl init: " << out << " exists already\nhint: pass --force to overwrite it, or -o OTHER.yaml\n";
+        return exit_code::k_bad_input;
+    }
+    if (auto s = write_file_atomic(out, *text, 0644); !s) {
+        std::cerr << "ddl init: " << s.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    std::cout << "wrote " << out << " (target " << target << "); next: ddl validate " << out << "\n";
+    return exit_code::k_ok;
+}
+
+int cmd_validate(const GlobalOptions& g, const std::string& file) {
+    auto r = SpecLoader::load_file(file);
+    print_diagnostics(g, r.diagnostics);
+    if (!r.spec) return exit_code::k_bad_input;
+    if (!g.json)
+        std::cout << file << ": valid (cluster " << r.spec->name << ", target " << to_string(r.spec->target) << ", "
+                  << r.spec->node_count() << " node(s))\n";
+    return exit_code::k_ok;
+}
+
+int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir) {
+    auto r = SpecLoader::load_file(file);
+    if (!r.spec) {
+        print_diagnostics(g, r.diagnostics);
+        return exit_code::k_bad_input;
+    }
+    auto files = render_spec(*r.spec);
+    if (!files) {
+        std::cerr << "ddl render: " << files.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    if (auto s = write_rendered(*files, out_dir); !s) {
+        std::cerr << "ddl render: " << s.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    for (const auto& [rel, content] : *files) std::cout << out_dir << "/" << rel << "\n";
+    return exit_code::k_ok;
+}
+
+int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
+    auto loaded = SpecLoader::load_file(a.file);
+    if (!loaded.spec) {
+        print_diagnostics(g, loaded.diagnostics);
+        return exit_code::k_bad_input;
+    }
+    const Spec& spec = *loaded.spec;
+    auto driver = make_target_driver(spec.target);
+    if (!driver) {
+        std::cerr << "ddl deploy: " << driver.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    StateStore store(g.state_dir);
+    if (auto s = store.ensure_cluster_dir(spec.name); !s) {
+        std::cerr << "ddl deploy: " << s.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto lock = ClusterLock::acquire(store.cluster_dir(spec.name), "ddl deploy " + a.file);
+    if (!lock) {
+        std::cerr << "ddl deploy: cluster " << spec.name << ": " << lock.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    ClusterState state;
+    if (store.exists(spec.name)) {
+        auto st = store.load(spec.name);
+        if (!st) {
+            std::cerr << "ddl deploy: " << st.error().message << "\n";
+            return exit_code::k_failure;
+        }
+        state = std::move(*st);
+        if (state.target != to_string(spec.target)) {
+            std::cerr << "ddl deploy: cluster " << spec.name << " exists on target " << state.target
+                      << "\nhint: destroy it first (ddl destroy " << spec.name << ") or pick another name\n";
+            return exit_code::k_bad_input;
+        }
+        if (state.destroying) {
+            std::cerr << "ddl deploy: cluster " << spec.name << " is half destroyed\nhint: finish with `ddl destroy "
+                      << spec.name << "`, then deploy again\n";
+            return exit_code::k_failure;
+        }
+        if (state.spec != spec.to_json()) {
+            // A changed spec re-runs everything after validate; each phase converges to the new spec.
+            state.reset_phases_from(phase_names(), "render");
+        }
+    } else {
+        state.cluster = spec.name;
+        state.target = to_string(spec.target);
+    }
+    state.spec = spec.to_json();
+    auto text = read_file(a.file);
+    state.spec_text = text ? *text : "";
+    if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) {
+        std::cerr << "ddl deploy: " << s.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    log::add_file(store.cluster_dir(spec.name) + "/logs/ddl.log");
+    if (auto s = store.save(state); !s) {
+        std::cerr << "ddl deploy: " << s.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    install_signal_handlers();
+    SystemProcessRunner proc;
+    LibsshExecutor remote;
+    ConsoleProgress progress;
+    DeployOptions opts;
+    opts.yes = a.yes;
+    opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
+    Context ctx{spec, state, store, proc, remote, progress, opts, &g_interrupted};
+    progress.note("deploying cluster " + spec.name + " (target " + to_string(spec.target) + ", " +
+                  std::to_string(spec.node_count()) + " node(s))");
+    int rc = run_deploy(ctx, **driver, DeployRequest{a.only});
+    if (rc == exit_code::k_ok)
+        progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name + "`, `ddl hostfile --cluster " +
+                      spec.name + "`, `ddl destroy " + spec.name + "`");
+    return rc;
+}
+
+int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
+    install_signal_handlers();
+    StateStore store(g.state_dir);
+    auto name = resolve_cluster(store, ref);
+    if (!name) {
+        std::cerr << "ddl destroy: " << name.error().message << "\n";
+        return exit_code::k_bad_input;
+    }
+    if (!store.exists(*name)) {
+        std::cout << "cluster " << *name << ": nothing to destroy (no state in " << g.state_dir << ")\n";
+        return exit_code::k_ok;
+    }
+    auto oc = open_cluster(g, *name, true, "ddl destroy");
+    if (!oc) {
+        std::cerr << "ddl destroy: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto driver = make_target_driver((*oc)->ctx->spec.target);
+    if (!driver) {
+        std::cerr << "ddl destroy: " << driver.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    int rc = run_destroy(*(*oc)->ctx, **driver);
+    if (rc == exit_code::k_ok) std::cout << "cluster " << *name << " destroyed\n";
+    return rc;
+}
+
+int cmd_status(const GlobalOptions& g, const std::string& ref) {
+    auto oc = open_cluster(g, ref, false, "");
+    if (!oc) {
+        std::cerr << "ddl status: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    const auto& st = (*oc)->state;
+    if (g.json) {
+        auto j = st.to_json();
+        j.erase("spec_text");
+        std::cout << j.dump(2) << "\n";
+        return exit_code::k_ok;
+    }
+    std::printf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
+    for (const auto& p : phase_names()) std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
+    std::printf("\n%-10s %-8s %-40s %5s %5s %6s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS", "SLOTS", "OS");
+    for (const auto& n : st.nodes)
+        std::printf("%-10s %-8s %-40s %5d %5d %6d  %s\n", n.name.c_str(), n.group.c_str(),
+                    (n.address + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus, n.slots, n.os.c_str());
+    return exit_code::k_ok;
+}
+
+int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format, const std::string& out) {
+    auto oc = open_cluster(g, ref, false, "");
+    if (!oc) {
+        std::cerr << "ddl hostfile: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    const auto& st = (*oc)->state;
+    if (!st.phase_done("probe")) {
+        std::cerr << "ddl hostfile: cluster " << st.cluster << " has not been probed yet\nhint: run `ddl deploy` first\n";
+        return exit_code::k_failure;
+    }
+    HostfileFormat f = (*oc)->ctx->spec.hostfile_format;
+    if (format == "openmpi") f = HostfileFormat::openmpi;
+    if (format == "horovod") f = HostfileFormat::horovod;
+    if (format == "mpich") f = HostfileFormat::mpich;
+    std::string text = format_hostfile(st.nodes, f);
+    if (out.empty()) {
+        std::cout << text;
+        return exit_code::k_ok;
+    }
+    if (auto s = write_file_atomic(out, text, 0644); !s) {
+        std::cerr << "ddl hostfile: " << s.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    return exit_code::k_ok;
+}
+
+int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& only,
+             const std::vector<std::string>& command, int timeout_s) {
+    auto oc = open_cluster(g, ref, false, "");
+    if (!oc) {
+        std::cerr << "ddl exec: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto& ctx = *(*oc)->ctx;
+    std::vector<NodeState> nodes;
+    for (const auto& n : ctx.state.nodes) {
+        if (only.empty() || std::find(only.begin(), only.end(), n.name) != only.end()) nodes.push_back(n);
+    }
+    for (const auto& o : only) {
+        if (!ctx.state.node(o)) {
+            std::cerr << "ddl exec: no node \"" << o << "\" in cluster " << ctx.state.cluster << "\n";
+            return exit_code::k_bad_input;
+        }
+    }
+    std::string cmdline = command.size() == 1 ? command[0] : shell_join(command);
+    std::mutex out_mutex;
+    std::vector<std::string> failed;
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]), cmdline, std::chrono::seconds(timeout_s));
+        std::lock_guard lock(out_mutex);
+        if (!r) {
+            std::cerr << "[" << nodes[i].name << "] error: " << r.error().message << "\n";
+            failed.push_back(nodes[i].name + " (" + r.error().message + ")");
+            return;
+        }
+        for (const auto& line : split_lines(r->out)) std::cout << "[" << nodes[i].name << "] " << line << "\n";
+        for (const auto& line : split_lines(r->err)) std::cerr << "[" << nodes[i].name << "] " << line << "\n";
+        if (!r->ok()) failed.push_back(nodes[i].name + " (exit " + std::to_string(r->exit_status) + ")");
+    });
+    std::cout.flush();
+    if (!failed.empty()) {
+        std::sort(failed.begin(), failed.end());
+        std::cerr << "ddl exec: failed on " << failed.size() << " of " << nodes.size() << " node(s): " << join(failed, ", ")
+                  << "\n";
+        return exit_code::k_failure;
+    }
+    return exit_code::k_ok;
+}
+
+int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
+            const std::vector<std::string>& command) {
+    auto oc = open_cluster(g, ref, false, "");
+    if (!oc) {
+        std::cerr << "ddl ssh: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto& ctx = *(*oc)->ctx;
+    const NodeState* n = ctx.state.node(node);
+    if (!n) {
+        std::vector<std::string> names;
+        for (const auto& x : ctx.state.nodes) names.push_back(x.name);
+        std::cerr << "ddl ssh: no node \"" << node << "\" in cluster " << ctx.state.cluster
+                  << "\nhint: nodes are " << join(names, ", ") << "\n";
+        return exit_code::k_bad_input;
+    }
+    // An interactive terminal is OpenSSH's job; ddl hands it the cluster's key and pinned host keys.
+    std::vector<std::string> argv{"ssh",
+                                  "-i",
+                                  ctx.key_path(),
+                                  "-o",
+                                  "IdentitiesOnly=yes",
+                                  "-o",
+                                  "UserKnownHostsFile=" + ctx.known_hosts_path(),
+                                  "-o",
+                                  "StrictHostKeyChecking=yes",
+                                  "-p",
+                                  std::to_string(n->port),
+                                  n->user + "@" + n->address};
+    if (!command.empty()) {
+        argv.push_back("--");
+        argv.insert(argv.end(), command.begin(), command.end());
+    }
+    std::vector<char*> cargv;
+    for (auto& s : argv) cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    log::debug("exec: " + shell_join(argv));
+    execvp("ssh", cargv.data());
+    std::cerr << "ddl ssh: cannot run ssh (install openssh-client)\n";
+    return exit_code::k_failure;
+}
+
+} // namespace ddl::cli

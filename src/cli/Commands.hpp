@@ -1,0 +1,34 @@
+#pragma once
+// One function per command; App.cpp only parses arguments into these option structs.
+#include <string>
+#include <vector>
+
+namespace ddl::cli {
+
+struct GlobalOptions {
+    std::string state_dir = ".ddl";
+    bool json = false;
+};
+
+int cmd_init(const GlobalOptions& g, const std::string& target, const std::string& out, const std::string& name,
+             bool force);
+int cmd_validate(const GlobalOptions& g, const std::string& file);
+int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir);
+
+struct DeployArgs {
+    std::string file;
+    std::string only;
+    bool yes = false;
+    int ssh_timeout_s = 90;
+};
+int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
+int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes);
+int cmd_status(const GlobalOptions& g, const std::string& ref);
+int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format, const std::string& out);
+int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& nodes,
+             const std::vector<std::string>& command, int timeout_s);
+int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
+            const std::vector<std::string>& command);
+int cmd_not_available(const std::string& command, const std::string& issue_hint);
+
+} // namespace ddl::cli

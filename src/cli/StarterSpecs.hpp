@@ -1,0 +1,11 @@
+#pragma once
+#include <string>
+
+#include "util/Result.hpp"
+
+namespace ddl::cli {
+
+// A commented starter cluster.yaml for `target` that passes `ddl validate` as written.
+Result<std::string> starter_spec(const std::string& target, const std::string& name);
+
+} // namespace ddl::cli

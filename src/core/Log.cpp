@@ -1,0 +1,94 @@
+#include "core/Log.hpp"
+
+#include <fcntl.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <vector>
+
+#include "util/Process.hpp"
+
+namespace ddl::log {
+namespace {
+
+std::mutex g_mutex;
+std::vector<std::string> g_secrets;
+std::shared_ptr<spdlog::logger> g_logger;
+std::shared_ptr<spdlog::sinks::sink> g_file_sink;
+Level g_level = Level::normal;
+
+spdlog::logger& logger() {
+    std::lock_guard lock(g_mutex);
+    if (!g_logger) {
+        auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+        sink->set_pattern("%v");
+        sink->set_level(spdlog::level::info);
+        g_logger = std::make_shared<spdlog::logger>("ddl", spdlog::sinks_init_list{sink});
+        g_logger->set_level(spdlog::level::debug);
+    }
+    return *g_logger;
+}
+
+} // namespace
+
+void init(Level level) {
+    g_level = level;
+    auto& l = logger();
+    auto& sink = l.sinks().front();
+    sink->set_level(level == Level::quiet     ? spdlog::level::warn
+                    : level == Level::verbose ? spdlog::level::debug
+                                              : spdlog::level::info);
+    set_process_observer([](const std::string& argv) { debug("run: " + argv); });
+}
+
+void add_file(const std::string& path) {
+    close_file();
+    // Create the file owner-only before spdlog opens it for appending.
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        fchmod(fd, 0600);
+        close(fd);
+    }
+    auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
+    sink->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
+    sink->set_level(spdlog::level::debug);
+    auto& l = logger();
+    std::lock_guard lock(g_mutex);
+    l.sinks().push_back(sink);
+    g_file_sink = sink;
+}
+
+void close_file() {
+    auto& l = logger();
+    std::lock_guard lock(g_mutex);
+    if (!g_file_sink) return;
+    auto& sinks = l.sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), g_file_sink), sinks.end());
+    g_file_sink->flush();
+    g_file_sink.reset();
+}
+
+void register_secret(const std::string& secret) {
+    if (secret.size() < 4) return; // too short to redact without mangling ordinary text
+    std::lock_guard lock(g_mutex);
+    g_secrets.push_back(secret);
+}
+
+std::string redact(std::string text) {
+    std::lock_guard lock(g_mutex);
+    for (const auto& s : g_secrets) {
+        for (auto pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + 3)) text.replace(pos, s.size(), "***");
+    }
+    return text;
+}
+
+void info(const std::string& msg) { logger().info(redact(msg)); }
+void warn(const std::string& msg) { logger().warn(redact(msg)); }
+void error(const std::string& msg) { logger().error(redact(msg)); }
+void debug(const std::string& msg) { logger().debug(redact(msg)); }
+bool verbose() { return g_level == Level::verbose; }
+
+} // namespace ddl::log

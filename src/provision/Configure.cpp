@@ -1,0 +1,120 @@
+#include "provision/Configure.hpp"
+
+#include <filesystem>
+
+#include "core/Log.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl {
+namespace {
+
+std::string yaml_quote(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+std::string render_inventory(const Context& ctx) {
+    std::string ssh_args = "-o UserKnownHostsFile=" + ctx.known_hosts_path() +
+                           " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o ControlMaster=no";
+    std::string out = "# Written by ddl from the cluster state; regenerated on every configure run.\nall:\n  vars:\n";
+    out += "    ansible_ssh_private_key_file: " + yaml_quote(ctx.key_path()) + "\n";
+    out += "    ansible_ssh_common_args: " + yaml_quote(ssh_args) + "\n";
+    out += "    ansible_python_interpreter: /usr/bin/python3\n  children:\n";
+    auto group = [&](const std::string& name, auto pred) {
+        out += "    " + name + ":\n      hosts:\n";
+        bool any = false;
+        for (const auto& n : ctx.state.nodes) {
+            if (!pred(n)) continue;
+            any = true;
+            out += "        " + n.name + ":\n          ansible_host: " + yaml_quote(n.address) +
+                   "\n          ansible_port: " + std::to_string(n.port) + "\n          ansible_user: " +
+                   yaml_quote(n.user) + "\n";
+        }
+        if (!any) out.replace(out.size() - std::string("      hosts:\n").size(), std::string::npos, "      hosts: {}\n");
+    };
+    group("master", [](const NodeState& n) { return n.group == "master"; });
+    group("workers", [](const NodeState& n) { return n.group != "master"; });
+    group("gpu", [](const NodeState& n) { return n.gpus > 0; });
+    return out;
+}
+
+Result<AnsibleSummary> parse_ansible_json(const std::string& out) {
+    auto start = out.find('{');
+    if (start == std::string::npos) return Error{"ansible-playbook printed no result"};
+    auto j = nlohmann::json::parse(out.substr(start), nullptr, false);
+    if (j.is_discarded()) return Error{"ansible-playbook's result is not JSON"};
+    AnsibleSummary s;
+    const nlohmann::json empty_object = nlohmann::json::object(), empty_array = nlohmann::json::array();
+    const auto& stats = j.contains("stats") ? j.at("stats") : empty_object;
+    for (auto it = stats.begin(); it != stats.end(); ++it) {
+        s.changed[it.key()] = it->value("changed", 0);
+        s.failures[it.key()] = it->value("failures", 0) + it->value("unreachable", 0);
+    }
+    const auto& plays = j.contains("plays") ? j.at("plays") : empty_array;
+    for (const auto& play : plays) {
+        if (!play.contains("tasks")) continue;
+        for (const auto& task : play.at("tasks")) {
+            std::string name = task.contains("task") ? task.at("task").value("name", "?") : "?";
+            if (!task.contains("hosts")) continue;
+            const auto& hosts = task.at("hosts");
+            for (auto h = hosts.begin(); h != hosts.end(); ++h) {
+                if (h->value("failed", false) || h->value("unreachable", false)) {
+                    std::string msg = h->value("msg", "");
+                    if (msg.empty()) msg = h->value("stderr", "");
+                    s.failed_tasks.push_back(h.key() + ": " + name + ": " + trim(msg));
+                }
+            }
+        }
+    }
+    return s;
+}
+
+Result<AnsibleSummary> run_configure(Context& ctx) {
+    std::string playbook = data_dir() + "/playbooks/site.yml";
+    if (!path_exists(playbook)) {
+        ctx.progress.note("    no playbooks/site.yml under " + data_dir() + ": nothing to configure");
+        return AnsibleSummary{};
+    }
+    std::string dir = ctx.cluster_dir() + "/ansible";
+    if (auto s = make_dirs(dir, 0700); !s) return s.error();
+    if (auto s = write_file_atomic(dir + "/inventory.yml", render_inventory(ctx), 0600); !s) return s.error();
+    if (auto s = write_file_atomic(dir + "/vars.json", ctx.spec.to_json().dump(2), 0600); !s) return s.error();
+    auto rendered_vars = ctx.cluster_dir() + "/rendered/ansible/vars.json";
+    Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars},
+              .cwd = data_dir() + "/playbooks",
+              .env_set = {{"ANSIBLE_STDOUT_CALLBACK", "json"},
+                          {"ANSIBLE_PIPELINING", "True"},
+                          {"ANSIBLE_FORKS", std::to_string(std::max<std::size_t>(4, ctx.state.nodes.size()))},
+                          {"ANSIBLE_HOST_KEY_CHECKING", "True"},
+                          {"ANSIBLE_SSH_ARGS", "-o ControlMaster=no"},
+                          {"ANSIBLE_RETRY_FILES_ENABLED", "False"},
+                          {"ANSIBLE_LOCAL_TEMP", dir + "/tmp"},
+                          {"ANSIBLE_NOCOLOR", "1"}},
+              .timeout = std::chrono::minutes(60)};
+    auto r = ctx.proc.run(c);
+    if (!r) return r.error();
+    (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.json", log::redact(r->out), 0600);
+    (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.stderr", log::redact(r->err), 0600);
+    auto summary = parse_ansible_json(r->out);
+    if (!summary) {
+        return Error{"ansible-playbook failed (exit " + std::to_string(r->exit_code) + "): " +
+                     trim(r->err.substr(r->err.size() > 600 ? r->err.size() - 600 : 0)) + " (full log: " +
+                     ctx.cluster_dir() + "/logs/ansible.stderr)"};
+    }
+    if (!r->success()) {
+        std::string detail = summary->failed_tasks.empty() ? "see the log" : join(summary->failed_tasks, "\n      ");
+        return Error{"configure failed:\n      " + detail + "\n    (full log: " + ctx.cluster_dir() +
+                     "/logs/ansible.json)"};
+    }
+    for (const auto& [host, n] : summary->changed) ctx.progress.node(host, std::to_string(n) + " change(s)");
+    return summary;
+}
+
+} // namespace ddl

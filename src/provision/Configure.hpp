@@ -1,0 +1,22 @@
+#pragma once
+#include "provision/Context.hpp"
+
+namespace ddl {
+
+// Ansible inventory (YAML) for the cluster's nodes: groups master, workers, gpu; SSH through the
+// cluster key and the pinned known_hosts.
+std::string render_inventory(const Context& ctx);
+
+struct AnsibleSummary {
+    std::map<std::string, int> changed;  // per host
+    std::map<std::string, int> failures; // per host (failures + unreachable)
+    std::vector<std::string> failed_tasks; // "node: task: message"
+};
+
+// Parses the output of ansible-playbook's json stdout callback.
+Result<AnsibleSummary> parse_ansible_json(const std::string& out);
+
+// Runs playbooks/site.yml with the rendered inventory; succeeds with a note when there is no playbook.
+Result<AnsibleSummary> run_configure(Context& ctx);
+
+} // namespace ddl

@@ -1,0 +1,49 @@
+#pragma once
+// Everything a phase needs, passed explicitly: the spec, the cluster's state and the side-effect
+// interfaces (processes, SSH, progress). Tests build a Context around fakes.
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "provision/Progress.hpp"
+#include "remote/RemoteExecutor.hpp"
+#include "spec/Spec.hpp"
+#include "state/StateStore.hpp"
+#include "util/Process.hpp"
+
+namespace ddl {
+
+struct DeployOptions {
+    bool yes = false;
+    std::chrono::milliseconds ssh_deadline{std::chrono::seconds(90)};
+    std::size_t parallel = 16; // concurrent SSH operations
+};
+
+struct Context {
+    Spec spec;
+    ClusterState& state;
+    const StateStore& store;
+    ProcessRunner& proc;
+    RemoteExecutor& remote;
+    Progress& progress;
+    DeployOptions options;
+    // Set by SIGINT/SIGTERM; long steps check it and stop at the next safe point.
+    const std::atomic<bool>* interrupted = nullptr;
+
+    std::string cluster_dir() const { return store.cluster_dir(state.cluster); }
+    std::string key_path() const { return cluster_dir() + "/id_ed25519"; }
+    std::string known_hosts_path() const { return cluster_dir() + "/known_hosts"; }
+    SshEndpoint endpoint(const NodeState& node) const;
+    Status save() const { return store.save(state); }
+    bool stop_requested() const { return interrupted && interrupted->load(); }
+
+    // Runs a command and turns a non-zero exit into an Error with the program's last stderr line.
+    Status run(const Command& cmd) const;
+    Result<ProcessResult> run_capture(const Command& cmd) const;
+};
+
+// Where playbooks/ and other data files are found: $DDL_DATA_DIR, else the build's source tree,
+// else the installed share/ddl.
+std::string data_dir();
+
+} // namespace ddl

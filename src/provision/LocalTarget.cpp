@@ -1,0 +1,288 @@
+#include "provision/LocalTarget.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <thread>
+
+#include "core/Log.hpp"
+#include "remote/SshKeys.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl {
+namespace {
+
+const char* k_sshd = "/usr/sbin/sshd";
+// Host folders that become per-node bind-mount targets; created when missing, removed by the last destroy.
+const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
+
+bool link_exists(const Context& ctx, const std::string& name, const std::string& netns = "") {
+    Command c{.argv = {"ip"}};
+    if (!netns.empty()) c.argv.insert(c.argv.end(), {"-n", netns});
+    c.argv.insert(c.argv.end(), {"link", "show", "dev", name});
+    auto r = ctx.proc.run(c);
+    return r && r->success();
+}
+
+std::vector<std::string> netns_list(const Context& ctx) {
+    std::vector<std::string> out;
+    auto r = ctx.proc.run({.argv = {"ip", "netns", "list"}});
+    if (!r || !r->success()) return out;
+    for (const auto& line : split_lines(r->out)) {
+        auto name = trim(line.substr(0, line.find(' ')));
+        if (!name.empty()) out.push_back(name);
+    }
+    return out;
+}
+
+bool has_netns(const Context& ctx, const std::string& ns) {
+    auto all = netns_list(ctx);
+    return std::find(all.begin(), all.end(), ns) != all.end();
+}
+
+std::string node_dir(const Context& ctx, const std::string& node) { return ctx.cluster_dir() + "/nodes/" + node; }
+
+// True when the sshd recorded in the node's pidfile is alive and is ours.
+bool sshd_running(const Context& ctx, const std::string& node) {
+    auto pid_text = read_file(node_dir(ctx, node) + "/sshd.pid");
+    if (!pid_text) return false;
+    auto pid = parse_int(trim(*pid_text));
+    if (!pid || *pid <= 1) return false;
+    auto cmdline = read_file("/proc/" + std::to_string(*pid) + "/cmdline");
+    return cmdline && cmdline->find(node_dir(ctx, node) + "/sshd_config") != std::string::npos;
+}
+
+} // namespace
+
+Status LocalTarget::preflight(const Context& ctx) {
+    if (geteuid() != 0)
+        return Error{"target local needs root: it creates network namespaces, a bridge and veth links, shapes them "
+                     "with tc and starts an sshd per node. Run ddl as root (e.g. sudo ddl deploy " +
+                     ctx.spec.source_file + ")"};
+    for (const char* tool : {"ip", "tc", "nsenter", "unshare", "mount"}) {
+        if (find_in_path(tool).empty())
+            return Error{std::string("target local needs `") + tool + "` on PATH; install iproute2 and util-linux"};
+    }
+    if (access(k_sshd, X_OK) != 0)
+        return Error{"target local needs the OpenSSH server (" + std::string(k_sshd) +
+                     "); install it with: apt-get install openssh-server"};
+    return {};
+}
+
+Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
+    if (!link_exists(ctx, plan.bridge)) {
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", plan.bridge, "type", "bridge"}}); !s) return s;
+    }
+    auto addr = plan.bridge_address + "/" + std::to_string(plan.prefix);
+    auto r = ctx.proc.run({.argv = {"ip", "-o", "addr", "show", "dev", plan.bridge}});
+    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
+        if (auto s = ctx.run({.argv = {"ip", "addr", "add", addr, "dev", plan.bridge}}); !s) return s;
+    }
+    return ctx.run({.argv = {"ip", "link", "set", plan.bridge, "up"}});
+}
+
+Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index) {
+    const auto& node = plan.nodes[index];
+    std::string dir = node_dir(ctx, node.name);
+    for (const auto& sub : {dir, dir + "/etc_ddl", dir + "/opt_ddl"}) {
+        if (auto s = make_dirs(sub, 0700); !s) return s;
+    }
+    chmod((dir + "/opt_ddl").c_str(), 0755);
+    chmod((dir + "/etc_ddl").c_str(), 0755);
+    std::string hosts = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n";
+    for (const auto& n : plan.nodes) hosts += n.address + " " + n.name + " " + plan.cluster + "-" + n.name + "\n";
+    auto pub = read_file(ctx.key_path() + ".pub");
+    if (!pub) return pub.error();
+    auto host_key = ensure_keypair(dir + "/ssh_host_ed25519_key", "host-" + node.name);
+    if (!host_key) return host_key.error();
+    std::string sshd_config = "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
+                              "\n"
+                              "ListenAddress " +
+                              node.address +
+                              "\n"
+                              "Port 22\n"
+                              "HostKey " +
+                              dir + "/ssh_host_ed25519_key\n" + "PidFile " + dir + "/sshd.pid\n" +
+                              "AuthorizedKeysFile " + dir +
+                              "/authorized_keys\n"
+                              "PermitRootLogin prohibit-password\n"
+                              "PubkeyAuthentication yes\n"
+                              "PasswordAuthentication no\n"
+                              "KbdInteractiveAuthentication no\n"
+                              "UsePAM yes\n"
+                              "StrictModes no\n"
+                              "UseDNS no\n"
+                              "MaxStartups 200:30:400\n"
+                              "MaxSessions 128\n"
+                              "AcceptEnv DDL_*\n"
+                              "Subsystem sftp internal-sftp\n";
+    std::string resolv = "# Names resolve from /etc/hosts; nothing answers here, so lookups fail at once.\n"
+                         "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
+    std::string init = "#!/bin/sh\n# Runs inside the node's private mount and UTS namespaces, then becomes its sshd.\nset -eu\n";
+    for (const auto& [src, dst] : std::vector<std::pair<std::string, std::string>>{{dir + "/etc_ddl", "/etc/ddl"},
+                                                                                   {dir + "/opt_ddl", "/opt/ddl"},
+                                                                                   {dir + "/hosts", "/etc/hosts"},
+                                                                                   {dir + "/hostname", "/etc/hostname"},
+                                                                                   {dir + "/resolv.conf", "/etc/resolv.conf"}})
+        init += "mount --bind " + shell_quote(src) + " " + shell_quote(dst) + "\n";
+    init += "if [ -e /root/.bashrc ]; then mount --bind " + shell_quote(dir + "/bashrc") + " /root/.bashrc; fi\n";
+    init += "hostname " + shell_quote(node.name) + "\n";
+    init += "exec " + std::string(k_sshd) + " -f " + shell_quote(dir + "/sshd_config") + "\n";
+    struct F {
+        std::string name, content;
+        mode_t mode;
+    };
+    for (const auto& f : std::vector<F>{{"hosts", hosts, 0644},
+                                        {"hostname", node.name + "\n", 0644},
+                                        {"resolv.conf", resolv, 0644},
+                                        {"bashrc", "", 0644},
+                                        {"authorized_keys", trim(*pub) + "\n", 0600},
+                                        {"sshd_config", sshd_config, 0600},
+                                        {"init.sh", init, 0700}}) {
+        if (auto s = write_file_atomic(dir + "/" + f.name, f.content, f.mode); !s) return s;
+    }
+    return {};
+}
+
+Status LocalTarget::start_sshd(const Context& ctx, const LocalNodePlan& node) {
+    if (sshd_running(ctx, node.name)) return {};
+    std::string dir = node_dir(ctx, node.name);
+    // nsenter+unshare rather than `ip netns exec`, which remounts /sys (see LOCAL-CLUSTER-NOTES.md).
+    return ctx.run({.argv = {"nsenter", "--net=/run/netns/" + node.netns, "unshare", "--mount", "--uts",
+                             "--propagation", "private", "/bin/sh", dir + "/init.sh"},
+                    .timeout = std::chrono::seconds(20)});
+}
+
+Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index) {
+    const auto& n = plan.nodes[index];
+    if (!has_netns(ctx, n.netns)) {
+        if (auto s = ctx.run({.argv = {"ip", "netns", "add", n.netns}}); !s) return s;
+    }
+    if (!link_exists(ctx, n.veth_host)) {
+        // A half-made pair from an interrupted run: the node end may sit in the namespace already.
+        if (link_exists(ctx, "eth0", n.netns)) (void)ctx.proc.run({.argv = {"ip", "-n", n.netns, "link", "del", "eth0"}});
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", n.veth_host, "type", "veth", "peer", "name", n.veth_node,
+                                       "netns", n.netns}});
+            !s)
+            return s;
+    }
+    if (auto s = ctx.run({.argv = {"ip", "link", "set", n.veth_host, "master", plan.bridge, "up"}}); !s) return s;
+    if (!link_exists(ctx, "eth0", n.netns)) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", n.veth_node, "name", "eth0"}}); !s) return s;
+    }
+    auto addr = n.address + "/" + std::to_string(plan.prefix);
+    auto r = ctx.proc.run({.argv = {"ip", "-n", n.netns, "-o", "addr", "show", "dev", "eth0"}});
+    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "addr", "add", addr, "dev", "eth0"}}); !s) return s;
+    }
+    for (const auto& dev : {"lo", "eth0"}) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", dev, "up"}}); !s) return s;
+    }
+    if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}}); !s)
+        return s;
+    if (auto s = write_node_files(ctx, plan, index); !s) return s;
+    return start_sshd(ctx, n);
+}
+
+Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps) {
+    for (const auto& n : plan.nodes) {
+        std::vector<std::vector<std::string>> ends{{"tc", "qdisc"}, {"tc", "-n", n.netns, "qdisc"}};
+        std::vector<std::string> devs{n.veth_host, "eth0"};
+        for (std::size_t e = 0; e < 2; ++e) {
+            Command c{.argv = ends[e]};
+            if (bps == 0) {
+                c.argv.insert(c.argv.end(), {"del", "dev", devs[e], "root"});
+                (void)ctx.proc.run(c); // absent qdisc: nothing to remove
+                continue;
+            }
+            c.argv.insert(c.argv.end(), {"replace", "dev", devs[e], "root", "tbf", "rate", std::to_string(bps) + "bit",
+                                         "burst", "1mb", "latency", "50ms"});
+            if (auto s = ctx.run(c); !s) return s;
+        }
+    }
+    return {};
+}
+
+Status LocalTarget::provision(Context& ctx) {
+    LocalPlan plan = LocalPlan::from_spec(ctx.spec);
+    // Record the plan first: destroy works from it even if everything below fails half way.
+    auto& td = ctx.state.target_data;
+    td["plan"] = plan.to_json();
+    if (!td.contains("created_mountpoints")) td["created_mountpoints"] = nlohmann::json::array();
+    for (const auto& mp : k_mountpoints) {
+        if (!path_exists(mp)) {
+            if (auto s = make_dirs(mp, 0755); !s) return s;
+            td["created_mountpoints"].push_back(mp);
+        }
+    }
+    if (auto s = make_dirs("/run/sshd", 0755); !s) return s;
+    if (auto s = ctx.save(); !s) return s;
+    // The cluster key exists before the nodes fan out: every node authorizes the same one.
+    if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + plan.cluster); !key) return key.error();
+
+    if (auto s = setup_bridge(ctx, plan); !s) return s;
+    std::vector<Status> results(plan.nodes.size());
+    parallel_for(plan.nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        results[i] = setup_node(ctx, plan, i);
+        ctx.progress.node(plan.nodes[i].name, results[i] ? "up at " + plan.nodes[i].address
+                                                         : "failed: " + results[i].error().message);
+    });
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (!results[i]) return Error{"node " + plan.nodes[i].name + ": " + results[i].error().message};
+    }
+    if (auto s = shape_links(ctx, plan, plan.bandwidth_bps); !s) return s;
+
+    ctx.state.nodes.clear();
+    for (const auto& n : plan.nodes) {
+        NodeState ns;
+        ns.name = n.name;
+        ns.group = n.name == "master" ? "master" : "workers";
+        ns.address = n.address;
+        ns.port = 22;
+        ns.user = "root";
+        ns.netns = n.netns;
+        ctx.state.nodes.push_back(ns);
+    }
+    return {};
+}
+
+Status LocalTarget::destroy(Context& ctx) {
+    auto& td = ctx.state.target_data;
+    LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
+    std::vector<std::string> problems;
+    auto present = netns_list(ctx);
+    for (const auto& n : plan.nodes) {
+        if (std::find(present.begin(), present.end(), n.netns) != present.end()) {
+            // Every process in the namespace: sshd, its sessions and anything they left running.
+            for (int round = 0; round < 3; ++round) {
+                auto pids = ctx.proc.run({.argv = {"ip", "netns", "pids", n.netns}});
+                if (!pids || trim(pids->out).empty()) break;
+                for (const auto& line : split_lines(pids->out)) {
+                    if (auto pid = parse_int(trim(line)); pid && *pid > 1) kill(static_cast<pid_t>(*pid), SIGKILL);
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+            if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s) problems.push_back(s.error().message);
+        }
+        if (link_exists(ctx, n.veth_host)) {
+            if (auto s = ctx.run({.argv = {"ip", "link", "del", n.veth_host}}); !s) problems.push_back(s.error().message);
+        }
+    }
+    if (link_exists(ctx, plan.bridge)) {
+        if (auto s = ctx.run({.argv = {"ip", "link", "del", plan.bridge}}); !s) problems.push_back(s.error().message);
+    }
+    // Mount points go only when no other local cluster's node still uses them.
+    bool others = false;
+    for (const auto& ns : netns_list(ctx)) others = others || starts_with(ns, "ddl-");
+    if (!others && td.contains("created_mountpoints")) {
+        for (const auto& mp : td["created_mountpoints"]) rmdir(mp.get<std::string>().c_str());
+    }
+    (void)remove_tree(ctx.cluster_dir() + "/nodes");
+    if (!problems.empty()) return Error{join(problems, "; ")};
+    return {};
+}
+
+} // namespace ddl

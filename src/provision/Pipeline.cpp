@@ -1,0 +1,158 @@
+#include "provision/Pipeline.hpp"
+
+#include <thread>
+
+#include "core/Diagnostics.hpp"
+#include "core/Log.hpp"
+#include "provision/Configure.hpp"
+#include "provision/HostfileWriter.hpp"
+#include "provision/Probe.hpp"
+#include "render/Renderer.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl {
+namespace {
+
+Status phase_render(Context& ctx, TargetDriver&) {
+    auto files = render_spec(ctx.spec);
+    if (!files) return files.error();
+    return write_rendered(*files, ctx.cluster_dir() + "/rendered");
+}
+
+Status phase_provision(Context& ctx, TargetDriver& driver) {
+    if (auto s = driver.preflight(ctx); !s) return s;
+    return driver.provision(ctx);
+}
+
+Status phase_wait_ssh(Context& ctx, TargetDriver&) {
+    auto& nodes = ctx.state.nodes;
+    if (nodes.empty()) return Error{"no nodes in state; run the provision phase first"};
+    std::vector<Status> results(nodes.size());
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        results[i] = ctx.remote.wait_ready(ctx.endpoint(nodes[i]), ctx.options.ssh_deadline);
+        ctx.progress.node(nodes[i].name, results[i] ? "SSH ready" : results[i].error().message);
+    });
+    std::vector<std::string> failed;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!results[i]) failed.push_back(nodes[i].name);
+    }
+    if (!failed.empty())
+        return Error{"SSH not reachable on " + join(failed, ", ") + " within " +
+                     std::to_string(ctx.options.ssh_deadline.count() / 1000) + " s"};
+    return {};
+}
+
+Status phase_configure(Context& ctx, TargetDriver&) {
+    auto r = run_configure(ctx);
+    if (!r) return r.error();
+    return {};
+}
+
+Status phase_probe(Context& ctx, TargetDriver&) { return probe_nodes(ctx); }
+
+Status phase_hostfile(Context& ctx, TargetDriver&) {
+    std::string text = format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format);
+    if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
+    auto& nodes = ctx.state.nodes;
+    std::vector<Status> results(nodes.size());
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        results[i] = ctx.remote.upload(ctx.endpoint(nodes[i]), text, "/etc/ddl/hostfile", 0644);
+    });
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!results[i]) return Error{"cannot write /etc/ddl/hostfile on " + nodes[i].name + ": " + results[i].error().message};
+    }
+    return {};
+}
+
+} // namespace
+
+const std::vector<Phase>& deploy_phases() {
+    static const std::vector<Phase> phases{
+        {"render", "inputs for the target's tools come first; they are reviewable before anything exists", phase_render},
+        {"provision", "machines must exist before anything can reach them", phase_provision},
+        {"wait-ssh", "new machines take a while to accept SSH; everything after needs it", phase_wait_ssh},
+        {"configure", "roles need SSH and shape the nodes before we measure them", phase_configure},
+        {"probe", "GPU counts are final only after drivers are configured", phase_probe},
+        {"hostfile", "slots come from the probed GPUs", phase_hostfile},
+    };
+    return phases;
+}
+
+std::vector<std::string> phase_names() {
+    std::vector<std::string> out;
+    for (const auto& p : deploy_phases()) out.push_back(p.name);
+    return out;
+}
+
+int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
+    const auto& phases = deploy_phases();
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+        const auto& phase = phases[i];
+        if (!req.only_phase.empty() && phase.name != req.only_phase) continue;
+        if (!req.only_phase.empty()) {
+            for (std::size_t k = 0; k < i; ++k) {
+                if (!ctx.state.phase_done(phases[k].name)) {
+                    ctx.progress.phase_failed(phase.name, "phase " + phases[k].name +
+                                                              " has not run yet; run `ddl deploy` without --only first");
+                    return exit_code::k_failure;
+                }
+            }
+        } else if (ctx.state.phase_done(phase.name)) {
+            ctx.progress.phase_done(phase.name, 0, true);
+            continue;
+        }
+        if (ctx.stop_requested()) {
+            ctx.progress.note("interrupted: stopped before " + phase.name + "; `ddl deploy` resumes from here");
+            return 130;
+        }
+        ctx.progress.phase_start(phase.name, phase.why);
+        auto t0 = std::chrono::steady_clock::now();
+        auto status = phase.run(ctx, driver);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!status) {
+            (void)ctx.save();
+            ctx.progress.phase_failed(phase.name, status.error().message);
+            ctx.progress.note("fix the problem and run `ddl deploy` again: finished phases are kept; `ddl destroy " +
+                              ctx.state.cluster + "` removes what exists");
+            return exit_code::k_failure;
+        }
+        ctx.state.mark_done(phase.name, utc_now_iso());
+        if (auto s = ctx.save(); !s) {
+            ctx.progress.phase_failed(phase.name, "cannot save state: " + s.error().message);
+            return exit_code::k_failure;
+        }
+        ctx.progress.phase_done(phase.name, secs, false);
+    }
+    return exit_code::k_ok;
+}
+
+int run_destroy(Context& ctx, TargetDriver& driver, int attempts) {
+    ctx.state.destroying = true;
+    (void)ctx.save();
+    Status last;
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+        ctx.progress.phase_start("destroy", "attempt " + std::to_string(attempt) + " of " + std::to_string(attempts));
+        auto t0 = std::chrono::steady_clock::now();
+        last = driver.destroy(ctx);
+        if (last) {
+            ctx.progress.phase_done("destroy", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                                    false);
+            log::close_file();
+            if (auto s = ctx.store.remove(ctx.state.cluster); !s) {
+                ctx.progress.phase_failed("destroy", s.error().message);
+                return exit_code::k_failure;
+            }
+            return exit_code::k_ok;
+        }
+        ctx.progress.phase_failed("destroy", last.error().message);
+        if (attempt < attempts) std::this_thread::sleep_for(std::chrono::seconds(attempt));
+    }
+    ctx.state.phases.clear();
+    (void)ctx.save();
+    ctx.progress.note("destroy did not finish; the state is kept in " + ctx.cluster_dir() +
+                      " so `ddl destroy` can try again");
+    return exit_code::k_failure;
+}
+
+} // namespace ddl

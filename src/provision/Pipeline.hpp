@@ -1,0 +1,32 @@
+#pragma once
+// ddl deploy / destroy as lists of named phases over one cluster's state. Each phase's success is
+// recorded, so a failed or interrupted deploy resumes where it stopped and a re-run converges.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "provision/Context.hpp"
+#include "provision/Targets.hpp"
+
+namespace ddl {
+
+struct Phase {
+    std::string name;
+    std::string why; // why it comes where it does
+    std::function<Status(Context&, TargetDriver&)> run;
+};
+
+const std::vector<Phase>& deploy_phases();
+std::vector<std::string> phase_names();
+
+struct DeployRequest {
+    std::string only_phase; // empty: all pending phases
+};
+
+// Runs the pending phases (or one with only_phase). Exit code: 0 ok, 1 failure, 130 interrupted.
+int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req);
+
+// Tears everything down with up to `attempts` tries; the state folder goes only on success.
+int run_destroy(Context& ctx, TargetDriver& driver, int attempts = 3);
+
+} // namespace ddl

@@ -1,0 +1,23 @@
+#include "provision/Targets.hpp"
+
+#include <functional>
+#include <map>
+
+#include "provision/LocalTarget.hpp"
+
+namespace ddl {
+
+Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target) {
+    using Factory = std::function<std::unique_ptr<TargetDriver>()>;
+    // Targets without an entry have no provisioner yet; `ddl render` says the same.
+    static const std::map<Target, Factory> table{
+        {Target::local, [] { return std::make_unique<LocalTarget>(); }},
+    };
+    auto it = table.find(target);
+    if (it == table.end())
+        return Error{"deploying to target " + to_string(target) +
+                     " is not available in this version of ddl (only target local is); see the README's target table"};
+    return it->second();
+}
+
+} // namespace ddl

@@ -1,0 +1,25 @@
+#pragma once
+// The target table: one entry per kind of infrastructure. Everything after "provision" is the same
+// pipeline for all targets; a target only knows how to create and remove its machines.
+#include <memory>
+#include <string>
+
+#include "provision/Context.hpp"
+
+namespace ddl {
+
+class TargetDriver {
+public:
+    virtual ~TargetDriver() = default;
+    // Checks that can fail before anything is created (root, tools on PATH, credentials).
+    virtual Status preflight(const Context& ctx) = 0;
+    // Creates (or converges) the machines and fills ctx.state.nodes. Idempotent.
+    virtual Status provision(Context& ctx) = 0;
+    // Removes everything provision created; works from any partial state and when run twice.
+    virtual Status destroy(Context& ctx) = 0;
+};
+
+// The driver for a target, or an Error naming what is not available in this version.
+Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target);
+
+} // namespace ddl

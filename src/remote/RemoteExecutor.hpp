@@ -1,0 +1,35 @@
+#pragma once
+// The seam between the pipeline and SSH: phases talk to nodes only through this interface, so unit
+// tests substitute a recording fake and the e2e tests use real sshd's.
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "remote/SshSession.hpp"
+
+namespace ddl {
+
+class RemoteExecutor {
+public:
+    virtual ~RemoteExecutor() = default;
+    virtual Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
+                                    std::chrono::milliseconds timeout) = 0;
+    virtual Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path,
+                          int mode) = 0;
+    // Tries to connect until it succeeds or the deadline passes (backoff 0.2 s doubling to 3 s).
+    virtual Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) = 0;
+};
+
+class LibsshExecutor : public RemoteExecutor {
+public:
+    Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
+                            std::chrono::milliseconds timeout) override;
+    Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path, int mode) override;
+    Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) override;
+};
+
+// Runs fn(i) for i in [0, count) on at most `parallel` threads; returns when all are done.
+void parallel_for(std::size_t count, std::size_t parallel, const std::function<void(std::size_t)>& fn);
+
+} // namespace ddl

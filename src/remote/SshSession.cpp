@@ -1,0 +1,193 @@
+#include "remote/SshSession.hpp"
+
+#include <libssh/libssh.h>
+#include <libssh/sftp.h>
+#include <fcntl.h>
+#include <poll.h>
+
+#include <thread>
+
+#include "util/Net.hpp"
+
+namespace ddl {
+
+struct SshSession::Bridge {};
+
+std::string SshEndpoint::label() const { return user + "@" + host_for_port(host) + ":" + std::to_string(port); }
+
+SshSession::SshSession() = default;
+
+SshSession::~SshSession() {
+    if (m_session) {
+        ssh_disconnect(m_session);
+        ssh_free(m_session);
+    }
+}
+
+SshSession::SshSession(SshSession&& o) noexcept
+    : m_session(o.m_session), m_jump(std::move(o.m_jump)), m_bridge_fd(o.m_bridge_fd), m_bridge(std::move(o.m_bridge)) {
+    o.m_session = nullptr;
+    o.m_bridge_fd = -1;
+}
+
+SshSession& SshSession::operator=(SshSession&& o) noexcept {
+    if (this != &o) {
+        this->~SshSession();
+        new (this) SshSession(std::move(o));
+    }
+    return *this;
+}
+
+namespace {
+
+struct ChannelCloser {
+    void operator()(ssh_channel c) const {
+        if (ssh_channel_is_open(c)) ssh_channel_close(c);
+        ssh_channel_free(c);
+    }
+};
+using ChannelPtr = std::unique_ptr<std::remove_pointer_t<ssh_channel>, ChannelCloser>;
+
+struct SftpCloser {
+    void operator()(sftp_session s) const { sftp_free(s); }
+};
+struct SftpFileCloser {
+    void operator()(sftp_file f) const { sftp_close(f); }
+};
+struct KeyFree {
+    void operator()(ssh_key k) const { ssh_key_free(k); }
+};
+
+Status verify_host(ssh_session s, const SshEndpoint& ep) {
+    ssh_key raw = nullptr;
+    if (ssh_get_server_publickey(s, &raw) != SSH_OK) return Error{"cannot read the host key of " + ep.label()};
+    std::unique_ptr<std::remove_pointer_t<ssh_key>, KeyFree> key(raw);
+    unsigned char* hash = nullptr;
+    size_t hlen = 0;
+    std::string fingerprint;
+    if (ssh_get_publickey_hash(key.get(), SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) == SSH_OK) {
+        char* fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen);
+        if (fp) {
+            fingerprint = fp;
+            ssh_string_free_char(fp);
+        }
+        ssh_clean_pubkey_hash(&hash);
+    }
+    switch (ssh_session_is_known_server(s)) {
+    case SSH_KNOWN_HOSTS_OK: return {};
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER:
+        return Error{"host key of " + ep.label() + " has CHANGED (now " + fingerprint +
+                     "); refusing to connect. If the machine was rebuilt on purpose, remove its line from " +
+                     ep.known_hosts_path};
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+        // First contact: pin the key for every later connection.
+        if (ssh_session_update_known_hosts(s) != SSH_OK)
+            return Error{"cannot record the host key of " + ep.label() + " in " + ep.known_hosts_path};
+        return {};
+    case SSH_KNOWN_HOSTS_ERROR:
+    default: return Error{"cannot check the host key of " + ep.label() + ": " + ssh_get_error(s)};
+    }
+}
+
+} // namespace
+
+Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milliseconds timeout) {
+    if (ep.jump) return Error{"jump hosts are not supported by this version of ddl (" + ep.label() + ")"};
+    SshSession out;
+    out.m_session = ssh_new();
+    if (!out.m_session) return Error{"cannot create an SSH session"};
+    ssh_session s = out.m_session;
+    long secs = std::max<long>(1, static_cast<long>(timeout.count() / 1000));
+    int port = ep.port;
+    int strict = 1;
+    int no_config = 0;
+    ssh_options_set(s, SSH_OPTIONS_HOST, ep.host.c_str());
+    ssh_options_set(s, SSH_OPTIONS_PORT, &port);
+    ssh_options_set(s, SSH_OPTIONS_USER, ep.user.c_str());
+    ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &secs);
+    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, ep.known_hosts_path.c_str());
+    ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+    ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
+    ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no_config);
+    ssh_options_set(s, SSH_OPTIONS_HOSTKEYS, "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256");
+    if (ssh_connect(s) != SSH_OK) return Error{"cannot connect to " + ep.label() + ": " + ssh_get_error(s)};
+    if (auto v = verify_host(s, ep); !v) return v.error();
+    ssh_key key = nullptr;
+    if (ssh_pki_import_privkey_file(ep.key_path.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK)
+        return Error{"cannot read the private key " + ep.key_path};
+    std::unique_ptr<std::remove_pointer_t<ssh_key>, KeyFree> key_owner(key);
+    int rc = ssh_userauth_publickey(s, nullptr, key);
+    if (rc != SSH_AUTH_SUCCESS)
+        return Error{"authentication to " + ep.label() + " with " + ep.key_path + " was refused"};
+    return out;
+}
+
+Result<ExecResult> SshSession::exec(const std::string& command, const std::string& stdin_data,
+                                    std::chrono::milliseconds timeout) {
+    ChannelPtr ch(ssh_channel_new(m_session));
+    if (!ch) return Error{"cannot open a channel"};
+    if (ssh_channel_open_session(ch.get()) != SSH_OK) return Error{std::string("cannot open a session channel: ") + ssh_get_error(m_session)};
+    if (ssh_channel_request_exec(ch.get(), command.c_str()) != SSH_OK)
+        return Error{std::string("cannot start the remote command: ") + ssh_get_error(m_session)};
+    if (!stdin_data.empty()) {
+        std::size_t done = 0;
+        while (done < stdin_data.size()) {
+            int n = ssh_channel_write(ch.get(), stdin_data.data() + done, static_cast<uint32_t>(stdin_data.size() - done));
+            if (n == SSH_ERROR) return Error{"cannot send input to the remote command"};
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    ssh_channel_send_eof(ch.get());
+    ExecResult r;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    char buf[16384];
+    while (true) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return Error{"remote command timed out after " + std::to_string(timeout.count() / 1000) + " s"};
+        bool got = false;
+        for (int is_err = 0; is_err < 2; ++is_err) {
+            int n = ssh_channel_read_timeout(ch.get(), buf, sizeof buf, is_err, is_err ? 0 : 100);
+            if (n == SSH_ERROR) return Error{std::string("lost the connection: ") + ssh_get_error(m_session)};
+            if (n > 0) {
+                (is_err ? r.err : r.out).append(buf, static_cast<std::size_t>(n));
+                got = true;
+            }
+        }
+        if (!got && ssh_channel_is_eof(ch.get())) break;
+    }
+    // Drain what arrived between the last read and EOF.
+    for (int is_err = 0; is_err < 2; ++is_err) {
+        int n;
+        while ((n = ssh_channel_read_nonblocking(ch.get(), buf, sizeof buf, is_err)) > 0)
+            (is_err ? r.err : r.out).append(buf, static_cast<std::size_t>(n));
+    }
+    r.exit_status = ssh_channel_get_exit_status(ch.get());
+    return r;
+}
+
+Status SshSession::upload(const std::string& content, const std::string& remote_path, int mode) {
+    std::unique_ptr<std::remove_pointer_t<sftp_session>, SftpCloser> sftp(sftp_new(m_session));
+    if (!sftp || sftp_init(sftp.get()) != SSH_OK) return Error{"cannot start SFTP"};
+    std::string tmp = remote_path + ".ddl-tmp";
+    {
+        std::unique_ptr<std::remove_pointer_t<sftp_file>, SftpFileCloser> f(
+            sftp_open(sftp.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, static_cast<mode_t>(mode)));
+        if (!f) return Error{"cannot create " + remote_path + " on the node"};
+        std::size_t done = 0;
+        while (done < content.size()) {
+            auto chunk = std::min<std::size_t>(content.size() - done, 32768);
+            ssize_t n = sftp_write(f.get(), content.data() + done, chunk);
+            if (n < 0) return Error{"cannot write " + remote_path + " on the node"};
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    sftp_chmod(sftp.get(), tmp.c_str(), static_cast<mode_t>(mode));
+    sftp_unlink(sftp.get(), remote_path.c_str());
+    if (sftp_rename(sftp.get(), tmp.c_str(), remote_path.c_str()) != SSH_OK)
+        return Error{"cannot move " + remote_path + " into place on the node"};
+    return {};
+}
+
+} // namespace ddl

@@ -1,0 +1,62 @@
+#pragma once
+// ddl's own SSH client on libssh: every session, channel and SFTP handle is owned by RAII.
+// Host keys are pinned in the cluster's own known_hosts file: the first contact is recorded, a changed
+// key is refused.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "util/Result.hpp"
+
+struct ssh_session_struct;
+struct ssh_channel_struct;
+
+namespace ddl {
+
+struct SshEndpoint {
+    std::string host;
+    int port = 22;
+    std::string user;
+    std::string key_path;         // private key
+    std::string known_hosts_path; // the cluster's pinned host keys
+    std::shared_ptr<SshEndpoint> jump; // bastion, when set
+    std::string label() const;         // user@host:port
+};
+
+struct ExecResult {
+    int exit_status = -1;
+    std::string out;
+    std::string err;
+    bool ok() const { return exit_status == 0; }
+};
+
+class SshSession {
+public:
+    SshSession();
+    ~SshSession();
+    SshSession(SshSession&&) noexcept;
+    SshSession& operator=(SshSession&&) noexcept;
+    SshSession(const SshSession&) = delete;
+    SshSession& operator=(const SshSession&) = delete;
+
+    // Connects, verifies/pins the host key and authenticates with the endpoint's key.
+    static Result<SshSession> connect(const SshEndpoint& ep, std::chrono::milliseconds timeout);
+
+    // Runs `command` through the remote user's shell; stdin optional; output kept apart.
+    Result<ExecResult> exec(const std::string& command, const std::string& stdin_data,
+                            std::chrono::milliseconds timeout);
+    // Writes `content` to `remote_path` with `mode` over SFTP (to a temp name, then renamed).
+    Status upload(const std::string& content, const std::string& remote_path, int mode);
+
+    ssh_session_struct* raw() { return m_session; }
+
+private:
+    ssh_session_struct* m_session = nullptr;
+    std::unique_ptr<SshSession> m_jump; // kept alive while the forwarded connection is used
+    int m_bridge_fd = -1;               // our end of the socketpair bridged to the jump's channel
+    struct Bridge;
+    std::unique_ptr<Bridge> m_bridge;
+};
+
+} // namespace ddl

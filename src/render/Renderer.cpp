@@ -1,0 +1,75 @@
+#include "render/Renderer.hpp"
+
+#include <filesystem>
+#include <functional>
+
+#include "render/LocalPlan.hpp"
+#include "util/Files.hpp"
+
+namespace ddl {
+namespace {
+
+std::string dump(const nlohmann::json& j) { return j.dump(2) + "\n"; }
+
+// Variables every configure run receives (Ansible extra-vars), from the spec alone.
+nlohmann::json ansible_vars(const Spec& s) {
+    return {{"ddl_cluster", s.name},
+            {"ddl_target", to_string(s.target)},
+            {"ddl_gpu_driver", s.gpu.driver},
+            {"ddl_gpu_driver_branch", s.gpu.driver_branch},
+            {"ddl_container_toolkit", s.gpu.container_toolkit},
+            {"ddl_allow_reboot", s.gpu.allow_reboot},
+            {"ddl_nfs_enabled", s.services.nfs},
+            {"ddl_nfs_export", s.services.nfs_export},
+            {"ddl_nfs_mount", s.services.nfs_mount},
+            {"ddl_jupyter_enabled", s.services.jupyter},
+            {"ddl_jupyter_port", s.services.jupyter_port},
+            {"ddl_monitoring_enabled", s.services.monitoring},
+            {"ddl_runtime_backend", to_string(s.runtime.backend)},
+            {"ddl_runtime_interface", s.runtime.interface},
+            {"ddl_master_port", s.runtime.master_port}};
+}
+
+Result<RenderedFiles> render_local(const Spec& s) {
+    RenderedFiles f;
+    f["local/plan.json"] = dump(LocalPlan::from_spec(s).to_json());
+    return f;
+}
+
+Result<RenderedFiles> not_yet(const Spec& s) {
+    return Error{"rendering for target " + to_string(s.target) +
+                 " is not available in this version of ddl (only target local is); see the README's target table"};
+}
+
+using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
+
+// One entry per target, in Target order.
+const std::map<Target, RenderFn>& renderers() {
+    static const std::map<Target, RenderFn> table{
+        {Target::openstack, not_yet}, {Target::virtualwall, not_yet}, {Target::gpulab, not_yet},
+        {Target::ssh, not_yet},       {Target::slurm, not_yet},       {Target::local, render_local},
+    };
+    return table;
+}
+
+} // namespace
+
+Result<RenderedFiles> render_spec(const Spec& spec) {
+    auto target_files = renderers().at(spec.target)(spec);
+    if (!target_files) return target_files.error();
+    RenderedFiles files = std::move(*target_files);
+    files["spec.json"] = dump(spec.to_json());
+    files["ansible/vars.json"] = dump(ansible_vars(spec));
+    return files;
+}
+
+Status write_rendered(const RenderedFiles& files, const std::string& out_dir) {
+    for (const auto& [rel, content] : files) {
+        std::filesystem::path p = std::filesystem::path(out_dir) / rel;
+        if (auto s = make_dirs(p.parent_path().string(), 0700); !s) return s;
+        if (auto s = write_file_atomic(p.string(), content, 0600); !s) return s;
+    }
+    return {};
+}
+
+} // namespace ddl

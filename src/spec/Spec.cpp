@@ -1,0 +1,134 @@
+#include "spec/Spec.hpp"
+
+#include "util/Net.hpp"
+
+namespace ddl {
+
+const std::vector<std::string>& target_names() {
+    static const std::vector<std::string> names{"openstack", "virtualwall", "gpulab", "ssh", "slurm", "local"};
+    return names;
+}
+
+std::string to_string(Target t) { return target_names()[static_cast<std::size_t>(t)]; }
+
+std::string to_string(HostfileFormat f) {
+    switch (f) {
+    case HostfileFormat::openmpi: return "openmpi";
+    case HostfileFormat::horovod: return "horovod";
+    case HostfileFormat::mpich: return "mpich";
+    }
+    return "openmpi";
+}
+
+std::string to_string(Backend b) {
+    switch (b) {
+    case Backend::auto_select: return "auto";
+    case Backend::nccl: return "nccl";
+    case Backend::tcp: return "tcp";
+    }
+    return "auto";
+}
+
+int Spec::node_count() const {
+    switch (target) {
+    case Target::local: return local.nodes;
+    case Target::ssh: return static_cast<int>(ssh.hosts.size());
+    case Target::slurm: return slurm.nodes;
+    default: return master.count + workers.count;
+    }
+}
+
+nlohmann::json Spec::to_json() const {
+    using nlohmann::json;
+    auto group = [](const NodeGroup& g) {
+        return json{{"count", g.count}, {"flavor", g.flavor}, {"gpus", g.gpus}, {"disk_gb", g.disk_gb}};
+    };
+    json j;
+    j["apiVersion"] = api_version;
+    j["name"] = name;
+    j["target"] = to_string(target);
+    j["nodes"] = {{"master", group(master)}, {"workers", group(workers)}};
+    j["access"] = {{"user", access.user},
+                   {"allowed_cidrs", access.allowed_cidrs},
+                   {"allow_any_source", access.allow_any_source},
+                   {"private_key", access.private_key}};
+    switch (target) {
+    case Target::openstack:
+        j["openstack"] = {{"cloud", openstack.cloud},
+                          {"image", openstack.image},
+                          {"external_network", openstack.external_network},
+                          {"network", openstack.network},
+                          {"network_cidr", openstack.network_cidr},
+                          {"boot_volume_gb", openstack.boot_volume_gb},
+                          {"anti_affinity", openstack.anti_affinity},
+                          {"dns_nameservers", openstack.dns_nameservers},
+                          {"state_backend",
+                           {{"type", openstack.state_backend.type},
+                            {"address", openstack.state_backend.address},
+                            {"bucket", openstack.state_backend.bucket},
+                            {"key", openstack.state_backend.key},
+                            {"region", openstack.state_backend.region},
+                            {"endpoint", openstack.state_backend.endpoint}}}};
+        break;
+    case Target::virtualwall:
+        j["virtualwall"] = {{"testbed", virtualwall.testbed},
+                            {"project", virtualwall.project},
+                            {"hardware_type", virtualwall.hardware_type},
+                            {"disk_image", virtualwall.disk_image},
+                            {"link_capacity", format_rate(virtualwall.link_capacity_bps)},
+                            {"jfed_cli", virtualwall.jfed_cli},
+                            {"expiry_hours", virtualwall.expiry_hours}};
+        break;
+    case Target::gpulab:
+        j["gpulab"] = {{"project", gpulab.project},
+                       {"cluster_id", gpulab.cluster_id},
+                       {"docker_image", gpulab.docker_image},
+                       {"layout", gpulab.layout},
+                       {"gpu_model", gpulab.gpu_model},
+                       {"min_cuda_version", gpulab.min_cuda_version},
+                       {"cpus_per_gpu", gpulab.cpus_per_gpu},
+                       {"memory_gb_per_gpu", gpulab.memory_gb_per_gpu},
+                       {"api_url", gpulab.api_url}};
+        break;
+    case Target::ssh: {
+        json hosts = json::array();
+        for (const auto& h : ssh.hosts)
+            hosts.push_back({{"name", h.name},
+                             {"address", h.address},
+                             {"port", h.port},
+                             {"user", h.user},
+                             {"key", h.key},
+                             {"jump", h.jump},
+                             {"gpus", h.gpus}});
+        j["ssh"] = {{"hosts", hosts}};
+        break;
+    }
+    case Target::slurm:
+        j["slurm"] = {{"partition", slurm.partition},   {"nodes", slurm.nodes},
+                      {"gpus_per_node", slurm.gpus_per_node}, {"tasks_per_node", slurm.tasks_per_node},
+                      {"time", slurm.time},             {"account", slurm.account}};
+        break;
+    case Target::local:
+        j["local"] = {{"nodes", local.nodes},
+                      {"subnet", local.subnet},
+                      {"bandwidth", format_rate(local.bandwidth_bps)},
+                      {"nodes_as", local.nodes_as}};
+        break;
+    }
+    j["gpu"] = {{"driver", gpu.driver},
+                {"driver_branch", gpu.driver_branch},
+                {"container_toolkit", gpu.container_toolkit},
+                {"allow_reboot", gpu.allow_reboot}};
+    j["services"] = {{"nfs", {{"enabled", services.nfs}, {"export", services.nfs_export}, {"mount", services.nfs_mount}}},
+                     {"jupyter", {{"enabled", services.jupyter}, {"port", services.jupyter_port}}},
+                     {"monitoring", {{"enabled", services.monitoring}}}};
+    j["runtime"] = {{"backend", to_string(runtime.backend)},
+                    {"interface", runtime.interface},
+                    {"slots_per_node", runtime.slots_per_node == 0 ? json("auto") : json(runtime.slots_per_node)},
+                    {"master_port", runtime.master_port},
+                    {"image", runtime.image}};
+    j["hostfile"] = {{"format", to_string(hostfile_format)}};
+    return j;
+}
+
+} // namespace ddl

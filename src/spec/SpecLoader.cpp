@@ -1,0 +1,583 @@
+#include "spec/SpecLoader.hpp"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "spec/YamlReader.hpp"
+#include "util/Files.hpp"
+#include "util/Net.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl {
+
+bool is_dns_label(const std::string& name, std::size_t max_len) {
+    static const std::regex re("^[a-z]([-a-z0-9]*[a-z0-9])?$");
+    return !name.empty() && name.size() <= max_len && std::regex_match(name, re);
+}
+
+namespace {
+
+const std::vector<std::string> k_top_keys{"apiVersion", "name",  "target", "nodes",    "access",  "openstack",
+                                          "virtualwall", "gpulab", "ssh",    "slurm",    "local",   "gpu",
+                                          "services",    "runtime", "hostfile"};
+const std::set<Target> k_node_group_targets{Target::openstack, Target::virtualwall, Target::gpulab};
+
+// Walks the document section by section; each function reads one map of the spec.
+class Loader {
+public:
+    Loader(YamlReader& r, Spec& s) : m_r(r), m_s(s) {}
+
+    void root(const YAML::Node& doc) {
+        m_r.check_keys(doc, "", k_top_keys);
+        if (auto v = m_r.child(doc, "apiVersion", "", true, "add \"apiVersion: ddl/v1\" as the first line");
+            v.IsDefined()) {
+            if (!v.IsScalar() || v.Scalar() != "ddl/v1")
+                m_r.diags().error(m_r.pos(v), "apiVersion must be ddl/v1 (got " + YamlReader::describe(v) + ")",
+                                  "this version of ddl reads ddl/v1 specs");
+        }
+        if (auto name = m_r.string(doc, "name", "", true, "add \"name: my-cluster\" (lowercase letters, digits, -)")) {
+            if (!is_dns_label(*name))
+                m_r.diags().error(m_r.pos(doc["name"]), "name must be DNS-safe (got \"" + printable(*name) + "\")",
+                                  "use 1-40 lowercase letters, digits and '-', starting with a letter, e.g. \"" +
+                                      suggest_name(*name) + "\"");
+            else
+                m_s.name = *name;
+        }
+        auto target = m_r.choice(doc, "target", "", target_names(), true);
+        if (target) m_s.target = static_cast<Target>(std::find(target_names().begin(), target_names().end(), *target) -
+                                                    target_names().begin());
+
+        target_sections(doc, target.has_value());
+        if (auto n = doc["nodes"]; n.IsDefined()) {
+            if (target && !k_node_group_targets.count(m_s.target))
+                m_r.diags().error(m_r.pos(doc["nodes"]), "nodes does not apply to target " + *target,
+                                  node_count_hint(m_s.target));
+            else
+                nodes(n);
+        } else if (target && k_node_group_targets.count(m_s.target)) {
+            m_r.diags().error(m_r.pos(doc), "missing required key \"nodes\"",
+                              "target " + *target + " needs nodes.master and nodes.workers (count, flavor, gpus)");
+        }
+        if (auto a = doc["access"]; a.IsDefined()) access(a);
+        if (target && m_s.target == Target::openstack && m_s.access.allowed_cidrs.empty() && !had_cidrs)
+            m_r.diags().error(m_r.pos(doc), "missing required key \"access.allowed_cidrs\"",
+                              "list the networks allowed to reach the master over SSH, e.g. [203.0.113.0/24]");
+        if (auto g = doc["gpu"]; g.IsDefined()) gpu(g);
+        if (auto sv = doc["services"]; sv.IsDefined()) services(sv);
+        if (auto rt = doc["runtime"]; rt.IsDefined()) runtime(rt);
+        if (auto hf = doc["hostfile"]; hf.IsDefined() && m_r.expect_map(hf, "hostfile")) {
+            m_r.check_keys(hf, "hostfile", {"format"});
+            if (auto f = m_r.choice(hf, "format", "hostfile", {"openmpi", "horovod", "mpich"}))
+                m_s.hostfile_format = *f == "openmpi" ? HostfileFormat::openmpi
+                                      : *f == "horovod" ? HostfileFormat::horovod
+                                                        : HostfileFormat::mpich;
+        }
+    }
+
+private:
+    static std::string printable(const std::string& s) {
+        std::string out;
+        for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
+        return out.size() > 40 ? out.substr(0, 37) + "..." : out;
+    }
+
+    static std::string suggest_name(const std::string& s) {
+        std::string out;
+        for (char c : to_lower(s)) {
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+                out += c;
+            else if (!out.empty() && out.back() != '-')
+                out += '-';
+        }
+        while (!out.empty() && (out.back() == '-')) out.pop_back();
+        while (!out.empty() && !(out.front() >= 'a' && out.front() <= 'z')) out.erase(out.begin());
+        if (out.size() > 40) out.resize(40);
+        while (!out.empty() && out.back() == '-') out.pop_back();
+        return out.empty() ? "my-cluster" : out;
+    }
+
+    static std::string node_count_hint(Target t) {
+        switch (t) {
+        case Target::local: return "set the number of nodes with local.nodes";
+        case Target::ssh: return "list the machines under ssh.hosts";
+        case Target::slurm: return "set the number of nodes with slurm.nodes";
+        default: return "";
+        }
+    }
+
+    void target_sections(const YAML::Node& doc, bool target_known) {
+        for (const auto& section : target_names()) {
+            auto node = doc[section];
+            bool is_target = target_known && to_string(m_s.target) == section;
+            if (!node.IsDefined()) {
+                if (is_target && m_s.target != Target::local)
+                    m_r.diags().error(m_r.pos(doc), "missing required key \"" + section + "\" for target " + section,
+                                      "add a \"" + section + ":\" section; see docs/spec.md or run `ddl init --target " +
+                                          section + "`");
+                continue;
+            }
+            if (target_known && !is_target) {
+                m_r.diags().error(m_r.pos(node), "section \"" + section + "\" is given but target is " +
+                                                     to_string(m_s.target),
+                                  "remove the section, or set \"target: " + section + "\"");
+                continue;
+            }
+            if (!target_known) continue;
+            if (!m_r.expect_map(node, section)) continue;
+            switch (m_s.target) {
+            case Target::openstack: openstack(node); break;
+            case Target::virtualwall: virtualwall(node); break;
+            case Target::gpulab: gpulab(node); break;
+            case Target::ssh: ssh(node); break;
+            case Target::slurm: slurm(node); break;
+            case Target::local: local(node); break;
+            }
+        }
+    }
+
+    void group(const YAML::Node& n, const std::string& path, NodeGroup& g, bool is_master) {
+        if (!m_r.expect_map(n, path)) return;
+        std::vector<std::string> keys{"flavor", "gpus", "disk_gb"};
+        if (!is_master) keys.insert(keys.begin(), "count");
+        m_r.check_keys(n, path, keys);
+        if (!is_master) {
+            if (auto c = m_r.integer(n, "count", path, 0, 256, true)) g.count = static_cast<int>(*c);
+        } else if (n["count"].IsDefined()) {
+            // check_keys reported it; nothing more to do.
+        }
+        bool flavor_required = m_s.target == Target::openstack;
+        if (auto f = m_r.string(n, "flavor", path, flavor_required,
+                                "name the cloud's flavor, e.g. \"flavor: g1.xlarge.4gpu\""))
+            g.flavor = *f;
+        if (auto gp = m_r.integer(n, "gpus", path, 0, 16)) g.gpus = static_cast<int>(*gp);
+        if (auto d = m_r.integer(n, "disk_gb", path, 10, 65536)) g.disk_gb = static_cast<int>(*d);
+    }
+
+    void nodes(const YAML::Node& n) {
+        if (!m_r.expect_map(n, "nodes")) return;
+        m_r.check_keys(n, "nodes", {"master", "workers"});
+        if (auto m = m_r.child(n, "master", "nodes", true); m.IsDefined()) group(m, "nodes.master", m_s.master, true);
+        if (auto w = n["workers"]; w.IsDefined()) group(w, "nodes.workers", m_s.workers, false);
+    }
+
+    bool had_cidrs = false;
+
+    void access(const YAML::Node& n) {
+        if (!m_r.expect_map(n, "access")) return;
+        m_r.check_keys(n, "access", {"user", "allowed_cidrs", "allow_any_source", "private_key"});
+        if (auto u = m_r.string(n, "user", "access")) {
+            static const std::regex re("^[a-z_][a-z0-9_-]{0,31}$");
+            if (!std::regex_match(*u, re))
+                m_r.diags().error(m_r.pos(n["user"]), "access.user must be a login name (got \"" + printable(*u) + "\")",
+                                  "lowercase letters, digits, '_' and '-', at most 32 characters");
+            else
+                m_s.access.user = *u;
+        }
+        if (auto b = m_r.boolean(n, "allow_any_source", "access")) m_s.access.allow_any_source = *b;
+        if (auto list = m_r.string_list(n, "allowed_cidrs", "access")) {
+            had_cidrs = true;
+            if (list->empty())
+                m_r.diags().error(m_r.pos(n["allowed_cidrs"]), "access.allowed_cidrs must not be empty",
+                                  "list the networks allowed to reach the cluster over SSH, e.g. [203.0.113.0/24]");
+            std::set<std::string> seen;
+            for (std::size_t i = 0; i < list->size(); ++i) {
+                const auto& text = (*list)[i];
+                auto node = n["allowed_cidrs"][i];
+                std::string path = "access.allowed_cidrs[" + std::to_string(i) + "]";
+                auto c = parse_cidr(text);
+                if (!c) {
+                    m_r.diags().error(m_r.pos(node), path + " is not a CIDR (got \"" + printable(text) + "\")",
+                                      "write an address and a prefix length, e.g. 203.0.113.0/24 or 2001:db8::/32");
+                    continue;
+                }
+                if (!c->host_bits_zero()) {
+                    Cidr fixed = *c;
+                    for (int bit = fixed.prefix; bit < (fixed.v6 ? 128 : 32); ++bit)
+                        fixed.addr[bit / 8] = static_cast<std::uint8_t>(fixed.addr[bit / 8] & ~(0x80 >> (bit % 8)));
+                    m_r.diags().error(m_r.pos(node), path + " has host bits set (got \"" + text + "\")",
+                                      "did you mean \"" + fixed.text() + "\"?");
+                    continue;
+                }
+                if (!seen.insert(c->text()).second) {
+                    m_r.diags().error(m_r.pos(node), path + " repeats " + c->text(), "list each network once");
+                    continue;
+                }
+                if (c->is_any() && !m_s.access.allow_any_source)
+                    m_r.diags().error(m_r.pos(node), path + " opens SSH to the whole internet (" + c->text() + ")",
+                                      "list your own networks, or set \"access.allow_any_source: true\" if you mean it");
+                m_s.access.allowed_cidrs.push_back(c->text());
+            }
+        }
+        if (auto k = m_r.string(n, "private_key", "access")) m_s.access.private_key = *k;
+    }
+
+    void openstack(const YAML::Node& n) {
+        const std::string p = "openstack";
+        m_r.check_keys(n, p,
+                       {"cloud", "image", "external_network", "network", "network_cidr", "boot_volume_gb",
+                        "anti_affinity", "dns_nameservers", "state_backend"});
+        auto& o = m_s.openstack;
+        if (auto v = m_r.string(n, "cloud", p, true, "the cloud's name in clouds.yaml, e.g. \"cloud: mycloud\""))
+            o.cloud = *v;
+        if (auto v = m_r.string(n, "image", p)) o.image = *v;
+        if (auto v = m_r.string(n, "external_network", p, true, "the network floating IPs come from, e.g. \"public\""))
+            o.external_network = *v;
+        if (auto v = m_r.string(n, "network", p)) o.network = *v;
+        if (auto v = m_r.string(n, "network_cidr", p)) {
+            auto c = parse_cidr(*v);
+            if (!c || c->v6 || c->prefix < 16 || c->prefix > 29)
+                m_r.diags().error(m_r.pos(n["network_cidr"]), "openstack.network_cidr must be an IPv4 CIDR /16-/29 (got \"" +
+                                                                 printable(*v) + "\")",
+                                  "e.g. 192.168.42.0/24");
+            else
+                o.network_cidr = c->text();
+        }
+        if (auto v = m_r.integer(n, "boot_volume_gb", p, 10, 65536)) o.boot_volume_gb = static_cast<int>(*v);
+        if (auto v = m_r.boolean(n, "anti_affinity", p)) o.anti_affinity = *v;
+        if (auto v = m_r.string_list(n, "dns_nameservers", p)) {
+            for (std::size_t i = 0; i < v->size(); ++i) {
+                if (!is_ipv4((*v)[i]) && !is_ipv6((*v)[i]))
+                    m_r.diags().error(m_r.pos(n["dns_nameservers"][i]),
+                                      "openstack.dns_nameservers[" + std::to_string(i) + "] must be an IP address");
+            }
+            o.dns_nameservers = *v;
+        }
+        if (auto b = n["state_backend"]; b.IsDefined() && m_r.expect_map(b, p + ".state_backend")) {
+            std::string bp = p + ".state_backend";
+            m_r.check_keys(b, bp, {"type", "address", "bucket", "key", "region", "endpoint"});
+            if (auto t = m_r.choice(b, "type", bp, {"local", "http", "s3"}, true)) o.state_backend.type = *t;
+            bool http = o.state_backend.type == "http", s3 = o.state_backend.type == "s3";
+            if (auto v = m_r.string(b, "address", bp, http, "the state URL, e.g. GitLab's .../terraform/state/NAME"))
+                o.state_backend.address = *v;
+            if (auto v = m_r.string(b, "bucket", bp, s3)) o.state_backend.bucket = *v;
+            if (auto v = m_r.string(b, "key", bp, s3)) o.state_backend.key = *v;
+            if (auto v = m_r.string(b, "region", bp)) o.state_backend.region = *v;
+            if (auto v = m_r.string(b, "endpoint", bp)) o.state_backend.endpoint = *v;
+        }
+    }
+
+    void virtualwall(const YAML::Node& n) {
+        const std::string p = "virtualwall";
+        m_r.check_keys(n, p, {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
+                              "expiry_hours"});
+        auto& v = m_s.virtualwall;
+        if (auto x = m_r.choice(n, "testbed", p, {"wall1", "wall2"})) v.testbed = *x;
+        if (auto x = m_r.string(n, "project", p, true, "your Fed4FIRE project name")) v.project = *x;
+        if (auto x = m_r.string(n, "hardware_type", p)) v.hardware_type = *x;
+        if (auto x = m_r.string(n, "disk_image", p)) {
+            if (!starts_with(*x, "urn:publicid:IDN+"))
+                m_r.diags().error(m_r.pos(n["disk_image"]), "virtualwall.disk_image must be an image URN (got \"" +
+                                                                printable(*x) + "\")",
+                                  "e.g. urn:publicid:IDN+wall2.ilabt.iminds.be+image+emulab-ops:UBUNTU22-64-STD");
+            else
+                v.disk_image = *x;
+        }
+        rate(n, "link_capacity", p, v.link_capacity_bps, 1'000'000, 100'000'000'000ULL, false);
+        if (auto x = m_r.string(n, "jfed_cli", p)) v.jfed_cli = *x;
+        if (auto x = m_r.integer(n, "expiry_hours", p, 1, 336)) v.expiry_hours = static_cast<int>(*x);
+    }
+
+    void gpulab(const YAML::Node& n) {
+        const std::string p = "gpulab";
+        m_r.check_keys(n, p, {"project", "cluster_id", "docker_image", "layout", "gpu_model", "min_cuda_version",
+                              "cpus_per_gpu", "memory_gb_per_gpu", "api_url"});
+        auto& g = m_s.gpulab;
+        if (auto x = m_r.string(n, "project", p, true, "the GPULab project the jobs run in")) g.project = *x;
+        if (auto x = m_r.string(n, "cluster_id", p)) g.cluster_id = *x;
+        if (auto x = m_r.string(n, "docker_image", p, true, "the image the jobs run, e.g. nvcr.io/nvidia/pytorch:24.05-py3"))
+            g.docker_image = *x;
+        if (auto x = m_r.choice(n, "layout", p, {"one-job", "jobs-per-gpu"})) g.layout = *x;
+        if (auto x = m_r.string(n, "gpu_model", p)) g.gpu_model = *x;
+        if (auto x = m_r.string(n, "min_cuda_version", p)) g.min_cuda_version = *x;
+        if (auto x = m_r.integer(n, "cpus_per_gpu", p, 1, 64)) g.cpus_per_gpu = static_cast<int>(*x);
+        if (auto x = m_r.integer(n, "memory_gb_per_gpu", p, 1, 1024)) g.memory_gb_per_gpu = static_cast<int>(*x);
+        if (auto x = m_r.string(n, "api_url", p)) {
+            if (!starts_with(*x, "https://"))
+                m_r.diags().error(m_r.pos(n["api_url"]), "gpulab.api_url must be an https:// URL",
+                                  "the client certificate must never travel over plain HTTP");
+            else
+                g.api_url = *x;
+        }
+    }
+
+    void ssh(const YAML::Node& n) {
+        const std::string p = "ssh";
+        m_r.check_keys(n, p, {"hosts"});
+        auto hosts = m_r.child(n, "hosts", p, true, "list the machines, e.g. hosts: [{address: 192.0.2.10}]");
+        if (!hosts.IsDefined()) return;
+        if (!hosts.IsSequence() || hosts.size() == 0) {
+            m_r.diags().error(m_r.pos(hosts), "ssh.hosts must be a non-empty list of hosts (got " +
+                                                  YamlReader::describe(hosts) + ")");
+            return;
+        }
+        if (hosts.size() > 1024) {
+            m_r.diags().error(m_r.pos(hosts), "ssh.hosts lists " + std::to_string(hosts.size()) + " hosts; at most 1024");
+            return;
+        }
+        std::map<std::string, std::size_t> names, addresses;
+        for (std::size_t i = 0; i < hosts.size(); ++i) {
+            std::string hp = "ssh.hosts[" + std::to_string(i) + "]";
+            auto h = hosts[i];
+            if (!m_r.expect_map(h, hp)) continue;
+            m_r.check_keys(h, hp, {"name", "address", "port", "user", "key", "jump", "gpus"});
+            SshHost host;
+            host.name = "host" + std::to_string(i + 1);
+            if (auto x = m_r.string(h, "name", hp)) {
+                if (!is_dns_label(*x, 63))
+                    m_r.diags().error(m_r.pos(h["name"]), hp + ".name must be DNS-safe (got \"" + printable(*x) + "\")");
+                else
+                    host.name = *x;
+            }
+            if (auto x = m_r.string(h, "address", hp, true, "an IP address or host name")) {
+                host.address = *x;
+                if (x->empty() || x->find_first_of(" /\\@") != std::string::npos)
+                    m_r.diags().error(m_r.pos(h["address"]), hp + ".address must be an IP address or host name");
+                else if (auto [it, fresh] = addresses.emplace(*x, i); !fresh)
+                    m_r.diags().error(m_r.pos(h["address"]), hp + ".address repeats ssh.hosts[" +
+                                                                 std::to_string(it->second) + "]",
+                                      "list each machine once");
+            }
+            if (auto [it, fresh] = names.emplace(host.name, i); !fresh)
+                m_r.diags().error(m_r.pos(h["name"].IsDefined() ? h["name"] : h),
+                                  "duplicate host name \"" + host.name + "\" (also ssh.hosts[" +
+                                      std::to_string(it->second) + "])",
+                                  "give every host its own name");
+            if (auto x = m_r.integer(h, "port", hp, 1, 65535)) host.port = static_cast<int>(*x);
+            if (auto x = m_r.string(h, "user", hp)) host.user = *x;
+            if (auto x = m_r.string(h, "key", hp)) host.key = *x;
+            if (auto x = m_r.string(h, "jump", hp)) host.jump = *x;
+            if (auto x = m_r.integer(h, "gpus", hp, 0, 16)) host.gpus = static_cast<int>(*x);
+            m_s.ssh.hosts.push_back(host);
+        }
+        for (std::size_t i = 0; i < m_s.ssh.hosts.size(); ++i) {
+            const auto& j = m_s.ssh.hosts[i].jump;
+            if (j.empty() || j.find('@') != std::string::npos || j.find(':') != std::string::npos) continue;
+            if (!names.count(j))
+                m_r.diags().error(m_r.pos(hosts[i]["jump"]), "ssh.hosts[" + std::to_string(i) + "].jump names no host (\"" +
+                                                                 printable(j) + "\")",
+                                  "use another host's name, or user@host:port");
+            else if (j == m_s.ssh.hosts[i].name)
+                m_r.diags().error(m_r.pos(hosts[i]["jump"]), "ssh.hosts[" + std::to_string(i) + "] jumps through itself");
+        }
+    }
+
+    void slurm(const YAML::Node& n) {
+        const std::string p = "slurm";
+        m_r.check_keys(n, p, {"partition", "nodes", "gpus_per_node", "tasks_per_node", "time", "account"});
+        auto& s = m_s.slurm;
+        if (auto x = m_r.string(n, "partition", p, true, "the partition to submit to, e.g. \"gpu\"")) s.partition = *x;
+        if (auto x = m_r.integer(n, "nodes", p, 1, 1024)) s.nodes = static_cast<int>(*x);
+        if (auto x = m_r.integer(n, "gpus_per_node", p, 0, 16)) s.gpus_per_node = static_cast<int>(*x);
+        if (auto x = m_r.integer(n, "tasks_per_node", p, 0, 256)) s.tasks_per_node = static_cast<int>(*x);
+        if (auto x = m_r.string(n, "time", p)) {
+            static const std::regex re("^([0-9]+-)?([0-9]{1,2}:)?[0-9]{1,2}:[0-9]{2}$|^[0-9]+$");
+            if (!std::regex_match(*x, re))
+                m_r.diags().error(m_r.pos(n["time"]), "slurm.time must be a Slurm time limit (got \"" + printable(*x) + "\")",
+                                  "e.g. \"02:00:00\", \"1-00:00:00\" or minutes \"90\"");
+            else
+                s.time = *x;
+        }
+        if (auto x = m_r.string(n, "account", p)) s.account = *x;
+    }
+
+    void local(const YAML::Node& n) {
+        const std::string p = "local";
+        m_r.check_keys(n, p, {"nodes", "subnet", "bandwidth", "nodes_as"});
+        auto& l = m_s.local;
+        if (auto x = m_r.integer(n, "nodes", p, 1, 16)) l.nodes = static_cast<int>(*x);
+        if (auto x = m_r.string(n, "subnet", p)) {
+            auto c = parse_cidr(*x);
+            if (!c || c->v6 || c->prefix < 16 || c->prefix > 27)
+                m_r.diags().error(m_r.pos(n["subnet"]), "local.subnet must be an IPv4 CIDR /16-/27 (got \"" +
+                                                            printable(*x) + "\")",
+                                  "e.g. 10.231.0.0/24");
+            else if (!c->host_bits_zero())
+                m_r.diags().error(m_r.pos(n["subnet"]), "local.subnet has host bits set (got \"" + *x + "\")");
+            else
+                l.subnet = c->text();
+        }
+        rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
+        if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
+    }
+
+    void rate(const YAML::Node& n, const std::string& key, const std::string& p, std::uint64_t& out, std::uint64_t min,
+              std::uint64_t max, bool allow_unlimited) {
+        auto x = m_r.string(n, key, p);
+        if (!x) return;
+        auto r = parse_rate(*x);
+        std::string full = p + "." + key;
+        if (!r || (*r == 0 && !allow_unlimited)) {
+            m_r.diags().error(m_r.pos(n[key]), full + " must be a rate like 1gbit or 100mbit (got \"" + printable(*x) + "\")",
+                              allow_unlimited ? "units: kbit, mbit, gbit; or \"unlimited\"" : "units: kbit, mbit, gbit");
+            return;
+        }
+        if (*r != 0 && (*r < min || *r > max)) {
+            m_r.diags().error(m_r.pos(n[key]), full + " must be " + format_rate(min) + "-" + format_rate(max) + " (got " +
+                                                   *x + ")");
+            return;
+        }
+        out = *r;
+    }
+
+    void gpu(const YAML::Node& n) {
+        if (!m_r.expect_map(n, "gpu")) return;
+        m_r.check_keys(n, "gpu", {"driver", "driver_branch", "container_toolkit", "allow_reboot"});
+        if (auto x = m_r.boolean(n, "driver", "gpu")) m_s.gpu.driver = *x;
+        if (auto x = m_r.string(n, "driver_branch", "gpu")) {
+            if (x->empty() || x->find_first_not_of("0123456789") != std::string::npos || x->size() > 4)
+                m_r.diags().error(m_r.pos(n["driver_branch"]), "gpu.driver_branch must be a driver branch number (got \"" +
+                                                                   printable(*x) + "\")",
+                                  "e.g. \"535\" or \"550\"");
+            else
+                m_s.gpu.driver_branch = *x;
+        }
+        if (auto x = m_r.boolean(n, "container_toolkit", "gpu")) m_s.gpu.container_toolkit = *x;
+        if (auto x = m_r.boolean(n, "allow_reboot", "gpu")) m_s.gpu.allow_reboot = *x;
+    }
+
+    void abs_path(const YAML::Node& n, const std::string& key, const std::string& p, std::string& out) {
+        auto x = m_r.string(n, key, p);
+        if (!x) return;
+        if (x->empty() || x->front() != '/' || x->find("..") != std::string::npos || x->find_first_of(" \t\n") != std::string::npos)
+            m_r.diags().error(m_r.pos(n[key]), p + "." + key + " must be an absolute path without '..' (got \"" +
+                                                   printable(*x) + "\")");
+        else
+            out = *x;
+    }
+
+    void services(const YAML::Node& n) {
+        if (!m_r.expect_map(n, "services")) return;
+        m_r.check_keys(n, "services", {"nfs", "jupyter", "monitoring"});
+        auto& s = m_s.services;
+        if (auto x = n["nfs"]; x.IsDefined() && m_r.expect_map(x, "services.nfs")) {
+            m_r.check_keys(x, "services.nfs", {"enabled", "export", "mount"});
+            if (auto b = m_r.boolean(x, "enabled", "services.nfs")) s.nfs = *b;
+            abs_path(x, "export", "services.nfs", s.nfs_export);
+            abs_path(x, "mount", "services.nfs", s.nfs_mount);
+        }
+        if (auto x = n["jupyter"]; x.IsDefined() && m_r.expect_map(x, "services.jupyter")) {
+            m_r.check_keys(x, "services.jupyter", {"enabled", "port"});
+            if (auto b = m_r.boolean(x, "enabled", "services.jupyter")) s.jupyter = *b;
+            if (auto v = m_r.integer(x, "port", "services.jupyter", 1024, 65535)) s.jupyter_port = static_cast<int>(*v);
+        }
+        if (auto x = n["monitoring"]; x.IsDefined() && m_r.expect_map(x, "services.monitoring")) {
+            m_r.check_keys(x, "services.monitoring", {"enabled"});
+            if (auto b = m_r.boolean(x, "enabled", "services.monitoring")) s.monitoring = *b;
+        }
+    }
+
+    void runtime(const YAML::Node& n) {
+        if (!m_r.expect_map(n, "runtime")) return;
+        m_r.check_keys(n, "runtime", {"backend", "interface", "slots_per_node", "master_port", "image"});
+        auto& r = m_s.runtime;
+        if (auto x = m_r.choice(n, "backend", "runtime", {"auto", "nccl", "tcp"}))
+            r.backend = *x == "nccl" ? Backend::nccl : *x == "tcp" ? Backend::tcp : Backend::auto_select;
+        if (auto x = m_r.string(n, "interface", "runtime")) {
+            static const std::regex re("^[A-Za-z0-9_.:-]{1,15}$");
+            if (*x == "auto")
+                r.interface.clear();
+            else if (!std::regex_match(*x, re))
+                m_r.diags().error(m_r.pos(n["interface"]), "runtime.interface must be a network interface name (got \"" +
+                                                               printable(*x) + "\")",
+                                  "e.g. eth0, ens3 or ib0; or \"auto\"");
+            else
+                r.interface = *x;
+        }
+        if (auto s = n["slots_per_node"]; s.IsDefined()) {
+            if (!(s.IsScalar() && s.Scalar() == "auto")) {
+                if (auto v = m_r.integer(n, "slots_per_node", "runtime", 1, 64)) r.slots_per_node = static_cast<int>(*v);
+            }
+        }
+        if (auto v = m_r.integer(n, "master_port", "runtime", 1024, 65535)) r.master_port = static_cast<int>(*v);
+        if (auto x = m_r.string(n, "image", "runtime")) r.image = *x;
+    }
+
+    YamlReader& m_r;
+    Spec& m_s;
+};
+
+// Line and column (1-based) of byte `offset` in `text`.
+SourcePos position_of(const std::string& text, std::size_t offset, const std::string& file) {
+    int line = 1, col = 1;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            col = 1;
+        } else {
+            ++col;
+        }
+    }
+    return {file, line, col};
+}
+
+} // namespace
+
+SpecLoadResult SpecLoader::load_string(const std::string& text, const std::string& display_name) {
+    SpecLoadResult out;
+    auto& d = out.diagnostics;
+    if (text.size() > k_max_bytes) {
+        d.error({display_name, 0, 0},
+                "file is " + std::to_string(text.size() / 1024) + " KiB; a cluster spec is at most " +
+                    std::to_string(k_max_bytes / 1024) + " KiB",
+                "is this the right file? a spec is a few dozen lines");
+        return out;
+    }
+    if (trim(text).empty()) {
+        d.error({display_name, 1, 1}, "file is empty", "run `ddl init` to write a starter cluster.yaml");
+        return out;
+    }
+    if (auto bad = find_invalid_utf8(text)) {
+        d.error(position_of(text, *bad, display_name), "file is not valid UTF-8", "save the file as UTF-8 text");
+        return out;
+    }
+    if (text.find('\0') != std::string::npos) {
+        d.error(position_of(text, text.find('\0'), display_name), "file contains a NUL byte", "is this a text file?");
+        return out;
+    }
+    YAML::Node doc;
+    try {
+        doc = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+        YamlReader r(display_name, d);
+        d.error(r.pos(e.mark), "YAML syntax error: " + e.msg, "check the indentation and quoting around this spot");
+        return out;
+    } catch (const YAML::Exception& e) {
+        d.error({display_name, 1, 1}, std::string("cannot read YAML: ") + e.what());
+        return out;
+    }
+    YamlReader r(display_name, d);
+    if (!doc.IsMap()) {
+        d.error(r.pos(doc), "a cluster spec must be a map of keys (got " + YamlReader::describe(doc) + ")",
+                "start with \"apiVersion: ddl/v1\", \"name: ...\", \"target: ...\"; see `ddl init`");
+        return out;
+    }
+    Spec spec;
+    Loader loader(r, spec);
+    try {
+        loader.root(doc);
+    } catch (const YAML::Exception& e) {
+        d.error(r.pos(e.mark), std::string("cannot read YAML: ") + e.what());
+    }
+    if (!d.has_errors()) {
+        spec.source_file = display_name;
+        out.spec = std::move(spec);
+    }
+    return out;
+}
+
+SpecLoadResult SpecLoader::load_file(const std::string& path) {
+    auto text = read_file_limited(path, k_max_bytes);
+    if (!text) {
+        SpecLoadResult out;
+        out.diagnostics.error({path, 0, 0}, text.error().message,
+                              text.error().message.find("larger") != std::string::npos
+                                  ? "is this the right file? a spec is a few dozen lines"
+                                  : "check the path; `ddl init` writes a starter cluster.yaml");
+        return out;
+    }
+    return load_string(*text, path);
+}
+
+} // namespace ddl

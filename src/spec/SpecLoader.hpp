@@ -1,0 +1,30 @@
+#pragma once
+// Loads and validates cluster.yaml in one pass: every problem is reported (never only the first), each
+// with its file position; a Spec comes back only when there were no errors.
+#include <optional>
+#include <string>
+
+#include "core/Diagnostics.hpp"
+#include "spec/Spec.hpp"
+
+namespace ddl {
+
+struct SpecLoadResult {
+    std::optional<Spec> spec; // set when there were no errors
+    Diagnostics diagnostics;
+};
+
+class SpecLoader {
+public:
+    // Largest spec accepted; bigger files are refused before parsing.
+    static constexpr std::size_t k_max_bytes = 1024 * 1024;
+
+    static SpecLoadResult load_file(const std::string& path);
+    // `display_name` is the file name used in diagnostics.
+    static SpecLoadResult load_string(const std::string& text, const std::string& display_name);
+};
+
+// DNS-safe cluster/node name rule, shared with the CLI's name arguments.
+bool is_dns_label(const std::string& name, std::size_t max_len = 40);
+
+} // namespace ddl

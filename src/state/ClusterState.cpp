@@ -1,0 +1,97 @@
+#include "state/ClusterState.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+namespace ddl {
+
+bool ClusterState::phase_done(const std::string& name) const {
+    auto it = phases.find(name);
+    return it != phases.end() && it->second.done;
+}
+
+void ClusterState::mark_done(const std::string& name, const std::string& when) { phases[name] = {true, when}; }
+
+void ClusterState::reset_phases_from(const std::vector<std::string>& order, const std::string& first) {
+    auto it = std::find(order.begin(), order.end(), first);
+    for (; it != order.end(); ++it) phases.erase(*it);
+}
+
+const NodeState* ClusterState::node(const std::string& name) const {
+    for (const auto& n : nodes)
+        if (n.name == name) return &n;
+    return nullptr;
+}
+
+nlohmann::json ClusterState::to_json() const {
+    nlohmann::json j;
+    j["schema_version"] = k_schema_version;
+    j["cluster"] = cluster;
+    j["target"] = target;
+    j["spec"] = spec;
+    j["spec_text"] = spec_text;
+    j["destroying"] = destroying;
+    auto& ph = j["phases"] = nlohmann::json::object();
+    for (const auto& [k, v] : phases) ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
+    auto& ns = j["nodes"] = nlohmann::json::array();
+    for (const auto& n : nodes)
+        ns.push_back({{"name", n.name},     {"group", n.group},       {"address", n.address},
+                      {"port", n.port},     {"user", n.user},         {"jump", n.jump},
+                      {"netns", n.netns},   {"probed", n.probed},     {"gpus", n.gpus},
+                      {"gpu_names", n.gpu_names}, {"cpus", n.cpus},   {"memory_mb", n.memory_mb},
+                      {"os", n.os},         {"kernel", n.kernel},     {"hostname", n.hostname},
+                      {"slots", n.slots}});
+    j["target_data"] = target_data;
+    return j;
+}
+
+Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
+    try {
+        int version = j.at("schema_version");
+        if (version != k_schema_version)
+            return Error{"state schema version " + std::to_string(version) + " is not supported (this ddl reads " +
+                         std::to_string(k_schema_version) + ")"};
+        ClusterState s;
+        s.cluster = j.at("cluster");
+        s.target = j.at("target");
+        s.spec = j.value("spec", nlohmann::json::object());
+        s.spec_text = j.value("spec_text", "");
+        s.destroying = j.value("destroying", false);
+        for (const auto& [k, v] : j.at("phases").items()) s.phases[k] = {v.at("done"), v.value("finished_at", "")};
+        for (const auto& n : j.at("nodes")) {
+            NodeState ns;
+            ns.name = n.at("name");
+            ns.group = n.value("group", "workers");
+            ns.address = n.at("address");
+            ns.port = n.value("port", 22);
+            ns.user = n.value("user", "");
+            ns.jump = n.value("jump", "");
+            ns.netns = n.value("netns", "");
+            ns.probed = n.value("probed", false);
+            ns.gpus = n.value("gpus", 0);
+            ns.gpu_names = n.value("gpu_names", std::vector<std::string>{});
+            ns.cpus = n.value("cpus", 0);
+            ns.memory_mb = n.value("memory_mb", 0LL);
+            ns.os = n.value("os", "");
+            ns.kernel = n.value("kernel", "");
+            ns.hostname = n.value("hostname", "");
+            ns.slots = n.value("slots", 1);
+            s.nodes.push_back(std::move(ns));
+        }
+        s.target_data = j.value("target_data", nlohmann::json::object());
+        return s;
+    } catch (const nlohmann::json::exception& e) {
+        return Error{std::string("state file is malformed: ") + e.what()};
+    }
+}
+
+std::string utc_now_iso() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+} // namespace ddl

@@ -1,0 +1,63 @@
+#pragma once
+// What ddl knows about one cluster: which phases finished, the nodes and what probing found.
+// Serialized as .ddl/<cluster>/state.json with a schema version.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/Result.hpp"
+
+namespace ddl {
+
+struct NodeState {
+    std::string name;
+    std::string group; // master | workers
+    std::string address;
+    int port = 22;
+    std::string user;
+    std::string jump;      // "" or the name of the node used as bastion
+    std::string netns;     // local target only
+    // Filled by probe:
+    bool probed = false;
+    int gpus = 0;
+    std::vector<std::string> gpu_names;
+    int cpus = 0;
+    long long memory_mb = 0;
+    std::string os;
+    std::string kernel;
+    std::string hostname;
+    int slots = 1;
+};
+
+struct PhaseState {
+    bool done = false;
+    std::string finished_at; // ISO 8601 UTC
+};
+
+struct ClusterState {
+    static constexpr int k_schema_version = 1;
+
+    std::string cluster;
+    std::string target;
+    nlohmann::json spec;   // normalized spec the cluster was deployed from
+    std::string spec_text; // the spec file as given (specs hold no secrets), re-read by later commands
+    std::map<std::string, PhaseState> phases;
+    std::vector<NodeState> nodes;
+    nlohmann::json target_data = nlohmann::json::object(); // provisioner-specific (e.g. the local plan)
+    bool destroying = false;
+
+    bool phase_done(const std::string& name) const;
+    void mark_done(const std::string& name, const std::string& when);
+    void reset_phases_from(const std::vector<std::string>& order, const std::string& first);
+    const NodeState* node(const std::string& name) const;
+
+    nlohmann::json to_json() const;
+    static Result<ClusterState> from_json(const nlohmann::json& j);
+};
+
+std::string utc_now_iso();
+
+} // namespace ddl

@@ -1,0 +1,81 @@
+#include "state/StateStore.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+namespace ddl {
+
+ClusterLock::~ClusterLock() {
+    if (m_fd >= 0) close(m_fd);
+}
+
+ClusterLock& ClusterLock::operator=(ClusterLock&& o) noexcept {
+    if (this != &o) {
+        if (m_fd >= 0) close(m_fd);
+        m_fd = o.m_fd;
+        o.m_fd = -1;
+    }
+    return *this;
+}
+
+Result<ClusterLock> ClusterLock::acquire(const std::string& dir, const std::string& what) {
+    std::string path = dir + "/lock";
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return errno_error("cannot open " + path);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        std::string holder = trim(read_file(path).value_or(""));
+        close(fd);
+        return Error{"another ddl command is working on this cluster" + (holder.empty() ? "" : " (" + holder + ")") +
+                     "; wait for it to finish, or stop it first"};
+    }
+    std::string info = "pid " + std::to_string(getpid()) + ": " + what + "\n";
+    if (ftruncate(fd, 0) == 0) (void)!write(fd, info.data(), info.size());
+    return ClusterLock(fd);
+}
+
+StateStore::StateStore(const std::string& root) : m_root(std::filesystem::absolute(root).lexically_normal().string()) {
+    while (m_root.size() > 1 && m_root.back() == '/') m_root.pop_back();
+}
+
+Status StateStore::ensure_cluster_dir(const std::string& cluster) const {
+    if (auto s = make_dirs(m_root, 0700); !s) return s;
+    return make_dirs(cluster_dir(cluster), 0700);
+}
+
+bool StateStore::exists(const std::string& cluster) const { return path_exists(cluster_dir(cluster) + "/state.json"); }
+
+Result<ClusterState> StateStore::load(const std::string& cluster) const {
+    std::string path = cluster_dir(cluster) + "/state.json";
+    auto text = read_file(path);
+    if (!text) return text.error();
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return Error{path + " is not valid JSON"};
+    auto s = ClusterState::from_json(j);
+    if (!s) return Error{path + ": " + s.error().message};
+    return s;
+}
+
+Status StateStore::save(const ClusterState& state) const {
+    if (auto s = ensure_cluster_dir(state.cluster); !s) return s;
+    return write_file_atomic(cluster_dir(state.cluster) + "/state.json", state.to_json().dump(2) + "\n", 0600);
+}
+
+Status StateStore::remove(const std::string& cluster) const { return remove_tree(cluster_dir(cluster)); }
+
+std::vector<std::string> StateStore::clusters() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(m_root, ec)) {
+        if (e.is_directory() && path_exists(e.path().string() + "/state.json")) out.push_back(e.path().filename());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+} // namespace ddl

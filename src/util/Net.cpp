@@ -1,0 +1,98 @@
+#include "util/Net.hpp"
+
+#include <arpa/inet.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "util/Strings.hpp"
+
+namespace ddl {
+
+std::string Cidr::text() const {
+    char buf[INET6_ADDRSTRLEN] = {};
+    inet_ntop(v6 ? AF_INET6 : AF_INET, addr, buf, sizeof buf);
+    return std::string(buf) + "/" + std::to_string(prefix);
+}
+
+std::uint64_t Cidr::size_v4() const { return v6 ? 0 : (std::uint64_t(1) << (32 - prefix)); }
+
+std::string Cidr::v4_host(std::uint32_t index) const {
+    std::uint32_t base = (std::uint32_t(addr[0]) << 24) | (std::uint32_t(addr[1]) << 16) | (std::uint32_t(addr[2]) << 8) |
+                         std::uint32_t(addr[3]);
+    std::uint32_t a = base + index;
+    return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." + std::to_string((a >> 8) & 255) +
+           "." + std::to_string(a & 255);
+}
+
+bool Cidr::host_bits_zero() const {
+    int bytes = v6 ? 16 : 4;
+    for (int bit = prefix; bit < bytes * 8; ++bit) {
+        if (addr[bit / 8] & (0x80 >> (bit % 8))) return false;
+    }
+    return true;
+}
+
+std::optional<Cidr> parse_cidr(std::string_view text) {
+    auto slash = text.find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    std::string host(text.substr(0, slash));
+    auto prefix = parse_int(text.substr(slash + 1));
+    Cidr c;
+    if (inet_pton(AF_INET, host.c_str(), c.addr) == 1) {
+        c.v6 = false;
+        if (!prefix || *prefix < 0 || *prefix > 32) return std::nullopt;
+    } else if (inet_pton(AF_INET6, host.c_str(), c.addr) == 1) {
+        c.v6 = true;
+        if (!prefix || *prefix < 0 || *prefix > 128) return std::nullopt;
+    } else {
+        return std::nullopt;
+    }
+    c.prefix = static_cast<int>(*prefix);
+    return c;
+}
+
+bool is_ipv4(std::string_view text) {
+    unsigned char buf[16];
+    return inet_pton(AF_INET, std::string(text).c_str(), buf) == 1;
+}
+
+bool is_ipv6(std::string_view text) {
+    unsigned char buf[16];
+    return inet_pton(AF_INET6, std::string(text).c_str(), buf) == 1;
+}
+
+std::optional<std::uint64_t> parse_rate(std::string_view text) {
+    std::string t = to_lower(trim(text));
+    if (t == "unlimited" || t == "none") return 0;
+    struct Unit {
+        const char* suffix;
+        double factor;
+    };
+    static const Unit units[] = {{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1.0}};
+    for (const auto& u : units) {
+        if (!ends_with(t, u.suffix)) continue;
+        std::string number = t.substr(0, t.size() - std::strlen(u.suffix));
+        if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+        char* end = nullptr;
+        double v = std::strtod(number.c_str(), &end);
+        if (end != number.c_str() + number.size() || !(v > 0) || v * u.factor > 1e13) return std::nullopt;
+        return static_cast<std::uint64_t>(std::llround(v * u.factor));
+    }
+    return std::nullopt;
+}
+
+std::string format_rate(std::uint64_t bps) {
+    if (bps == 0) return "unlimited";
+    if (bps % 1000000000 == 0) return std::to_string(bps / 1000000000) + "gbit";
+    if (bps % 1000000 == 0) return std::to_string(bps / 1000000) + "mbit";
+    if (bps % 1000 == 0) return std::to_string(bps / 1000) + "kbit";
+    return std::to_string(bps) + "bit";
+}
+
+std::string host_for_port(const std::string& host) {
+    return host.find(':') != std::string::npos && host.front() != '[' ? "[" + host + "]" : host;
+}
+
+} // namespace ddl

@@ -1,0 +1,35 @@
+#pragma once
+// Pure parsing of addresses, CIDRs and link rates (no sockets): used by the spec, the renderers and
+// the local target alike.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ddl {
+
+struct Cidr {
+    bool v6 = false;
+    std::uint8_t addr[16] = {};
+    int prefix = 0;
+    std::string text() const;
+    // Number of host addresses in an IPv4 network (2^(32-prefix)); 0 for IPv6.
+    std::uint64_t size_v4() const;
+    // The i-th address of an IPv4 network as dotted text.
+    std::string v4_host(std::uint32_t index) const;
+    bool is_any() const { return prefix == 0; }
+    bool host_bits_zero() const;
+};
+
+std::optional<Cidr> parse_cidr(std::string_view text);
+bool is_ipv4(std::string_view text);
+bool is_ipv6(std::string_view text);
+
+// "1gbit", "100mbit", "10gbit", "500kbit", "1.5gbit" -> bits per second. "unlimited"/"none" -> 0.
+std::optional<std::uint64_t> parse_rate(std::string_view text);
+std::string format_rate(std::uint64_t bits_per_second);
+
+// "host" or "[v6]" as it must appear in "host:port" and in URLs.
+std::string host_for_port(const std::string& host);
+
+} // namespace ddl
