@@ -176,8 +176,8 @@ private:
                 m_s.access.user = *u;
         }
         if (auto b = m_r.boolean(n, "allow_any_source", "access")) m_s.access.allow_any_source = *b;
+        had_cidrs = n["allowed_cidrs"].IsDefined();
         if (auto list = m_r.string_list(n, "allowed_cidrs", "access")) {
-            had_cidrs = true;
             if (list->empty())
                 m_r.diags().error(m_r.pos(n["allowed_cidrs"]), "access.allowed_cidrs must not be empty",
                                   "list the networks allowed to reach the cluster over SSH, e.g. [203.0.113.0/24]");
@@ -309,7 +309,10 @@ private:
         if (!hosts.IsDefined()) return;
         if (!hosts.IsSequence() || hosts.size() == 0) {
             m_r.diags().error(m_r.pos(hosts), "ssh.hosts must be a non-empty list of hosts (got " +
-                                                  YamlReader::describe(hosts) + ")");
+                                                  (hosts.IsSequence() ? std::string("an empty list")
+                                                                      : YamlReader::describe(hosts)) +
+                                                  ")",
+                              "e.g. hosts: [{name: master, address: 192.0.2.10}]");
             return;
         }
         if (hosts.size() > 1024) {

@@ -1,0 +1,83 @@
+#pragma once
+// Recording fakes for the pipeline's side-effect interfaces.
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "provision/Context.hpp"
+#include "provision/Targets.hpp"
+
+namespace ddl::test {
+
+class FakeRemote : public RemoteExecutor {
+public:
+    std::mutex mutex;
+    std::vector<std::string> calls;
+    std::map<std::string, std::string> uploads; // host:path -> content
+    std::string probe_output = "@gpus\n@cpus 8\n@mem 32000\n@os Ubuntu 22.04\n@kernel 6.1\n@hostname n\n@end\n";
+    std::vector<std::string> unreachable;
+
+    Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command, std::chrono::milliseconds) override {
+        std::lock_guard lock(mutex);
+        calls.push_back(ep.host + ": " + command.substr(0, 20));
+        return ExecResult{0, probe_output, ""};
+    }
+    Status upload(const SshEndpoint& ep, const std::string& content, const std::string& path, int) override {
+        std::lock_guard lock(mutex);
+        uploads[ep.host + ":" + path] = content;
+        return {};
+    }
+    Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds) override {
+        std::lock_guard lock(mutex);
+        calls.push_back(ep.host + ": wait");
+        for (const auto& u : unreachable)
+            if (u == ep.host) return Error{"SSH to " + ep.host + " not ready"};
+        return {};
+    }
+};
+
+class FakeProgress : public Progress {
+public:
+    std::vector<std::string> lines;
+    void phase_start(const std::string& p, const std::string&) override { lines.push_back("start " + p); }
+    void phase_done(const std::string& p, double, bool skipped) override {
+        lines.push_back((skipped ? "skip " : "done ") + p);
+    }
+    void phase_failed(const std::string& p, const std::string& m) override { lines.push_back("fail " + p + ": " + m); }
+    void node(const std::string&, const std::string&) override {}
+    void note(const std::string&) override {}
+};
+
+class FakeProcess : public ProcessRunner {
+public:
+    Result<ProcessResult> run(const Command&) override { return ProcessResult{0, 0, false, "", ""}; }
+};
+
+class FakeTarget : public TargetDriver {
+public:
+    int provisions = 0, destroys = 0;
+    int fail_provisions = 0; // fail this many times first
+    int nodes = 3;
+    Status preflight(const Context&) override { return {}; }
+    Status provision(Context& ctx) override {
+        ++provisions;
+        if (fail_provisions-- > 0) return Error{"cloud said no"};
+        ctx.state.nodes.clear();
+        for (int i = 0; i < nodes; ++i) {
+            NodeState n;
+            n.name = i == 0 ? "master" : "worker" + std::to_string(i);
+            n.group = i == 0 ? "master" : "workers";
+            n.address = "192.0.2." + std::to_string(10 + i);
+            n.user = "root";
+            ctx.state.nodes.push_back(n);
+        }
+        return {};
+    }
+    Status destroy(Context&) override {
+        ++destroys;
+        return {};
+    }
+};
+
+} // namespace ddl::test

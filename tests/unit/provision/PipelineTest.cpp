@@ -1,0 +1,104 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "Fakes.hpp"
+#include "core/Diagnostics.hpp"
+#include "provision/Pipeline.hpp"
+#include "spec/SpecLoader.hpp"
+#include "util/Files.hpp"
+
+using namespace ddl;
+
+namespace {
+struct Rig {
+    TempDir dir;
+    StateStore store{dir.path()};
+    ClusterState state;
+    test::FakeProcess proc;
+    test::FakeRemote remote;
+    test::FakeProgress progress;
+    test::FakeTarget target;
+    Spec spec;
+    Rig() {
+        // No playbooks in this data dir: configure has nothing to run.
+        setenv("DDL_DATA_DIR", dir.path().c_str(), 1);
+        spec = *SpecLoader::load_string("apiVersion: ddl/v1\nname: demo\ntarget: local\n", "c.yaml").spec;
+        state.cluster = "demo";
+        state.target = "local";
+        REQUIRE(store.ensure_cluster_dir("demo").ok());
+    }
+    Context ctx() { return Context{spec, state, store, proc, remote, progress, {}, nullptr}; }
+};
+} // namespace
+
+TEST_CASE("deploy runs every phase once and a second deploy skips them all") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
+    CHECK(rig.target.provisions == 1);
+    for (const auto& p : phase_names()) CHECK(rig.state.phase_done(p));
+    CHECK(rig.remote.uploads.count("192.0.2.10:/etc/ddl/hostfile") == 1);
+    rig.progress.lines.clear();
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
+    CHECK(rig.target.provisions == 1);
+    for (const auto& line : rig.progress.lines) CHECK(line.rfind("skip ", 0) == 0);
+}
+
+TEST_CASE("a failed phase is recorded and the next deploy resumes from it") {
+    Rig rig;
+    rig.target.fail_provisions = 1;
+    auto ctx = rig.ctx();
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_failure);
+    CHECK(rig.state.phase_done("render"));
+    CHECK_FALSE(rig.state.phase_done("provision"));
+    auto saved = rig.store.load("demo");
+    REQUIRE(saved.ok());
+    CHECK(saved->phase_done("render"));
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
+    CHECK(rig.target.provisions == 2);
+    CHECK(rig.state.phase_done("hostfile"));
+}
+
+TEST_CASE("wait-ssh names the node that never answered") {
+    Rig rig;
+    rig.remote.unreachable = {"192.0.2.11"};
+    auto ctx = rig.ctx();
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_failure);
+    bool named = false;
+    for (const auto& l : rig.progress.lines) named = named || l.find("fail wait-ssh: SSH not reachable on worker1") == 0;
+    CHECK(named);
+}
+
+TEST_CASE("deploying only one phase refuses when its predecessors have not run") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    CHECK(run_deploy(ctx, rig.target, {"probe"}) == exit_code::k_failure);
+    CHECK(rig.target.provisions == 0);
+}
+
+TEST_CASE("deploying only one phase re-runs it although it finished") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
+    REQUIRE(run_deploy(ctx, rig.target, {"provision"}) == exit_code::k_ok);
+    CHECK(rig.target.provisions == 2);
+}
+
+TEST_CASE("an interrupt stops the deploy before the next phase") {
+    Rig rig;
+    std::atomic<bool> stop{true};
+    auto ctx = rig.ctx();
+    ctx.interrupted = &stop;
+    CHECK(run_deploy(ctx, rig.target, {}) == 130);
+    CHECK(rig.target.provisions == 0);
+}
+
+TEST_CASE("destroy removes the state folder once the target is gone") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
+    REQUIRE(run_destroy(ctx, rig.target) == exit_code::k_ok);
+    CHECK(rig.target.destroys == 1);
+    CHECK_FALSE(path_exists(rig.store.cluster_dir("demo")));
+}

@@ -1,0 +1,52 @@
+#include <catch2/catch.hpp>
+
+#include "provision/HostfileWriter.hpp"
+#include "provision/Probe.hpp"
+
+using namespace ddl;
+
+TEST_CASE("probe output with two GPUs gives their names and count") {
+    NodeState n;
+    std::string out = "@gpus\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-5678)\n"
+                      "@cpus 32\n@mem 257000\n@os Ubuntu 22.04.4 LTS\n@kernel 5.15.0\n@hostname gpu1\n@end\n";
+    REQUIRE(parse_probe_output(out, n).ok());
+    CHECK(n.gpus == 2);
+    CHECK(n.gpu_names[0] == "NVIDIA H100 80GB HBM3");
+    CHECK(n.cpus == 32);
+    CHECK(n.memory_mb == 257000);
+    CHECK(n.os == "Ubuntu 22.04.4 LTS");
+    CHECK(n.hostname == "gpu1");
+}
+
+TEST_CASE("probe output from a CPU-only node gives zero GPUs") {
+    NodeState n;
+    REQUIRE(parse_probe_output("@gpus\n@cpus 2\n@mem 1000\n@os Debian\n@kernel 6\n@hostname x\n@end\n", n).ok());
+    CHECK(n.gpus == 0);
+}
+
+TEST_CASE("truncated probe output is an error") {
+    NodeState n;
+    CHECK_FALSE(parse_probe_output("@gpus\n@cpus 2\n", n).ok());
+}
+
+TEST_CASE("slots follow the GPUs, default to 1, and the spec's override wins") {
+    Spec spec;
+    NodeState gpu_node, cpu_node;
+    gpu_node.gpus = 4;
+    CHECK(slots_for(spec, gpu_node) == 4);
+    CHECK(slots_for(spec, cpu_node) == 1);
+    spec.runtime.slots_per_node = 2;
+    CHECK(slots_for(spec, gpu_node) == 2);
+}
+
+TEST_CASE("hostfiles are written in each format, IPv6 bracketed for MPICH, strict for Horovod") {
+    std::vector<NodeState> nodes(2);
+    nodes[0].address = "10.0.0.1";
+    nodes[0].slots = 2;
+    nodes[1].address = "2001:db8::5";
+    nodes[1].slots = 1;
+    CHECK(format_hostfile(nodes, HostfileFormat::horovod) == "10.0.0.1 slots=2\n2001:db8::5 slots=1\n");
+    CHECK(format_hostfile(nodes, HostfileFormat::mpich) == "10.0.0.1:2\n[2001:db8::5]:1\n");
+    auto openmpi = format_hostfile(nodes, HostfileFormat::openmpi);
+    CHECK(openmpi.find("10.0.0.1 slots=2\n") != std::string::npos);
+}

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include "spec/SpecLoader.hpp"
+
+using namespace ddl;
+
+namespace {
+Spec load_ok(const std::string& text) {
+    auto r = SpecLoader::load_string(text, "cluster.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec.has_value());
+    return *r.spec;
+}
+} // namespace
+
+TEST_CASE("a minimal local spec gets every default") {
+    auto s = load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\n");
+    CHECK(s.target == Target::local);
+    CHECK(s.local.nodes == 2);
+    CHECK(s.local.bandwidth_bps == 0);
+    CHECK(s.node_count() == 2);
+    CHECK(s.hostfile_format == HostfileFormat::openmpi);
+    CHECK(s.runtime.slots_per_node == 0);
+    CHECK(s.services.nfs);
+    CHECK_FALSE(s.services.jupyter);
+}
+
+TEST_CASE("local bandwidth and subnet are parsed into numbers and canonical text") {
+    auto s = load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal: {nodes: 8, bandwidth: 10gbit, subnet: "
+                     "10.231.0.0/24}\n");
+    CHECK(s.local.nodes == 8);
+    CHECK(s.local.bandwidth_bps == 10'000'000'000ULL);
+    CHECK(s.local.subnet == "10.231.0.0/24");
+}
+
+TEST_CASE("an openstack spec counts master plus workers") {
+    auto s = load_ok(R"(apiVersion: ddl/v1
+name: cloud
+target: openstack
+nodes:
+  master: {flavor: m1, gpus: 0}
+  workers: {count: 7, flavor: g1, gpus: 2}
+access: {allowed_cidrs: [192.0.2.0/24, "2001:db8::/32"]}
+openstack: {cloud: c, external_network: public}
+)");
+    CHECK(s.node_count() == 8);
+    CHECK(s.workers.gpus == 2);
+    CHECK(s.access.allowed_cidrs == std::vector<std::string>{"192.0.2.0/24", "2001:db8::/32"});
+}
+
+TEST_CASE("slots_per_node accepts auto or a number") {
+    auto a = load_ok("apiVersion: ddl/v1\nname: d\ntarget: local\nruntime: {slots_per_node: auto}\n");
+    CHECK(a.runtime.slots_per_node == 0);
+    auto n = load_ok("apiVersion: ddl/v1\nname: d\ntarget: local\nruntime: {slots_per_node: 3}\n");
+    CHECK(n.runtime.slots_per_node == 3);
+}
+
+TEST_CASE("validate reports every problem, not only the first") {
+    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: Bad\ntarget: local\nlocal: {nodes: 99, bandwidth: x}\n",
+                                     "c.yaml");
+    CHECK_FALSE(r.spec.has_value());
+    CHECK(r.diagnostics.all().size() == 3);
+}
+
+TEST_CASE("validate reports an unknown key with a did-you-mean hint at its line") {
+    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: d\ntarget: local\nlocal:\n  nodez: 2\n", "c.yaml");
+    REQUIRE(r.diagnostics.all().size() == 1);
+    const auto& d = r.diagnostics.all()[0];
+    CHECK(d.pos.line == 5);
+    CHECK(d.pos.column == 3);
+    CHECK(d.hint == "did you mean \"nodes\"?");
+}
+
+TEST_CASE("the normalized JSON is stable for the same spec") {
+    auto a = load_ok("apiVersion: ddl/v1\nname: d\ntarget: local\n");
+    auto b = load_ok("target: local\nname: d\napiVersion: ddl/v1\n");
+    CHECK(a.to_json().dump() == b.to_json().dump());
+}
+
+TEST_CASE("is_dns_label accepts lowercase names and refuses the rest") {
+    CHECK(is_dns_label("a"));
+    CHECK(is_dns_label("ci-4-nodes"));
+    CHECK_FALSE(is_dns_label("-a"));
+    CHECK_FALSE(is_dns_label("a-"));
+    CHECK_FALSE(is_dns_label("A"));
+    CHECK_FALSE(is_dns_label("../etc"));
+    CHECK_FALSE(is_dns_label(""));
+}
