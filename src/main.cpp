@@ -1,3 +1,5 @@
 #include "cli/App.hpp"
 
-int main(int argc, char** argv) { return ddl::cli::run_app(argc, argv); }
+int main(int argc, char** argv) {
+    return ddl::cli::run_app(argc, argv);
+}

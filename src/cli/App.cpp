@@ -1,15 +1,14 @@
 #include "cli/App.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include <functional>
-#include <iostream>
-
 #include "cli/Commands.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "provision/Pipeline.hpp"
 #include "spec/Spec.hpp"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iostream>
 
 namespace ddl::cli {
 
@@ -34,29 +33,37 @@ int run_app(int argc, char** argv) {
     auto* init = app.add_subcommand("init", "Write a commented starter cluster.yaml");
     std::string init_target = "local", init_out = "cluster.yaml", init_name = "my-cluster";
     bool init_force = false;
-    init->add_option("--target", init_target, "Target infrastructure")->check(CLI::IsMember(targets))->capture_default_str();
-    init->add_option("-o,--output-file", init_out, "Where to write it ('-' for stdout)")->capture_default_str();
+    init->add_option("--target", init_target, "Target infrastructure")
+        ->check(CLI::IsMember(targets))
+        ->capture_default_str();
+    init->add_option("-o,--output-file", init_out, "Where to write it ('-' for stdout)")
+        ->capture_default_str();
     init->add_option("--name", init_name, "Cluster name")->capture_default_str();
     init->add_flag("--force", init_force, "Overwrite an existing file");
-    init->callback([&] { action = [&] { return cmd_init(g, init_target, init_out, init_name, init_force); }; });
+    init->callback(
+        [&] { action = [&] { return cmd_init(g, init_target, init_out, init_name, init_force); }; });
 
-    auto* validate = app.add_subcommand("validate", "Check a spec; report every problem at once (exit 2 if any)");
+    auto* validate =
+        app.add_subcommand("validate", "Check a spec; report every problem at once (exit 2 if any)");
     std::string file;
     validate->add_option("file", file, "cluster.yaml")->required();
     validate->callback([&] { action = [&] { return cmd_validate(g, file); }; });
 
-    auto* render = app.add_subcommand("render", "Write the target's inputs (deterministic) without deploying");
+    auto* render =
+        app.add_subcommand("render", "Write the target's inputs (deterministic) without deploying");
     std::string render_out = "rendered";
     render->add_option("file", file, "cluster.yaml")->required();
     render->add_option("--out", render_out, "Output folder")->capture_default_str();
     render->callback([&] { action = [&] { return cmd_render(g, file, render_out); }; });
 
-    auto* deploy = app.add_subcommand("deploy", "Validate, render, provision, configure, probe, write the hostfile");
+    auto* deploy =
+        app.add_subcommand("deploy", "Validate, render, provision, configure, probe, write the hostfile");
     DeployArgs da;
     deploy->add_option("file", da.file, "cluster.yaml")->required();
     deploy->add_option("--only", da.only, "Run just this phase")->check(CLI::IsMember(phase_names()));
     deploy->add_flag("-y,--yes", da.yes, "Do not ask for confirmation");
-    deploy->add_option("--ssh-timeout", da.ssh_timeout_s, "Seconds to wait for SSH on every node")->capture_default_str();
+    deploy->add_option("--ssh-timeout", da.ssh_timeout_s, "Seconds to wait for SSH on every node")
+        ->capture_default_str();
     deploy->callback([&] { action = [&] { return cmd_deploy(g, da); }; });
 
     auto* destroy = app.add_subcommand("destroy", "Tear down everything ddl created for a cluster");
@@ -96,13 +103,16 @@ int run_app(int argc, char** argv) {
 
     auto* run = app.add_subcommand("run", "Start a program on every slot (bundled runtime launcher)");
     run->allow_extras();
-    run->callback([&] { action = [&] { return cmd_not_available("run", "the bundled runtime (issue: runtime launcher)"); }; });
+    run->callback([&] {
+        action = [&] { return cmd_not_available("run", "the bundled runtime (issue: runtime launcher)"); };
+    });
     auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");
     bench->allow_extras();
     bench->callback([&] { action = [&] { return cmd_not_available("bench", "the benchmarks issue"); }; });
     auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
     smoke->allow_extras();
-    smoke->callback([&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
+    smoke->callback(
+        [&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
 
     try {
         app.parse(argc, argv);

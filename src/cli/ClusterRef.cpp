@@ -10,7 +10,8 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
     if (ref.empty()) {
         auto all = store.clusters();
         if (all.size() == 1) return all.front();
-        if (all.empty()) return Error{"no clusters in " + store.root() + "; deploy one with `ddl deploy cluster.yaml`"};
+        if (all.empty())
+            return Error{"no clusters in " + store.root() + "; deploy one with `ddl deploy cluster.yaml`"};
         return Error{"several clusters in " + store.root() + " (" + join(all, ", ") + "); name one"};
     }
     if (ends_with(ref, ".yaml") || ends_with(ref, ".yml") || ref.find('/') != std::string::npos) {
@@ -18,7 +19,8 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
         if (!loaded.spec) return Error{"cannot read " + ref + ":\n" + loaded.diagnostics.format_text()};
         return loaded.spec->name;
     }
-    if (!is_dns_label(ref)) return Error{"\"" + ref + "\" is not a cluster name (lowercase letters, digits, '-')"};
+    if (!is_dns_label(ref))
+        return Error{"\"" + ref + "\" is not a cluster name (lowercase letters, digits, '-')"};
     return ref;
 }
 

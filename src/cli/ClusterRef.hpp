@@ -1,8 +1,8 @@
 #pragma once
-#include <string>
-
 #include "state/StateStore.hpp"
 #include "util/Result.hpp"
+
+#include <string>
 
 namespace ddl::cli {
 

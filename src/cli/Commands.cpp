@@ -1,13 +1,5 @@
 #include "cli/Commands.hpp"
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdio>
-#include <iostream>
-#include <mutex>
-
 #include "cli/ClusterRef.hpp"
 #include "cli/StarterSpecs.hpp"
 #include "core/Diagnostics.hpp"
@@ -20,12 +12,21 @@
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <signal.h>
+#include <unistd.h>
+
 namespace ddl::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
 
-void on_signal(int) { g_interrupted = true; }
+void on_signal(int) {
+    g_interrupted = true;
+}
 
 // SIGINT/SIGTERM stop long commands at the next safe point instead of killing them mid-write.
 void install_signal_handlers() {
@@ -70,8 +71,10 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     if (!st) return st.error();
     oc->state = std::move(*st);
     auto loaded = SpecLoader::load_string(oc->state.spec_text, oc->state.cluster + " (stored spec)");
-    if (!loaded.spec) return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
-    oc->ctx.emplace(Context{*loaded.spec, oc->state, oc->store, oc->proc, oc->remote, oc->progress, {}, &g_interrupted});
+    if (!loaded.spec)
+        return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
+    oc->ctx.emplace(
+        Context{*loaded.spec, oc->state, oc->store, oc->proc, oc->remote, oc->progress, {}, &g_interrupted});
     log::add_file(oc->store.cluster_dir(*name) + "/logs/ddl.log");
     return oc;
 }
@@ -87,7 +90,8 @@ int cmd_not_available(const std::string& command, const std::string& issue_hint)
 int cmd_init(const GlobalOptions&, const std::string& target, const std::string& out, const std::string& name,
              bool force) {
     if (!is_dns_label(name)) {
-        std::cerr << "ddl init: --name must be DNS-safe (got \"" << name << "\")\nhint: lowercase letters, digits, '-'\n";
+        std::cerr << "ddl init: --name must be DNS-safe (got \"" << name
+                  << "\")\nhint: lowercase letters, digits, '-'\n";
         return exit_code::k_bad_input;
     }
     auto text = starter_spec(target, name);
@@ -100,7 +104,8 @@ int cmd_init(const GlobalOptions&, const std::string& target, const std::string&
         return exit_code::k_ok;
     }
     if (path_exists(out) && !force) {
-        std::cerr << "ddl init: " << out << " exists already\nhint: pass --force to overwrite it, or -o OTHER.yaml\n";
+        std::cerr << "ddl init: " << out
+                  << " exists already\nhint: pass --force to overwrite it, or -o OTHER.yaml\n";
         return exit_code::k_bad_input;
     }
     if (auto s = write_file_atomic(out, *text, 0644); !s) {
@@ -116,8 +121,8 @@ int cmd_validate(const GlobalOptions& g, const std::string& file) {
     print_diagnostics(g, r.diagnostics);
     if (!r.spec) return exit_code::k_bad_input;
     if (!g.json)
-        std::cout << file << ": valid (cluster " << r.spec->name << ", target " << to_string(r.spec->target) << ", "
-                  << r.spec->node_count() << " node(s))\n";
+        std::cout << file << ": valid (cluster " << r.spec->name << ", target " << to_string(r.spec->target)
+                  << ", " << r.spec->node_count() << " node(s))\n";
     return exit_code::k_ok;
 }
 
@@ -136,7 +141,8 @@ int cmd_render(const GlobalOptions& g, const std::string& file, const std::strin
         std::cerr << "ddl render: " << s.error().message << "\n";
         return exit_code::k_failure;
     }
-    for (const auto& [rel, content] : *files) std::cout << out_dir << "/" << rel << "\n";
+    for (const auto& [rel, content] : *files)
+        std::cout << out_dir << "/" << rel << "\n";
     return exit_code::k_ok;
 }
 
@@ -176,8 +182,9 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
             return exit_code::k_bad_input;
         }
         if (state.destroying) {
-            std::cerr << "ddl deploy: cluster " << spec.name << " is half destroyed\nhint: finish with `ddl destroy "
-                      << spec.name << "`, then deploy again\n";
+            std::cerr << "ddl deploy: cluster " << spec.name
+                      << " is half destroyed\nhint: finish with `ddl destroy " << spec.name
+                      << "`, then deploy again\n";
             return exit_code::k_failure;
         }
         if (state.spec != spec.to_json()) {
@@ -212,8 +219,8 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
                   std::to_string(spec.node_count()) + " node(s))");
     int rc = run_deploy(ctx, **driver, DeployRequest{a.only});
     if (rc == exit_code::k_ok)
-        progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name + "`, `ddl hostfile --cluster " +
-                      spec.name + "`, `ddl destroy " + spec.name + "`");
+        progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
+                      "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name + "`");
     return rc;
 }
 
@@ -258,15 +265,19 @@ int cmd_status(const GlobalOptions& g, const std::string& ref) {
         return exit_code::k_ok;
     }
     std::printf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
-    for (const auto& p : phase_names()) std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
-    std::printf("\n%-10s %-8s %-40s %5s %5s %6s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS", "SLOTS", "OS");
+    for (const auto& p : phase_names())
+        std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
+    std::printf("\n%-10s %-8s %-40s %5s %5s %6s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS", "SLOTS",
+                "OS");
     for (const auto& n : st.nodes)
         std::printf("%-10s %-8s %-40s %5d %5d %6d  %s\n", n.name.c_str(), n.group.c_str(),
-                    (n.address + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus, n.slots, n.os.c_str());
+                    (n.address + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus, n.slots,
+                    n.os.c_str());
     return exit_code::k_ok;
 }
 
-int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format, const std::string& out) {
+int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
+                 const std::string& out) {
     auto oc = open_cluster(g, ref, false, "");
     if (!oc) {
         std::cerr << "ddl hostfile: " << oc.error().message << "\n";
@@ -274,7 +285,8 @@ int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::stri
     }
     const auto& st = (*oc)->state;
     if (!st.phase_done("probe")) {
-        std::cerr << "ddl hostfile: cluster " << st.cluster << " has not been probed yet\nhint: run `ddl deploy` first\n";
+        std::cerr << "ddl hostfile: cluster " << st.cluster
+                  << " has not been probed yet\nhint: run `ddl deploy` first\n";
         return exit_code::k_failure;
     }
     HostfileFormat f = (*oc)->ctx->spec.hostfile_format;
@@ -322,15 +334,17 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
             failed.push_back(nodes[i].name + " (" + r.error().message + ")");
             return;
         }
-        for (const auto& line : split_lines(r->out)) std::cout << "[" << nodes[i].name << "] " << line << "\n";
-        for (const auto& line : split_lines(r->err)) std::cerr << "[" << nodes[i].name << "] " << line << "\n";
+        for (const auto& line : split_lines(r->out))
+            std::cout << "[" << nodes[i].name << "] " << line << "\n";
+        for (const auto& line : split_lines(r->err))
+            std::cerr << "[" << nodes[i].name << "] " << line << "\n";
         if (!r->ok()) failed.push_back(nodes[i].name + " (exit " + std::to_string(r->exit_status) + ")");
     });
     std::cout.flush();
     if (!failed.empty()) {
         std::sort(failed.begin(), failed.end());
-        std::cerr << "ddl exec: failed on " << failed.size() << " of " << nodes.size() << " node(s): " << join(failed, ", ")
-                  << "\n";
+        std::cerr << "ddl exec: failed on " << failed.size() << " of " << nodes.size()
+                  << " node(s): " << join(failed, ", ") << "\n";
         return exit_code::k_failure;
     }
     return exit_code::k_ok;
@@ -347,7 +361,8 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
     const NodeState* n = ctx.state.node(node);
     if (!n) {
         std::vector<std::string> names;
-        for (const auto& x : ctx.state.nodes) names.push_back(x.name);
+        for (const auto& x : ctx.state.nodes)
+            names.push_back(x.name);
         std::cerr << "ddl ssh: no node \"" << node << "\" in cluster " << ctx.state.cluster
                   << "\nhint: nodes are " << join(names, ", ") << "\n";
         return exit_code::k_bad_input;
@@ -370,7 +385,8 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
         argv.insert(argv.end(), command.begin(), command.end());
     }
     std::vector<char*> cargv;
-    for (auto& s : argv) cargv.push_back(s.data());
+    for (auto& s : argv)
+        cargv.push_back(s.data());
     cargv.push_back(nullptr);
     log::debug("exec: " + shell_join(argv));
     execvp("ssh", cargv.data());

@@ -10,8 +10,8 @@ struct GlobalOptions {
     bool json = false;
 };
 
-int cmd_init(const GlobalOptions& g, const std::string& target, const std::string& out, const std::string& name,
-             bool force);
+int cmd_init(const GlobalOptions& g, const std::string& target, const std::string& out,
+             const std::string& name, bool force);
 int cmd_validate(const GlobalOptions& g, const std::string& file);
 int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir);
 
@@ -24,7 +24,8 @@ struct DeployArgs {
 int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
 int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes);
 int cmd_status(const GlobalOptions& g, const std::string& ref);
-int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format, const std::string& out);
+int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
+                 const std::string& out);
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& nodes,
              const std::vector<std::string>& command, int timeout_s);
 int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,

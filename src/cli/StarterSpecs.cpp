@@ -1,7 +1,6 @@
 #include "cli/StarterSpecs.hpp"
 
 #include <kainjow/mustache.hpp>
-
 #include <map>
 
 namespace ddl::cli {

@@ -1,7 +1,7 @@
 #pragma once
-#include <string>
-
 #include "util/Result.hpp"
+
+#include <string>
 
 namespace ddl::cli {
 

@@ -13,7 +13,8 @@ void Diagnostics::warning(SourcePos pos, std::string message, std::string hint) 
 }
 
 bool Diagnostics::has_errors() const {
-    return std::any_of(m_items.begin(), m_items.end(), [](const auto& d) { return d.severity == Severity::error; });
+    return std::any_of(m_items.begin(), m_items.end(),
+                       [](const auto& d) { return d.severity == Severity::error; });
 }
 
 std::vector<Diagnostic> Diagnostics::sorted() const {

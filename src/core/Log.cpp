@@ -1,15 +1,14 @@
 #include "core/Log.hpp"
 
+#include "util/Process.hpp"
+
 #include <fcntl.h>
+#include <mutex>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <mutex>
 #include <vector>
-
-#include "util/Process.hpp"
 
 namespace ddl::log {
 namespace {
@@ -80,15 +79,26 @@ void register_secret(const std::string& secret) {
 std::string redact(std::string text) {
     std::lock_guard lock(g_mutex);
     for (const auto& s : g_secrets) {
-        for (auto pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + 3)) text.replace(pos, s.size(), "***");
+        for (auto pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + 3))
+            text.replace(pos, s.size(), "***");
     }
     return text;
 }
 
-void info(const std::string& msg) { logger().info(redact(msg)); }
-void warn(const std::string& msg) { logger().warn(redact(msg)); }
-void error(const std::string& msg) { logger().error(redact(msg)); }
-void debug(const std::string& msg) { logger().debug(redact(msg)); }
-bool verbose() { return g_level == Level::verbose; }
+void info(const std::string& msg) {
+    logger().info(redact(msg));
+}
+void warn(const std::string& msg) {
+    logger().warn(redact(msg));
+}
+void error(const std::string& msg) {
+    logger().error(redact(msg));
+}
+void debug(const std::string& msg) {
+    logger().debug(redact(msg));
+}
+bool verbose() {
+    return g_level == Level::verbose;
+}
 
 } // namespace ddl::log

@@ -1,10 +1,10 @@
 #include "provision/Configure.hpp"
 
-#include <filesystem>
-
 #include "core/Log.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
+
+#include <filesystem>
 
 namespace ddl {
 namespace {
@@ -23,7 +23,8 @@ std::string yaml_quote(const std::string& s) {
 std::string render_inventory(const Context& ctx) {
     std::string ssh_args = "-o UserKnownHostsFile=" + ctx.known_hosts_path() +
                            " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o ControlMaster=no";
-    std::string out = "# Written by ddl from the cluster state; regenerated on every configure run.\nall:\n  vars:\n";
+    std::string out =
+        "# Written by ddl from the cluster state; regenerated on every configure run.\nall:\n  vars:\n";
     out += "    ansible_ssh_private_key_file: " + yaml_quote(ctx.key_path()) + "\n";
     out += "    ansible_ssh_common_args: " + yaml_quote(ssh_args) + "\n";
     out += "    ansible_python_interpreter: /usr/bin/python3\n  children:\n";
@@ -34,10 +35,12 @@ std::string render_inventory(const Context& ctx) {
             if (!pred(n)) continue;
             any = true;
             out += "        " + n.name + ":\n          ansible_host: " + yaml_quote(n.address) +
-                   "\n          ansible_port: " + std::to_string(n.port) + "\n          ansible_user: " +
-                   yaml_quote(n.user) + "\n";
+                   "\n          ansible_port: " + std::to_string(n.port) +
+                   "\n          ansible_user: " + yaml_quote(n.user) + "\n";
         }
-        if (!any) out.replace(out.size() - std::string("      hosts:\n").size(), std::string::npos, "      hosts: {}\n");
+        if (!any)
+            out.replace(out.size() - std::string("      hosts:\n").size(), std::string::npos,
+                        "      hosts: {}\n");
     };
     group("master", [](const NodeState& n) { return n.group == "master"; });
     group("workers", [](const NodeState& n) { return n.group != "master"; });
@@ -45,34 +48,29 @@ std::string render_inventory(const Context& ctx) {
     return out;
 }
 
-Result<AnsibleSummary> parse_ansible_json(const std::string& out) {
-    auto start = out.find('{');
-    if (start == std::string::npos) return Error{"ansible-playbook printed no result"};
-    auto j = nlohmann::json::parse(out.substr(start), nullptr, false);
-    if (j.is_discarded()) return Error{"ansible-playbook's result is not JSON"};
+Result<AnsibleSummary> parse_ansible_events(const std::string& out) {
     AnsibleSummary s;
-    const nlohmann::json empty_object = nlohmann::json::object(), empty_array = nlohmann::json::array();
-    const auto& stats = j.contains("stats") ? j.at("stats") : empty_object;
-    for (auto it = stats.begin(); it != stats.end(); ++it) {
-        s.changed[it.key()] = it->value("changed", 0);
-        s.failures[it.key()] = it->value("failures", 0) + it->value("unreachable", 0);
-    }
-    const auto& plays = j.contains("plays") ? j.at("plays") : empty_array;
-    for (const auto& play : plays) {
-        if (!play.contains("tasks")) continue;
-        for (const auto& task : play.at("tasks")) {
-            std::string name = task.contains("task") ? task.at("task").value("name", "?") : "?";
-            if (!task.contains("hosts")) continue;
-            const auto& hosts = task.at("hosts");
+    bool have_stats = false;
+    for (const auto& line : split_lines(out)) {
+        if (line.empty() || line.front() != '{') continue;
+        auto ev = nlohmann::json::parse(line, nullptr, false);
+        if (ev.is_discarded() || !ev.is_object()) continue;
+        std::string kind = ev.value("event", "");
+        if (kind == "result") {
+            std::string status = ev.value("status", "");
+            if (status == "failed" || status == "unreachable")
+                s.failed_tasks.push_back(ev.value("host", "?") + ": " + ev.value("task", "?") + ": " +
+                                         trim(ev.value("msg", "")));
+        } else if (kind == "stats" && ev.contains("hosts")) {
+            have_stats = true;
+            const auto& hosts = ev.at("hosts");
             for (auto h = hosts.begin(); h != hosts.end(); ++h) {
-                if (h->value("failed", false) || h->value("unreachable", false)) {
-                    std::string msg = h->value("msg", "");
-                    if (msg.empty()) msg = h->value("stderr", "");
-                    s.failed_tasks.push_back(h.key() + ": " + name + ": " + trim(msg));
-                }
+                s.changed[h.key()] = h->value("changed", 0);
+                s.failures[h.key()] = h->value("failures", 0) + h->value("unreachable", 0);
             }
         }
     }
+    if (!have_stats) return Error{"ansible-playbook ended without a result"};
     return s;
 }
 
@@ -85,11 +83,12 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     std::string dir = ctx.cluster_dir() + "/ansible";
     if (auto s = make_dirs(dir, 0700); !s) return s.error();
     if (auto s = write_file_atomic(dir + "/inventory.yml", render_inventory(ctx), 0600); !s) return s.error();
-    if (auto s = write_file_atomic(dir + "/vars.json", ctx.spec.to_json().dump(2), 0600); !s) return s.error();
+    if (auto s = write_file_atomic(dir + "/vars.json", ctx.spec.to_json().dump(2), 0600); !s)
+        return s.error();
     auto rendered_vars = ctx.cluster_dir() + "/rendered/ansible/vars.json";
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars},
               .cwd = data_dir() + "/playbooks",
-              .env_set = {{"ANSIBLE_STDOUT_CALLBACK", "json"},
+              .env_set = {{"ANSIBLE_CONFIG", data_dir() + "/playbooks/ansible.cfg"},
                           {"ANSIBLE_PIPELINING", "True"},
                           {"ANSIBLE_FORKS", std::to_string(std::max<std::size_t>(4, ctx.state.nodes.size()))},
                           {"ANSIBLE_HOST_KEY_CHECKING", "True"},
@@ -100,20 +99,22 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
               .timeout = std::chrono::minutes(60)};
     auto r = ctx.proc.run(c);
     if (!r) return r.error();
-    (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.json", log::redact(r->out), 0600);
+    (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.jsonl", log::redact(r->out), 0600);
     (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.stderr", log::redact(r->err), 0600);
-    auto summary = parse_ansible_json(r->out);
+    auto summary = parse_ansible_events(r->out);
     if (!summary) {
-        return Error{"ansible-playbook failed (exit " + std::to_string(r->exit_code) + "): " +
-                     trim(r->err.substr(r->err.size() > 600 ? r->err.size() - 600 : 0)) + " (full log: " +
-                     ctx.cluster_dir() + "/logs/ansible.stderr)"};
+        return Error{"ansible-playbook failed (exit " + std::to_string(r->exit_code) +
+                     "): " + trim(r->err.substr(r->err.size() > 600 ? r->err.size() - 600 : 0)) +
+                     " (full log: " + ctx.cluster_dir() + "/logs/ansible.stderr)"};
     }
     if (!r->success()) {
-        std::string detail = summary->failed_tasks.empty() ? "see the log" : join(summary->failed_tasks, "\n      ");
+        std::string detail =
+            summary->failed_tasks.empty() ? "see the log" : join(summary->failed_tasks, "\n      ");
         return Error{"configure failed:\n      " + detail + "\n    (full log: " + ctx.cluster_dir() +
-                     "/logs/ansible.json)"};
+                     "/logs/ansible.jsonl)"};
     }
-    for (const auto& [host, n] : summary->changed) ctx.progress.node(host, std::to_string(n) + " change(s)");
+    for (const auto& [host, n] : summary->changed)
+        ctx.progress.node(host, std::to_string(n) + " change(s)");
     return summary;
 }
 

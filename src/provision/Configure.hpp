@@ -8,13 +8,13 @@ namespace ddl {
 std::string render_inventory(const Context& ctx);
 
 struct AnsibleSummary {
-    std::map<std::string, int> changed;  // per host
-    std::map<std::string, int> failures; // per host (failures + unreachable)
+    std::map<std::string, int> changed;    // per host
+    std::map<std::string, int> failures;   // per host (failures + unreachable)
     std::vector<std::string> failed_tasks; // "node: task: message"
 };
 
-// Parses the output of ansible-playbook's json stdout callback.
-Result<AnsibleSummary> parse_ansible_json(const std::string& out);
+// Parses the JSON lines of ddl's own stdout callback (playbooks/callback_plugins/ddl_events.py).
+Result<AnsibleSummary> parse_ansible_events(const std::string& out);
 
 // Runs playbooks/site.yml with the rendered inventory; succeeds with a note when there is no playbook.
 Result<AnsibleSummary> run_configure(Context& ctx);

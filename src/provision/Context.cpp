@@ -1,8 +1,8 @@
 #include "provision/Context.hpp"
 
-#include <cstdlib>
-
 #include "util/Files.hpp"
+
+#include <cstdlib>
 
 namespace ddl {
 
@@ -26,7 +26,9 @@ Status Context::run(const Command& cmd) const {
     return {};
 }
 
-Result<ProcessResult> Context::run_capture(const Command& cmd) const { return proc.run(cmd); }
+Result<ProcessResult> Context::run_capture(const Command& cmd) const {
+    return proc.run(cmd);
+}
 
 std::string data_dir() {
     if (const char* env = std::getenv("DDL_DATA_DIR"); env && *env) return env;

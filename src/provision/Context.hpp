@@ -1,15 +1,15 @@
 #pragma once
 // Everything a phase needs, passed explicitly: the spec, the cluster's state and the side-effect
 // interfaces (processes, SSH, progress). Tests build a Context around fakes.
-#include <atomic>
-#include <chrono>
-#include <string>
-
 #include "provision/Progress.hpp"
 #include "remote/RemoteExecutor.hpp"
 #include "spec/Spec.hpp"
 #include "state/StateStore.hpp"
 #include "util/Process.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <string>
 
 namespace ddl {
 

@@ -1,9 +1,9 @@
 #pragma once
-#include <string>
-#include <vector>
-
 #include "spec/Spec.hpp"
 #include "state/ClusterState.hpp"
+
+#include <string>
+#include <vector>
 
 namespace ddl {
 

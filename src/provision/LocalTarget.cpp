@@ -1,16 +1,15 @@
 #include "provision/LocalTarget.hpp"
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <mutex>
-#include <thread>
-
 #include "core/Log.hpp"
 #include "remote/SshKeys.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
+
+#include <mutex>
+#include <signal.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 namespace ddl {
 namespace {
@@ -43,7 +42,9 @@ bool has_netns(const Context& ctx, const std::string& ns) {
     return std::find(all.begin(), all.end(), ns) != all.end();
 }
 
-std::string node_dir(const Context& ctx, const std::string& node) { return ctx.cluster_dir() + "/nodes/" + node; }
+std::string node_dir(const Context& ctx, const std::string& node) {
+    return ctx.cluster_dir() + "/nodes/" + node;
+}
 
 // True when the sshd recorded in the node's pidfile is alive and is ours.
 bool sshd_running(const Context& ctx, const std::string& node) {
@@ -59,12 +60,14 @@ bool sshd_running(const Context& ctx, const std::string& node) {
 
 Status LocalTarget::preflight(const Context& ctx) {
     if (geteuid() != 0)
-        return Error{"target local needs root: it creates network namespaces, a bridge and veth links, shapes them "
-                     "with tc and starts an sshd per node. Run ddl as root (e.g. sudo ddl deploy " +
-                     ctx.spec.source_file + ")"};
+        return Error{
+            "target local needs root: it creates network namespaces, a bridge and veth links, shapes them "
+            "with tc and starts an sshd per node. Run ddl as root (e.g. sudo ddl deploy " +
+            ctx.spec.source_file + ")"};
     for (const char* tool : {"ip", "tc", "nsenter", "unshare", "mount"}) {
         if (find_in_path(tool).empty())
-            return Error{std::string("target local needs `") + tool + "` on PATH; install iproute2 and util-linux"};
+            return Error{std::string("target local needs `") + tool +
+                         "` on PATH; install iproute2 and util-linux"};
     }
     if (access(k_sshd, X_OK) != 0)
         return Error{"target local needs the OpenSSH server (" + std::string(k_sshd) +
@@ -93,7 +96,8 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
     chmod((dir + "/opt_ddl").c_str(), 0755);
     chmod((dir + "/etc_ddl").c_str(), 0755);
     std::string hosts = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n";
-    for (const auto& n : plan.nodes) hosts += n.address + " " + n.name + " " + plan.cluster + "-" + n.name + "\n";
+    for (const auto& n : plan.nodes)
+        hosts += n.address + " " + n.name + " " + plan.cluster + "-" + n.name + "\n";
     auto pub = read_file(ctx.key_path() + ".pub");
     if (!pub) return pub.error();
     auto host_key = ensure_keypair(dir + "/ssh_host_ed25519_key", "host-" + node.name);
@@ -121,14 +125,17 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                               "Subsystem sftp internal-sftp\n";
     std::string resolv = "# Names resolve from /etc/hosts; nothing answers here, so lookups fail at once.\n"
                          "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
-    std::string init = "#!/bin/sh\n# Runs inside the node's private mount and UTS namespaces, then becomes its sshd.\nset -eu\n";
-    for (const auto& [src, dst] : std::vector<std::pair<std::string, std::string>>{{dir + "/etc_ddl", "/etc/ddl"},
-                                                                                   {dir + "/opt_ddl", "/opt/ddl"},
-                                                                                   {dir + "/hosts", "/etc/hosts"},
-                                                                                   {dir + "/hostname", "/etc/hostname"},
-                                                                                   {dir + "/resolv.conf", "/etc/resolv.conf"}})
+    std::string init = "#!/bin/sh\n# Runs inside the node's private mount and UTS namespaces, then becomes "
+                       "its sshd.\nset -eu\n";
+    for (const auto& [src, dst] :
+         std::vector<std::pair<std::string, std::string>>{{dir + "/etc_ddl", "/etc/ddl"},
+                                                          {dir + "/opt_ddl", "/opt/ddl"},
+                                                          {dir + "/hosts", "/etc/hosts"},
+                                                          {dir + "/hostname", "/etc/hostname"},
+                                                          {dir + "/resolv.conf", "/etc/resolv.conf"}})
         init += "mount --bind " + shell_quote(src) + " " + shell_quote(dst) + "\n";
-    init += "if [ -e /root/.bashrc ]; then mount --bind " + shell_quote(dir + "/bashrc") + " /root/.bashrc; fi\n";
+    init +=
+        "if [ -e /root/.bashrc ]; then mount --bind " + shell_quote(dir + "/bashrc") + " /root/.bashrc; fi\n";
     init += "hostname " + shell_quote(node.name) + "\n";
     init += "exec " + std::string(k_sshd) + " -f " + shell_quote(dir + "/sshd_config") + "\n";
     struct F {
@@ -163,25 +170,31 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
     }
     if (!link_exists(ctx, n.veth_host)) {
         // A half-made pair from an interrupted run: the node end may sit in the namespace already.
-        if (link_exists(ctx, "eth0", n.netns)) (void)ctx.proc.run({.argv = {"ip", "-n", n.netns, "link", "del", "eth0"}});
-        if (auto s = ctx.run({.argv = {"ip", "link", "add", n.veth_host, "type", "veth", "peer", "name", n.veth_node,
-                                       "netns", n.netns}});
+        if (link_exists(ctx, "eth0", n.netns))
+            (void)ctx.proc.run({.argv = {"ip", "-n", n.netns, "link", "del", "eth0"}});
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", n.veth_host, "type", "veth", "peer", "name",
+                                       n.veth_node, "netns", n.netns}});
             !s)
             return s;
     }
-    if (auto s = ctx.run({.argv = {"ip", "link", "set", n.veth_host, "master", plan.bridge, "up"}}); !s) return s;
+    if (auto s = ctx.run({.argv = {"ip", "link", "set", n.veth_host, "master", plan.bridge, "up"}}); !s)
+        return s;
     if (!link_exists(ctx, "eth0", n.netns)) {
-        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", n.veth_node, "name", "eth0"}}); !s) return s;
+        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", n.veth_node, "name", "eth0"}}); !s)
+            return s;
     }
     auto addr = n.address + "/" + std::to_string(plan.prefix);
     auto r = ctx.proc.run({.argv = {"ip", "-n", n.netns, "-o", "addr", "show", "dev", "eth0"}});
     if (r && r->out.find(" " + addr + " ") == std::string::npos) {
-        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "addr", "add", addr, "dev", "eth0"}}); !s) return s;
+        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "addr", "add", addr, "dev", "eth0"}}); !s)
+            return s;
     }
     for (const auto& dev : {"lo", "eth0"}) {
         if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", dev, "up"}}); !s) return s;
     }
-    if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}}); !s)
+    if (auto s = ctx.run(
+            {.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}});
+        !s)
         return s;
     if (auto s = write_node_files(ctx, plan, index); !s) return s;
     return start_sshd(ctx, n);
@@ -198,8 +211,8 @@ Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::
                 (void)ctx.proc.run(c); // absent qdisc: nothing to remove
                 continue;
             }
-            c.argv.insert(c.argv.end(), {"replace", "dev", devs[e], "root", "tbf", "rate", std::to_string(bps) + "bit",
-                                         "burst", "1mb", "latency", "50ms"});
+            c.argv.insert(c.argv.end(), {"replace", "dev", devs[e], "root", "tbf", "rate",
+                                         std::to_string(bps) + "bit", "burst", "1mb", "latency", "50ms"});
             if (auto s = ctx.run(c); !s) return s;
         }
     }
@@ -261,24 +274,30 @@ Status LocalTarget::destroy(Context& ctx) {
                 auto pids = ctx.proc.run({.argv = {"ip", "netns", "pids", n.netns}});
                 if (!pids || trim(pids->out).empty()) break;
                 for (const auto& line : split_lines(pids->out)) {
-                    if (auto pid = parse_int(trim(line)); pid && *pid > 1) kill(static_cast<pid_t>(*pid), SIGKILL);
+                    if (auto pid = parse_int(trim(line)); pid && *pid > 1)
+                        kill(static_cast<pid_t>(*pid), SIGKILL);
                 }
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
-            if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s) problems.push_back(s.error().message);
+            if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s)
+                problems.push_back(s.error().message);
         }
         if (link_exists(ctx, n.veth_host)) {
-            if (auto s = ctx.run({.argv = {"ip", "link", "del", n.veth_host}}); !s) problems.push_back(s.error().message);
+            if (auto s = ctx.run({.argv = {"ip", "link", "del", n.veth_host}}); !s)
+                problems.push_back(s.error().message);
         }
     }
     if (link_exists(ctx, plan.bridge)) {
-        if (auto s = ctx.run({.argv = {"ip", "link", "del", plan.bridge}}); !s) problems.push_back(s.error().message);
+        if (auto s = ctx.run({.argv = {"ip", "link", "del", plan.bridge}}); !s)
+            problems.push_back(s.error().message);
     }
     // Mount points go only when no other local cluster's node still uses them.
     bool others = false;
-    for (const auto& ns : netns_list(ctx)) others = others || starts_with(ns, "ddl-");
+    for (const auto& ns : netns_list(ctx))
+        others = others || starts_with(ns, "ddl-");
     if (!others && td.contains("created_mountpoints")) {
-        for (const auto& mp : td["created_mountpoints"]) rmdir(mp.get<std::string>().c_str());
+        for (const auto& mp : td["created_mountpoints"])
+            rmdir(mp.get<std::string>().c_str());
     }
     (void)remove_tree(ctx.cluster_dir() + "/nodes");
     if (!problems.empty()) return Error{join(problems, "; ")};

@@ -1,7 +1,5 @@
 #include "provision/Pipeline.hpp"
 
-#include <thread>
-
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "provision/Configure.hpp"
@@ -10,6 +8,8 @@
 #include "render/Renderer.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
+
+#include <thread>
 
 namespace ddl {
 namespace {
@@ -49,7 +49,9 @@ Status phase_configure(Context& ctx, TargetDriver&) {
     return {};
 }
 
-Status phase_probe(Context& ctx, TargetDriver&) { return probe_nodes(ctx); }
+Status phase_probe(Context& ctx, TargetDriver&) {
+    return probe_nodes(ctx);
+}
 
 Status phase_hostfile(Context& ctx, TargetDriver&) {
     std::string text = format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format);
@@ -60,7 +62,9 @@ Status phase_hostfile(Context& ctx, TargetDriver&) {
         results[i] = ctx.remote.upload(ctx.endpoint(nodes[i]), text, "/etc/ddl/hostfile", 0644);
     });
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!results[i]) return Error{"cannot write /etc/ddl/hostfile on " + nodes[i].name + ": " + results[i].error().message};
+        if (!results[i])
+            return Error{"cannot write /etc/ddl/hostfile on " + nodes[i].name + ": " +
+                         results[i].error().message};
     }
     return {};
 }
@@ -69,7 +73,8 @@ Status phase_hostfile(Context& ctx, TargetDriver&) {
 
 const std::vector<Phase>& deploy_phases() {
     static const std::vector<Phase> phases{
-        {"render", "inputs for the target's tools come first; they are reviewable before anything exists", phase_render},
+        {"render", "inputs for the target's tools come first; they are reviewable before anything exists",
+         phase_render},
         {"provision", "machines must exist before anything can reach them", phase_provision},
         {"wait-ssh", "new machines take a while to accept SSH; everything after needs it", phase_wait_ssh},
         {"configure", "roles need SSH and shape the nodes before we measure them", phase_configure},
@@ -81,7 +86,8 @@ const std::vector<Phase>& deploy_phases() {
 
 std::vector<std::string> phase_names() {
     std::vector<std::string> out;
-    for (const auto& p : deploy_phases()) out.push_back(p.name);
+    for (const auto& p : deploy_phases())
+        out.push_back(p.name);
     return out;
 }
 
@@ -93,8 +99,9 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         if (!req.only_phase.empty()) {
             for (std::size_t k = 0; k < i; ++k) {
                 if (!ctx.state.phase_done(phases[k].name)) {
-                    ctx.progress.phase_failed(phase.name, "phase " + phases[k].name +
-                                                              " has not run yet; run `ddl deploy` without --only first");
+                    ctx.progress.phase_failed(phase.name,
+                                              "phase " + phases[k].name +
+                                                  " has not run yet; run `ddl deploy` without --only first");
                     return exit_code::k_failure;
                 }
             }
@@ -103,7 +110,8 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
             continue;
         }
         if (ctx.stop_requested()) {
-            ctx.progress.note("interrupted: stopped before " + phase.name + "; `ddl deploy` resumes from here");
+            ctx.progress.note("interrupted: stopped before " + phase.name +
+                              "; `ddl deploy` resumes from here");
             return 130;
         }
         ctx.progress.phase_start(phase.name, phase.why);
@@ -113,8 +121,9 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         if (!status) {
             (void)ctx.save();
             ctx.progress.phase_failed(phase.name, status.error().message);
-            ctx.progress.note("fix the problem and run `ddl deploy` again: finished phases are kept; `ddl destroy " +
-                              ctx.state.cluster + "` removes what exists");
+            ctx.progress.note(
+                "fix the problem and run `ddl deploy` again: finished phases are kept; `ddl destroy " +
+                ctx.state.cluster + "` removes what exists");
             return exit_code::k_failure;
         }
         ctx.state.mark_done(phase.name, utc_now_iso());
@@ -132,12 +141,14 @@ int run_destroy(Context& ctx, TargetDriver& driver, int attempts) {
     (void)ctx.save();
     Status last;
     for (int attempt = 1; attempt <= attempts; ++attempt) {
-        ctx.progress.phase_start("destroy", "attempt " + std::to_string(attempt) + " of " + std::to_string(attempts));
+        ctx.progress.phase_start("destroy",
+                                 "attempt " + std::to_string(attempt) + " of " + std::to_string(attempts));
         auto t0 = std::chrono::steady_clock::now();
         last = driver.destroy(ctx);
         if (last) {
-            ctx.progress.phase_done("destroy", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                                    false);
+            ctx.progress.phase_done(
+                "destroy", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                false);
             log::close_file();
             if (auto s = ctx.store.remove(ctx.state.cluster); !s) {
                 ctx.progress.phase_failed("destroy", s.error().message);

@@ -1,12 +1,12 @@
 #pragma once
 // ddl deploy / destroy as lists of named phases over one cluster's state. Each phase's success is
 // recorded, so a failed or interrupted deploy resumes where it stopped and a re-run converges.
+#include "provision/Context.hpp"
+#include "provision/Targets.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "provision/Context.hpp"
-#include "provision/Targets.hpp"
 
 namespace ddl {
 

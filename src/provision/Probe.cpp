@@ -28,10 +28,11 @@ Status parse_probe_output(const std::string& out, NodeState& node) {
             if (starts_with(line, "GPU ")) {
                 auto colon = line.find(": ");
                 auto uuid = line.find(" (UUID");
-                node.gpu_names.push_back(colon == std::string::npos ? line
-                                                                    : line.substr(colon + 2, uuid == std::string::npos
-                                                                                                 ? std::string::npos
-                                                                                                 : uuid - colon - 2));
+                node.gpu_names.push_back(colon == std::string::npos
+                                             ? line
+                                             : line.substr(colon + 2, uuid == std::string::npos
+                                                                          ? std::string::npos
+                                                                          : uuid - colon - 2));
             }
         } else if (starts_with(line, "@cpus ")) {
             node.cpus = static_cast<int>(parse_int(line.substr(6)).value_or(0));

@@ -1,13 +1,12 @@
 #include "provision/Progress.hpp"
 
-#include <unistd.h>
+#include "core/Log.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
-
-#include "core/Log.hpp"
+#include <unistd.h>
 
 namespace ddl {
 namespace {
@@ -54,8 +53,12 @@ void ConsoleProgress::phase_failed(const std::string& phase, const std::string& 
     line(paint("    " + phase + ": FAILED", "31") + ": " + message);
 }
 
-void ConsoleProgress::node(const std::string& node, const std::string& message) { line("    [" + node + "] " + message); }
+void ConsoleProgress::node(const std::string& node, const std::string& message) {
+    line("    [" + node + "] " + message);
+}
 
-void ConsoleProgress::note(const std::string& message) { line(message); }
+void ConsoleProgress::note(const std::string& message) {
+    line(message);
+}
 
 } // namespace ddl

@@ -1,9 +1,9 @@
 #include "provision/Targets.hpp"
 
+#include "provision/LocalTarget.hpp"
+
 #include <functional>
 #include <map>
-
-#include "provision/LocalTarget.hpp"
 
 namespace ddl {
 
@@ -15,8 +15,9 @@ Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target) {
     };
     auto it = table.find(target);
     if (it == table.end())
-        return Error{"deploying to target " + to_string(target) +
-                     " is not available in this version of ddl (only target local is); see the README's target table"};
+        return Error{
+            "deploying to target " + to_string(target) +
+            " is not available in this version of ddl (only target local is); see the README's target table"};
     return it->second();
 }
 

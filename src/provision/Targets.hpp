@@ -1,10 +1,10 @@
 #pragma once
 // The target table: one entry per kind of infrastructure. Everything after "provision" is the same
 // pipeline for all targets; a target only knows how to create and remove its machines.
+#include "provision/Context.hpp"
+
 #include <memory>
 #include <string>
-
-#include "provision/Context.hpp"
 
 namespace ddl {
 

@@ -12,8 +12,8 @@ Result<ExecResult> LibsshExecutor::exec(const SshEndpoint& ep, const std::string
     return s->exec(command, "", timeout);
 }
 
-Status LibsshExecutor::upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path,
-                              int mode) {
+Status LibsshExecutor::upload(const SshEndpoint& ep, const std::string& content,
+                              const std::string& remote_path, int mode) {
     auto s = SshSession::connect(ep, std::chrono::seconds(30));
     if (!s) return s.error();
     return s->upload(content, remote_path, mode);
@@ -24,7 +24,8 @@ Status LibsshExecutor::wait_ready(const SshEndpoint& ep, std::chrono::millisecon
     auto delay = std::chrono::milliseconds(200);
     std::string last;
     while (true) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
         if (left.count() <= 0) break;
         auto s = SshSession::connect(ep, std::max(left, std::chrono::milliseconds(1000)));
         if (s) {
@@ -40,8 +41,8 @@ Status LibsshExecutor::wait_ready(const SshEndpoint& ep, std::chrono::millisecon
                                                         end - std::chrono::steady_clock::now())));
         delay = std::min(delay * 2, std::chrono::milliseconds(3000));
     }
-    return Error{"SSH to " + ep.label() + " not ready after " + std::to_string(deadline.count() / 1000) + " s" +
-                 (last.empty() ? "" : " (last error: " + last + ")")};
+    return Error{"SSH to " + ep.label() + " not ready after " + std::to_string(deadline.count() / 1000) +
+                 " s" + (last.empty() ? "" : " (last error: " + last + ")")};
 }
 
 void parallel_for(std::size_t count, std::size_t parallel, const std::function<void(std::size_t)>& fn) {
@@ -50,9 +51,11 @@ void parallel_for(std::size_t count, std::size_t parallel, const std::function<v
     std::size_t n = std::max<std::size_t>(1, std::min(parallel, count));
     for (std::size_t t = 0; t < n; ++t)
         threads.emplace_back([&] {
-            for (std::size_t i = next++; i < count; i = next++) fn(i);
+            for (std::size_t i = next++; i < count; i = next++)
+                fn(i);
         });
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        t.join();
 }
 
 } // namespace ddl

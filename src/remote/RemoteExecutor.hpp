@@ -1,12 +1,12 @@
 #pragma once
 // The seam between the pipeline and SSH: phases talk to nodes only through this interface, so unit
 // tests substitute a recording fake and the e2e tests use real sshd's.
+#include "remote/SshSession.hpp"
+
 #include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "remote/SshSession.hpp"
 
 namespace ddl {
 
@@ -25,7 +25,8 @@ class LibsshExecutor : public RemoteExecutor {
 public:
     Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
                             std::chrono::milliseconds timeout) override;
-    Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path, int mode) override;
+    Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path,
+                  int mode) override;
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) override;
 };
 

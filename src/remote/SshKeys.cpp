@@ -1,15 +1,13 @@
 #include "remote/SshKeys.hpp"
 
-#include <libssh/libssh.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdio>
-
-#include <memory>
-
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
+
+#include <cstdio>
+#include <libssh/libssh.h>
+#include <memory>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ddl {
 namespace {
@@ -27,7 +25,8 @@ Result<std::string> ensure_keypair(const std::string& private_path, const std::s
         return trim(*pub);
     }
     ssh_key raw = nullptr;
-    if (ssh_pki_generate(SSH_KEYTYPE_ED25519, 0, &raw) != SSH_OK) return Error{"cannot generate an ed25519 key"};
+    if (ssh_pki_generate(SSH_KEYTYPE_ED25519, 0, &raw) != SSH_OK)
+        return Error{"cannot generate an ed25519 key"};
     KeyPtr key(raw);
     // Export to a temp name, then rename: a crash never leaves a half-written key behind.
     std::string tmp = private_path + ".tmp";

@@ -1,19 +1,20 @@
 #include "remote/SshSession.hpp"
 
+#include "util/Net.hpp"
+
+#include <fcntl.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
-#include <fcntl.h>
 #include <poll.h>
-
 #include <thread>
-
-#include "util/Net.hpp"
 
 namespace ddl {
 
 struct SshSession::Bridge {};
 
-std::string SshEndpoint::label() const { return user + "@" + host_for_port(host) + ":" + std::to_string(port); }
+std::string SshEndpoint::label() const {
+    return user + "@" + host_for_port(host) + ":" + std::to_string(port);
+}
 
 SshSession::SshSession() = default;
 
@@ -25,7 +26,8 @@ SshSession::~SshSession() {
 }
 
 SshSession::SshSession(SshSession&& o) noexcept
-    : m_session(o.m_session), m_jump(std::move(o.m_jump)), m_bridge_fd(o.m_bridge_fd), m_bridge(std::move(o.m_bridge)) {
+    : m_session(o.m_session), m_jump(std::move(o.m_jump)), m_bridge_fd(o.m_bridge_fd),
+      m_bridge(std::move(o.m_bridge)) {
     o.m_session = nullptr;
     o.m_bridge_fd = -1;
 }
@@ -60,7 +62,8 @@ struct KeyFree {
 
 Status verify_host(ssh_session s, const SshEndpoint& ep) {
     ssh_key raw = nullptr;
-    if (ssh_get_server_publickey(s, &raw) != SSH_OK) return Error{"cannot read the host key of " + ep.label()};
+    if (ssh_get_server_publickey(s, &raw) != SSH_OK)
+        return Error{"cannot read the host key of " + ep.label()};
     std::unique_ptr<std::remove_pointer_t<ssh_key>, KeyFree> key(raw);
     unsigned char* hash = nullptr;
     size_t hlen = 0;
@@ -74,7 +77,8 @@ Status verify_host(ssh_session s, const SshEndpoint& ep) {
         ssh_clean_pubkey_hash(&hash);
     }
     switch (ssh_session_is_known_server(s)) {
-    case SSH_KNOWN_HOSTS_OK: return {};
+    case SSH_KNOWN_HOSTS_OK:
+        return {};
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER:
         return Error{"host key of " + ep.label() + " has CHANGED (now " + fingerprint +
@@ -87,7 +91,8 @@ Status verify_host(ssh_session s, const SshEndpoint& ep) {
             return Error{"cannot record the host key of " + ep.label() + " in " + ep.known_hosts_path};
         return {};
     case SSH_KNOWN_HOSTS_ERROR:
-    default: return Error{"cannot check the host key of " + ep.label() + ": " + ssh_get_error(s)};
+    default:
+        return Error{"cannot check the host key of " + ep.label() + ": " + ssh_get_error(s)};
     }
 }
 
@@ -128,13 +133,15 @@ Result<ExecResult> SshSession::exec(const std::string& command, const std::strin
                                     std::chrono::milliseconds timeout) {
     ChannelPtr ch(ssh_channel_new(m_session));
     if (!ch) return Error{"cannot open a channel"};
-    if (ssh_channel_open_session(ch.get()) != SSH_OK) return Error{std::string("cannot open a session channel: ") + ssh_get_error(m_session)};
+    if (ssh_channel_open_session(ch.get()) != SSH_OK)
+        return Error{std::string("cannot open a session channel: ") + ssh_get_error(m_session)};
     if (ssh_channel_request_exec(ch.get(), command.c_str()) != SSH_OK)
         return Error{std::string("cannot start the remote command: ") + ssh_get_error(m_session)};
     if (!stdin_data.empty()) {
         std::size_t done = 0;
         while (done < stdin_data.size()) {
-            int n = ssh_channel_write(ch.get(), stdin_data.data() + done, static_cast<uint32_t>(stdin_data.size() - done));
+            int n = ssh_channel_write(ch.get(), stdin_data.data() + done,
+                                      static_cast<uint32_t>(stdin_data.size() - done));
             if (n == SSH_ERROR) return Error{"cannot send input to the remote command"};
             done += static_cast<std::size_t>(n);
         }

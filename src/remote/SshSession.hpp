@@ -2,12 +2,12 @@
 // ddl's own SSH client on libssh: every session, channel and SFTP handle is owned by RAII.
 // Host keys are pinned in the cluster's own known_hosts file: the first contact is recorded, a changed
 // key is refused.
+#include "util/Result.hpp"
+
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include "util/Result.hpp"
 
 struct ssh_session_struct;
 struct ssh_channel_struct;
@@ -18,8 +18,8 @@ struct SshEndpoint {
     std::string host;
     int port = 22;
     std::string user;
-    std::string key_path;         // private key
-    std::string known_hosts_path; // the cluster's pinned host keys
+    std::string key_path;              // private key
+    std::string known_hosts_path;      // the cluster's pinned host keys
     std::shared_ptr<SshEndpoint> jump; // bastion, when set
     std::string label() const;         // user@host:port
 };

@@ -1,8 +1,8 @@
 #include "render/LocalPlan.hpp"
 
-#include <cstdio>
-
 #include "util/Net.hpp"
+
+#include <cstdio>
 
 namespace ddl {
 
@@ -21,7 +21,8 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
     std::uint32_t h = stable_hash(spec.name);
     if (spec.local.subnet.empty()) {
         // 10.200.0.0/24 - 10.255.255.0/24: away from common LAN and container ranges.
-        p.subnet = "10." + std::to_string(200 + (h >> 16) % 56) + "." + std::to_string((h >> 8) & 255) + ".0/24";
+        p.subnet =
+            "10." + std::to_string(200 + (h >> 16) % 56) + "." + std::to_string((h >> 8) & 255) + ".0/24";
     } else {
         p.subnet = spec.local.subnet;
     }
@@ -70,7 +71,8 @@ LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
     p.bridge_address = j.at("bridge_address");
     p.bandwidth_bps = parse_rate(j.at("bandwidth").get<std::string>()).value_or(0);
     for (const auto& n : j.at("nodes"))
-        p.nodes.push_back({n.at("name"), n.at("address"), n.at("netns"), n.at("veth_host"), n.at("veth_node")});
+        p.nodes.push_back(
+            {n.at("name"), n.at("address"), n.at("netns"), n.at("veth_host"), n.at("veth_node")});
     return p;
 }
 

@@ -1,12 +1,11 @@
 #pragma once
 // The local target's layout, derived only from the spec: names and addresses are stable for a given
 // cluster name, and two clusters with different names get different subnets, bridges and namespaces.
-#include <string>
-#include <vector>
+#include "spec/Spec.hpp"
 
 #include <nlohmann/json.hpp>
-
-#include "spec/Spec.hpp"
+#include <string>
+#include <vector>
 
 namespace ddl {
 

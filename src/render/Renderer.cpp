@@ -1,15 +1,17 @@
 #include "render/Renderer.hpp"
 
-#include <filesystem>
-#include <functional>
-
 #include "render/LocalPlan.hpp"
 #include "util/Files.hpp"
+
+#include <filesystem>
+#include <functional>
 
 namespace ddl {
 namespace {
 
-std::string dump(const nlohmann::json& j) { return j.dump(2) + "\n"; }
+std::string dump(const nlohmann::json& j) {
+    return j.dump(2) + "\n";
+}
 
 // Variables every configure run receives (Ansible extra-vars), from the spec alone.
 nlohmann::json ansible_vars(const Spec& s) {
@@ -37,8 +39,9 @@ Result<RenderedFiles> render_local(const Spec& s) {
 }
 
 Result<RenderedFiles> not_yet(const Spec& s) {
-    return Error{"rendering for target " + to_string(s.target) +
-                 " is not available in this version of ddl (only target local is); see the README's target table"};
+    return Error{
+        "rendering for target " + to_string(s.target) +
+        " is not available in this version of ddl (only target local is); see the README's target table"};
 }
 
 using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;

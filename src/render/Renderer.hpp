@@ -1,11 +1,11 @@
 #pragma once
 // Renderers turn a Spec into the files a target's tools read. They are pure: same spec in, same bytes
 // out (stable key order, no timestamps, no absolute paths), so a rendered folder can be diffed/reviewed.
-#include <map>
-#include <string>
-
 #include "spec/Spec.hpp"
 #include "util/Result.hpp"
+
+#include <map>
+#include <string>
 
 namespace ddl {
 

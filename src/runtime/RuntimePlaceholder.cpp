@@ -1,1 +1,5 @@
-namespace ddl::runtime { int placeholder() { return 0; } }
+namespace ddl::runtime {
+int placeholder() {
+    return 0;
+}
+} // namespace ddl::runtime

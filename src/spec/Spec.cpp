@@ -5,36 +5,49 @@
 namespace ddl {
 
 const std::vector<std::string>& target_names() {
-    static const std::vector<std::string> names{"openstack", "virtualwall", "gpulab", "ssh", "slurm", "local"};
+    static const std::vector<std::string> names{"openstack", "virtualwall", "gpulab",
+                                                "ssh",       "slurm",       "local"};
     return names;
 }
 
-std::string to_string(Target t) { return target_names()[static_cast<std::size_t>(t)]; }
+std::string to_string(Target t) {
+    return target_names()[static_cast<std::size_t>(t)];
+}
 
 std::string to_string(HostfileFormat f) {
     switch (f) {
-    case HostfileFormat::openmpi: return "openmpi";
-    case HostfileFormat::horovod: return "horovod";
-    case HostfileFormat::mpich: return "mpich";
+    case HostfileFormat::openmpi:
+        return "openmpi";
+    case HostfileFormat::horovod:
+        return "horovod";
+    case HostfileFormat::mpich:
+        return "mpich";
     }
     return "openmpi";
 }
 
 std::string to_string(Backend b) {
     switch (b) {
-    case Backend::auto_select: return "auto";
-    case Backend::nccl: return "nccl";
-    case Backend::tcp: return "tcp";
+    case Backend::auto_select:
+        return "auto";
+    case Backend::nccl:
+        return "nccl";
+    case Backend::tcp:
+        return "tcp";
     }
     return "auto";
 }
 
 int Spec::node_count() const {
     switch (target) {
-    case Target::local: return local.nodes;
-    case Target::ssh: return static_cast<int>(ssh.hosts.size());
-    case Target::slurm: return slurm.nodes;
-    default: return master.count + workers.count;
+    case Target::local:
+        return local.nodes;
+    case Target::ssh:
+        return static_cast<int>(ssh.hosts.size());
+    case Target::slurm:
+        return slurm.nodes;
+    default:
+        return master.count + workers.count;
     }
 }
 
@@ -104,9 +117,12 @@ nlohmann::json Spec::to_json() const {
         break;
     }
     case Target::slurm:
-        j["slurm"] = {{"partition", slurm.partition},   {"nodes", slurm.nodes},
-                      {"gpus_per_node", slurm.gpus_per_node}, {"tasks_per_node", slurm.tasks_per_node},
-                      {"time", slurm.time},             {"account", slurm.account}};
+        j["slurm"] = {{"partition", slurm.partition},
+                      {"nodes", slurm.nodes},
+                      {"gpus_per_node", slurm.gpus_per_node},
+                      {"tasks_per_node", slurm.tasks_per_node},
+                      {"time", slurm.time},
+                      {"account", slurm.account}};
         break;
     case Target::local:
         j["local"] = {{"nodes", local.nodes},
@@ -119,14 +135,16 @@ nlohmann::json Spec::to_json() const {
                 {"driver_branch", gpu.driver_branch},
                 {"container_toolkit", gpu.container_toolkit},
                 {"allow_reboot", gpu.allow_reboot}};
-    j["services"] = {{"nfs", {{"enabled", services.nfs}, {"export", services.nfs_export}, {"mount", services.nfs_mount}}},
-                     {"jupyter", {{"enabled", services.jupyter}, {"port", services.jupyter_port}}},
-                     {"monitoring", {{"enabled", services.monitoring}}}};
-    j["runtime"] = {{"backend", to_string(runtime.backend)},
-                    {"interface", runtime.interface},
-                    {"slots_per_node", runtime.slots_per_node == 0 ? json("auto") : json(runtime.slots_per_node)},
-                    {"master_port", runtime.master_port},
-                    {"image", runtime.image}};
+    j["services"] = {
+        {"nfs", {{"enabled", services.nfs}, {"export", services.nfs_export}, {"mount", services.nfs_mount}}},
+        {"jupyter", {{"enabled", services.jupyter}, {"port", services.jupyter_port}}},
+        {"monitoring", {{"enabled", services.monitoring}}}};
+    j["runtime"] = {
+        {"backend", to_string(runtime.backend)},
+        {"interface", runtime.interface},
+        {"slots_per_node", runtime.slots_per_node == 0 ? json("auto") : json(runtime.slots_per_node)},
+        {"master_port", runtime.master_port},
+        {"image", runtime.image}};
     j["hostfile"] = {{"format", to_string(hostfile_format)}};
     return j;
 }

@@ -2,11 +2,10 @@
 // The cluster spec (cluster.yaml, apiVersion ddl/v1) as a typed model with every default filled in.
 // docs/spec.md documents each field; SpecLoader is the only way to build one from a file.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ddl {
 
@@ -21,8 +20,8 @@ std::string to_string(Backend b);
 
 struct NodeGroup {
     int count = 1;
-    std::string flavor;        // openstack flavor / virtualwall hardware type
-    int gpus = 0;              // GPUs per node
+    std::string flavor; // openstack flavor / virtualwall hardware type
+    int gpus = 0;       // GPUs per node
     int disk_gb = 50;
 };
 
@@ -34,8 +33,8 @@ struct AccessSpec {
 };
 
 struct BackendSpec {
-    std::string type = "local"; // local | http | s3
-    std::string address;        // http
+    std::string type = "local";                // local | http | s3
+    std::string address;                       // http
     std::string bucket, key, region, endpoint; // s3
 };
 
@@ -98,8 +97,8 @@ struct SlurmSpec {
 
 struct LocalSpec {
     int nodes = 2;
-    std::string subnet; // empty: derived from the cluster name
-    std::uint64_t bandwidth_bps = 0; // 0: unshaped
+    std::string subnet;                  // empty: derived from the cluster name
+    std::uint64_t bandwidth_bps = 0;     // 0: unshaped
     std::string nodes_as = "namespaces"; // namespaces | containers
 };
 
@@ -121,7 +120,7 @@ struct ServicesSpec {
 
 struct RuntimeSpec {
     Backend backend = Backend::auto_select;
-    std::string interface; // empty: auto (not lo, not docker*)
+    std::string interface;  // empty: auto (not lo, not docker*)
     int slots_per_node = 0; // 0: auto (GPUs, or 1 on CPU-only nodes)
     int master_port = 29500;
     std::string image;

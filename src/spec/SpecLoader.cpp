@@ -1,14 +1,14 @@
 #include "spec/SpecLoader.hpp"
 
-#include <algorithm>
-#include <map>
-#include <regex>
-#include <set>
-
 #include "spec/YamlReader.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
 
 namespace ddl {
 
@@ -19,9 +19,9 @@ bool is_dns_label(const std::string& name, std::size_t max_len) {
 
 namespace {
 
-const std::vector<std::string> k_top_keys{"apiVersion", "name",  "target", "nodes",    "access",  "openstack",
-                                          "virtualwall", "gpulab", "ssh",    "slurm",    "local",   "gpu",
-                                          "services",    "runtime", "hostfile"};
+const std::vector<std::string> k_top_keys{"apiVersion", "name",        "target",   "nodes",   "access",
+                                          "openstack",  "virtualwall", "gpulab",   "ssh",     "slurm",
+                                          "local",      "gpu",         "services", "runtime", "hostfile"};
 const std::set<Target> k_node_group_targets{Target::openstack, Target::virtualwall, Target::gpulab};
 
 // Walks the document section by section; each function reads one map of the spec.
@@ -34,20 +34,24 @@ public:
         if (auto v = m_r.child(doc, "apiVersion", "", true, "add \"apiVersion: ddl/v1\" as the first line");
             v.IsDefined()) {
             if (!v.IsScalar() || v.Scalar() != "ddl/v1")
-                m_r.diags().error(m_r.pos(v), "apiVersion must be ddl/v1 (got " + YamlReader::describe(v) + ")",
+                m_r.diags().error(m_r.pos(v),
+                                  "apiVersion must be ddl/v1 (got " + YamlReader::describe(v) + ")",
                                   "this version of ddl reads ddl/v1 specs");
         }
-        if (auto name = m_r.string(doc, "name", "", true, "add \"name: my-cluster\" (lowercase letters, digits, -)")) {
+        if (auto name = m_r.string(doc, "name", "", true,
+                                   "add \"name: my-cluster\" (lowercase letters, digits, -)")) {
             if (!is_dns_label(*name))
-                m_r.diags().error(m_r.pos(doc["name"]), "name must be DNS-safe (got \"" + printable(*name) + "\")",
-                                  "use 1-40 lowercase letters, digits and '-', starting with a letter, e.g. \"" +
-                                      suggest_name(*name) + "\"");
+                m_r.diags().error(
+                    m_r.pos(doc["name"]), "name must be DNS-safe (got \"" + printable(*name) + "\")",
+                    "use 1-40 lowercase letters, digits and '-', starting with a letter, e.g. \"" +
+                        suggest_name(*name) + "\"");
             else
                 m_s.name = *name;
         }
         auto target = m_r.choice(doc, "target", "", target_names(), true);
-        if (target) m_s.target = static_cast<Target>(std::find(target_names().begin(), target_names().end(), *target) -
-                                                    target_names().begin());
+        if (target)
+            m_s.target = static_cast<Target>(
+                std::find(target_names().begin(), target_names().end(), *target) - target_names().begin());
 
         target_sections(doc, target.has_value());
         if (auto n = doc["nodes"]; n.IsDefined()) {
@@ -58,19 +62,21 @@ public:
                 nodes(n);
         } else if (target && k_node_group_targets.count(m_s.target)) {
             m_r.diags().error(m_r.pos(doc), "missing required key \"nodes\"",
-                              "target " + *target + " needs nodes.master and nodes.workers (count, flavor, gpus)");
+                              "target " + *target +
+                                  " needs nodes.master and nodes.workers (count, flavor, gpus)");
         }
         if (auto a = doc["access"]; a.IsDefined()) access(a);
         if (target && m_s.target == Target::openstack && m_s.access.allowed_cidrs.empty() && !had_cidrs)
-            m_r.diags().error(m_r.pos(doc), "missing required key \"access.allowed_cidrs\"",
-                              "list the networks allowed to reach the master over SSH, e.g. [203.0.113.0/24]");
+            m_r.diags().error(
+                m_r.pos(doc), "missing required key \"access.allowed_cidrs\"",
+                "list the networks allowed to reach the master over SSH, e.g. [203.0.113.0/24]");
         if (auto g = doc["gpu"]; g.IsDefined()) gpu(g);
         if (auto sv = doc["services"]; sv.IsDefined()) services(sv);
         if (auto rt = doc["runtime"]; rt.IsDefined()) runtime(rt);
         if (auto hf = doc["hostfile"]; hf.IsDefined() && m_r.expect_map(hf, "hostfile")) {
             m_r.check_keys(hf, "hostfile", {"format"});
             if (auto f = m_r.choice(hf, "format", "hostfile", {"openmpi", "horovod", "mpich"}))
-                m_s.hostfile_format = *f == "openmpi" ? HostfileFormat::openmpi
+                m_s.hostfile_format = *f == "openmpi"   ? HostfileFormat::openmpi
                                       : *f == "horovod" ? HostfileFormat::horovod
                                                         : HostfileFormat::mpich;
         }
@@ -79,7 +85,8 @@ public:
 private:
     static std::string printable(const std::string& s) {
         std::string out;
-        for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
+        for (char c : s)
+            out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
         return out.size() > 40 ? out.substr(0, 37) + "..." : out;
     }
 
@@ -91,19 +98,26 @@ private:
             else if (!out.empty() && out.back() != '-')
                 out += '-';
         }
-        while (!out.empty() && (out.back() == '-')) out.pop_back();
-        while (!out.empty() && !(out.front() >= 'a' && out.front() <= 'z')) out.erase(out.begin());
+        while (!out.empty() && (out.back() == '-'))
+            out.pop_back();
+        while (!out.empty() && !(out.front() >= 'a' && out.front() <= 'z'))
+            out.erase(out.begin());
         if (out.size() > 40) out.resize(40);
-        while (!out.empty() && out.back() == '-') out.pop_back();
+        while (!out.empty() && out.back() == '-')
+            out.pop_back();
         return out.empty() ? "my-cluster" : out;
     }
 
     static std::string node_count_hint(Target t) {
         switch (t) {
-        case Target::local: return "set the number of nodes with local.nodes";
-        case Target::ssh: return "list the machines under ssh.hosts";
-        case Target::slurm: return "set the number of nodes with slurm.nodes";
-        default: return "";
+        case Target::local:
+            return "set the number of nodes with local.nodes";
+        case Target::ssh:
+            return "list the machines under ssh.hosts";
+        case Target::slurm:
+            return "set the number of nodes with slurm.nodes";
+        default:
+            return "";
         }
     }
 
@@ -113,26 +127,40 @@ private:
             bool is_target = target_known && to_string(m_s.target) == section;
             if (!node.IsDefined()) {
                 if (is_target && m_s.target != Target::local)
-                    m_r.diags().error(m_r.pos(doc), "missing required key \"" + section + "\" for target " + section,
-                                      "add a \"" + section + ":\" section; see docs/spec.md or run `ddl init --target " +
-                                          section + "`");
+                    m_r.diags().error(
+                        m_r.pos(doc), "missing required key \"" + section + "\" for target " + section,
+                        "add a \"" + section + ":\" section; see docs/spec.md or run `ddl init --target " +
+                            section + "`");
                 continue;
             }
             if (target_known && !is_target) {
-                m_r.diags().error(m_r.pos(node), "section \"" + section + "\" is given but target is " +
-                                                     to_string(m_s.target),
+                m_r.diags().error(m_r.pos(node),
+                                  "section \"" + section + "\" is given but target is " +
+                                      to_string(m_s.target),
                                   "remove the section, or set \"target: " + section + "\"");
                 continue;
             }
             if (!target_known) continue;
             if (!m_r.expect_map(node, section)) continue;
             switch (m_s.target) {
-            case Target::openstack: openstack(node); break;
-            case Target::virtualwall: virtualwall(node); break;
-            case Target::gpulab: gpulab(node); break;
-            case Target::ssh: ssh(node); break;
-            case Target::slurm: slurm(node); break;
-            case Target::local: local(node); break;
+            case Target::openstack:
+                openstack(node);
+                break;
+            case Target::virtualwall:
+                virtualwall(node);
+                break;
+            case Target::gpulab:
+                gpulab(node);
+                break;
+            case Target::ssh:
+                ssh(node);
+                break;
+            case Target::slurm:
+                slurm(node);
+                break;
+            case Target::local:
+                local(node);
+                break;
             }
         }
     }
@@ -158,7 +186,8 @@ private:
     void nodes(const YAML::Node& n) {
         if (!m_r.expect_map(n, "nodes")) return;
         m_r.check_keys(n, "nodes", {"master", "workers"});
-        if (auto m = m_r.child(n, "master", "nodes", true); m.IsDefined()) group(m, "nodes.master", m_s.master, true);
+        if (auto m = m_r.child(n, "master", "nodes", true); m.IsDefined())
+            group(m, "nodes.master", m_s.master, true);
         if (auto w = n["workers"]; w.IsDefined()) group(w, "nodes.workers", m_s.workers, false);
     }
 
@@ -170,7 +199,8 @@ private:
         if (auto u = m_r.string(n, "user", "access")) {
             static const std::regex re("^[a-z_][a-z0-9_-]{0,31}$");
             if (!std::regex_match(*u, re))
-                m_r.diags().error(m_r.pos(n["user"]), "access.user must be a login name (got \"" + printable(*u) + "\")",
+                m_r.diags().error(m_r.pos(n["user"]),
+                                  "access.user must be a login name (got \"" + printable(*u) + "\")",
                                   "lowercase letters, digits, '_' and '-', at most 32 characters");
             else
                 m_s.access.user = *u;
@@ -179,8 +209,9 @@ private:
         had_cidrs = n["allowed_cidrs"].IsDefined();
         if (auto list = m_r.string_list(n, "allowed_cidrs", "access")) {
             if (list->empty())
-                m_r.diags().error(m_r.pos(n["allowed_cidrs"]), "access.allowed_cidrs must not be empty",
-                                  "list the networks allowed to reach the cluster over SSH, e.g. [203.0.113.0/24]");
+                m_r.diags().error(
+                    m_r.pos(n["allowed_cidrs"]), "access.allowed_cidrs must not be empty",
+                    "list the networks allowed to reach the cluster over SSH, e.g. [203.0.113.0/24]");
             std::set<std::string> seen;
             for (std::size_t i = 0; i < list->size(); ++i) {
                 const auto& text = (*list)[i];
@@ -188,25 +219,29 @@ private:
                 std::string path = "access.allowed_cidrs[" + std::to_string(i) + "]";
                 auto c = parse_cidr(text);
                 if (!c) {
-                    m_r.diags().error(m_r.pos(node), path + " is not a CIDR (got \"" + printable(text) + "\")",
-                                      "write an address and a prefix length, e.g. 203.0.113.0/24 or 2001:db8::/32");
+                    m_r.diags().error(
+                        m_r.pos(node), path + " is not a CIDR (got \"" + printable(text) + "\")",
+                        "write an address and a prefix length, e.g. 203.0.113.0/24 or 2001:db8::/32");
                     continue;
                 }
                 if (!c->host_bits_zero()) {
                     Cidr fixed = *c;
                     for (int bit = fixed.prefix; bit < (fixed.v6 ? 128 : 32); ++bit)
-                        fixed.addr[bit / 8] = static_cast<std::uint8_t>(fixed.addr[bit / 8] & ~(0x80 >> (bit % 8)));
+                        fixed.addr[bit / 8] =
+                            static_cast<std::uint8_t>(fixed.addr[bit / 8] & ~(0x80 >> (bit % 8)));
                     m_r.diags().error(m_r.pos(node), path + " has host bits set (got \"" + text + "\")",
                                       "did you mean \"" + fixed.text() + "\"?");
                     continue;
                 }
                 if (!seen.insert(c->text()).second) {
-                    m_r.diags().error(m_r.pos(node), path + " repeats " + c->text(), "list each network once");
+                    m_r.diags().error(m_r.pos(node), path + " repeats " + c->text(),
+                                      "list each network once");
                     continue;
                 }
                 if (c->is_any() && !m_s.access.allow_any_source)
-                    m_r.diags().error(m_r.pos(node), path + " opens SSH to the whole internet (" + c->text() + ")",
-                                      "list your own networks, or set \"access.allow_any_source: true\" if you mean it");
+                    m_r.diags().error(
+                        m_r.pos(node), path + " opens SSH to the whole internet (" + c->text() + ")",
+                        "list your own networks, or set \"access.allow_any_source: true\" if you mean it");
                 m_s.access.allowed_cidrs.push_back(c->text());
             }
         }
@@ -219,17 +254,20 @@ private:
                        {"cloud", "image", "external_network", "network", "network_cidr", "boot_volume_gb",
                         "anti_affinity", "dns_nameservers", "state_backend"});
         auto& o = m_s.openstack;
-        if (auto v = m_r.string(n, "cloud", p, true, "the cloud's name in clouds.yaml, e.g. \"cloud: mycloud\""))
+        if (auto v =
+                m_r.string(n, "cloud", p, true, "the cloud's name in clouds.yaml, e.g. \"cloud: mycloud\""))
             o.cloud = *v;
         if (auto v = m_r.string(n, "image", p)) o.image = *v;
-        if (auto v = m_r.string(n, "external_network", p, true, "the network floating IPs come from, e.g. \"public\""))
+        if (auto v = m_r.string(n, "external_network", p, true,
+                                "the network floating IPs come from, e.g. \"public\""))
             o.external_network = *v;
         if (auto v = m_r.string(n, "network", p)) o.network = *v;
         if (auto v = m_r.string(n, "network_cidr", p)) {
             auto c = parse_cidr(*v);
             if (!c || c->v6 || c->prefix < 16 || c->prefix > 29)
-                m_r.diags().error(m_r.pos(n["network_cidr"]), "openstack.network_cidr must be an IPv4 CIDR /16-/29 (got \"" +
-                                                                 printable(*v) + "\")",
+                m_r.diags().error(m_r.pos(n["network_cidr"]),
+                                  "openstack.network_cidr must be an IPv4 CIDR /16-/29 (got \"" +
+                                      printable(*v) + "\")",
                                   "e.g. 192.168.42.0/24");
             else
                 o.network_cidr = c->text();
@@ -239,8 +277,9 @@ private:
         if (auto v = m_r.string_list(n, "dns_nameservers", p)) {
             for (std::size_t i = 0; i < v->size(); ++i) {
                 if (!is_ipv4((*v)[i]) && !is_ipv6((*v)[i]))
-                    m_r.diags().error(m_r.pos(n["dns_nameservers"][i]),
-                                      "openstack.dns_nameservers[" + std::to_string(i) + "] must be an IP address");
+                    m_r.diags().error(m_r.pos(n["dns_nameservers"][i]), "openstack.dns_nameservers[" +
+                                                                            std::to_string(i) +
+                                                                            "] must be an IP address");
             }
             o.dns_nameservers = *v;
         }
@@ -249,7 +288,8 @@ private:
             m_r.check_keys(b, bp, {"type", "address", "bucket", "key", "region", "endpoint"});
             if (auto t = m_r.choice(b, "type", bp, {"local", "http", "s3"}, true)) o.state_backend.type = *t;
             bool http = o.state_backend.type == "http", s3 = o.state_backend.type == "s3";
-            if (auto v = m_r.string(b, "address", bp, http, "the state URL, e.g. GitLab's .../terraform/state/NAME"))
+            if (auto v = m_r.string(b, "address", bp, http,
+                                    "the state URL, e.g. GitLab's .../terraform/state/NAME"))
                 o.state_backend.address = *v;
             if (auto v = m_r.string(b, "bucket", bp, s3)) o.state_backend.bucket = *v;
             if (auto v = m_r.string(b, "key", bp, s3)) o.state_backend.key = *v;
@@ -260,17 +300,19 @@ private:
 
     void virtualwall(const YAML::Node& n) {
         const std::string p = "virtualwall";
-        m_r.check_keys(n, p, {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
-                              "expiry_hours"});
+        m_r.check_keys(n, p,
+                       {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
+                        "expiry_hours"});
         auto& v = m_s.virtualwall;
         if (auto x = m_r.choice(n, "testbed", p, {"wall1", "wall2"})) v.testbed = *x;
         if (auto x = m_r.string(n, "project", p, true, "your Fed4FIRE project name")) v.project = *x;
         if (auto x = m_r.string(n, "hardware_type", p)) v.hardware_type = *x;
         if (auto x = m_r.string(n, "disk_image", p)) {
             if (!starts_with(*x, "urn:publicid:IDN+"))
-                m_r.diags().error(m_r.pos(n["disk_image"]), "virtualwall.disk_image must be an image URN (got \"" +
-                                                                printable(*x) + "\")",
-                                  "e.g. urn:publicid:IDN+wall2.ilabt.iminds.be+image+emulab-ops:UBUNTU22-64-STD");
+                m_r.diags().error(
+                    m_r.pos(n["disk_image"]),
+                    "virtualwall.disk_image must be an image URN (got \"" + printable(*x) + "\")",
+                    "e.g. urn:publicid:IDN+wall2.ilabt.iminds.be+image+emulab-ops:UBUNTU22-64-STD");
             else
                 v.disk_image = *x;
         }
@@ -281,18 +323,21 @@ private:
 
     void gpulab(const YAML::Node& n) {
         const std::string p = "gpulab";
-        m_r.check_keys(n, p, {"project", "cluster_id", "docker_image", "layout", "gpu_model", "min_cuda_version",
-                              "cpus_per_gpu", "memory_gb_per_gpu", "api_url"});
+        m_r.check_keys(n, p,
+                       {"project", "cluster_id", "docker_image", "layout", "gpu_model", "min_cuda_version",
+                        "cpus_per_gpu", "memory_gb_per_gpu", "api_url"});
         auto& g = m_s.gpulab;
         if (auto x = m_r.string(n, "project", p, true, "the GPULab project the jobs run in")) g.project = *x;
         if (auto x = m_r.string(n, "cluster_id", p)) g.cluster_id = *x;
-        if (auto x = m_r.string(n, "docker_image", p, true, "the image the jobs run, e.g. nvcr.io/nvidia/pytorch:24.05-py3"))
+        if (auto x = m_r.string(n, "docker_image", p, true,
+                                "the image the jobs run, e.g. nvcr.io/nvidia/pytorch:24.05-py3"))
             g.docker_image = *x;
         if (auto x = m_r.choice(n, "layout", p, {"one-job", "jobs-per-gpu"})) g.layout = *x;
         if (auto x = m_r.string(n, "gpu_model", p)) g.gpu_model = *x;
         if (auto x = m_r.string(n, "min_cuda_version", p)) g.min_cuda_version = *x;
         if (auto x = m_r.integer(n, "cpus_per_gpu", p, 1, 64)) g.cpus_per_gpu = static_cast<int>(*x);
-        if (auto x = m_r.integer(n, "memory_gb_per_gpu", p, 1, 1024)) g.memory_gb_per_gpu = static_cast<int>(*x);
+        if (auto x = m_r.integer(n, "memory_gb_per_gpu", p, 1, 1024))
+            g.memory_gb_per_gpu = static_cast<int>(*x);
         if (auto x = m_r.string(n, "api_url", p)) {
             if (!starts_with(*x, "https://"))
                 m_r.diags().error(m_r.pos(n["api_url"]), "gpulab.api_url must be an https:// URL",
@@ -308,15 +353,16 @@ private:
         auto hosts = m_r.child(n, "hosts", p, true, "list the machines, e.g. hosts: [{address: 192.0.2.10}]");
         if (!hosts.IsDefined()) return;
         if (!hosts.IsSequence() || hosts.size() == 0) {
-            m_r.diags().error(m_r.pos(hosts), "ssh.hosts must be a non-empty list of hosts (got " +
-                                                  (hosts.IsSequence() ? std::string("an empty list")
-                                                                      : YamlReader::describe(hosts)) +
-                                                  ")",
-                              "e.g. hosts: [{name: master, address: 192.0.2.10}]");
+            m_r.diags().error(
+                m_r.pos(hosts),
+                "ssh.hosts must be a non-empty list of hosts (got " +
+                    (hosts.IsSequence() ? std::string("an empty list") : YamlReader::describe(hosts)) + ")",
+                "e.g. hosts: [{name: master, address: 192.0.2.10}]");
             return;
         }
         if (hosts.size() > 1024) {
-            m_r.diags().error(m_r.pos(hosts), "ssh.hosts lists " + std::to_string(hosts.size()) + " hosts; at most 1024");
+            m_r.diags().error(m_r.pos(hosts),
+                              "ssh.hosts lists " + std::to_string(hosts.size()) + " hosts; at most 1024");
             return;
         }
         std::map<std::string, std::size_t> names, addresses;
@@ -329,17 +375,19 @@ private:
             host.name = "host" + std::to_string(i + 1);
             if (auto x = m_r.string(h, "name", hp)) {
                 if (!is_dns_label(*x, 63))
-                    m_r.diags().error(m_r.pos(h["name"]), hp + ".name must be DNS-safe (got \"" + printable(*x) + "\")");
+                    m_r.diags().error(m_r.pos(h["name"]),
+                                      hp + ".name must be DNS-safe (got \"" + printable(*x) + "\")");
                 else
                     host.name = *x;
             }
             if (auto x = m_r.string(h, "address", hp, true, "an IP address or host name")) {
                 host.address = *x;
                 if (x->empty() || x->find_first_of(" /\\@") != std::string::npos)
-                    m_r.diags().error(m_r.pos(h["address"]), hp + ".address must be an IP address or host name");
+                    m_r.diags().error(m_r.pos(h["address"]),
+                                      hp + ".address must be an IP address or host name");
                 else if (auto [it, fresh] = addresses.emplace(*x, i); !fresh)
-                    m_r.diags().error(m_r.pos(h["address"]), hp + ".address repeats ssh.hosts[" +
-                                                                 std::to_string(it->second) + "]",
+                    m_r.diags().error(m_r.pos(h["address"]),
+                                      hp + ".address repeats ssh.hosts[" + std::to_string(it->second) + "]",
                                       "list each machine once");
             }
             if (auto [it, fresh] = names.emplace(host.name, i); !fresh)
@@ -358,11 +406,13 @@ private:
             const auto& j = m_s.ssh.hosts[i].jump;
             if (j.empty() || j.find('@') != std::string::npos || j.find(':') != std::string::npos) continue;
             if (!names.count(j))
-                m_r.diags().error(m_r.pos(hosts[i]["jump"]), "ssh.hosts[" + std::to_string(i) + "].jump names no host (\"" +
-                                                                 printable(j) + "\")",
+                m_r.diags().error(m_r.pos(hosts[i]["jump"]),
+                                  "ssh.hosts[" + std::to_string(i) + "].jump names no host (\"" +
+                                      printable(j) + "\")",
                                   "use another host's name, or user@host:port");
             else if (j == m_s.ssh.hosts[i].name)
-                m_r.diags().error(m_r.pos(hosts[i]["jump"]), "ssh.hosts[" + std::to_string(i) + "] jumps through itself");
+                m_r.diags().error(m_r.pos(hosts[i]["jump"]),
+                                  "ssh.hosts[" + std::to_string(i) + "] jumps through itself");
         }
     }
 
@@ -370,14 +420,16 @@ private:
         const std::string p = "slurm";
         m_r.check_keys(n, p, {"partition", "nodes", "gpus_per_node", "tasks_per_node", "time", "account"});
         auto& s = m_s.slurm;
-        if (auto x = m_r.string(n, "partition", p, true, "the partition to submit to, e.g. \"gpu\"")) s.partition = *x;
+        if (auto x = m_r.string(n, "partition", p, true, "the partition to submit to, e.g. \"gpu\""))
+            s.partition = *x;
         if (auto x = m_r.integer(n, "nodes", p, 1, 1024)) s.nodes = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "gpus_per_node", p, 0, 16)) s.gpus_per_node = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "tasks_per_node", p, 0, 256)) s.tasks_per_node = static_cast<int>(*x);
         if (auto x = m_r.string(n, "time", p)) {
             static const std::regex re("^([0-9]+-)?([0-9]{1,2}:)?[0-9]{1,2}:[0-9]{2}$|^[0-9]+$");
             if (!std::regex_match(*x, re))
-                m_r.diags().error(m_r.pos(n["time"]), "slurm.time must be a Slurm time limit (got \"" + printable(*x) + "\")",
+                m_r.diags().error(m_r.pos(n["time"]),
+                                  "slurm.time must be a Slurm time limit (got \"" + printable(*x) + "\")",
                                   "e.g. \"02:00:00\", \"1-00:00:00\" or minutes \"90\"");
             else
                 s.time = *x;
@@ -393,11 +445,12 @@ private:
         if (auto x = m_r.string(n, "subnet", p)) {
             auto c = parse_cidr(*x);
             if (!c || c->v6 || c->prefix < 16 || c->prefix > 27)
-                m_r.diags().error(m_r.pos(n["subnet"]), "local.subnet must be an IPv4 CIDR /16-/27 (got \"" +
-                                                            printable(*x) + "\")",
+                m_r.diags().error(m_r.pos(n["subnet"]),
+                                  "local.subnet must be an IPv4 CIDR /16-/27 (got \"" + printable(*x) + "\")",
                                   "e.g. 10.231.0.0/24");
             else if (!c->host_bits_zero())
-                m_r.diags().error(m_r.pos(n["subnet"]), "local.subnet has host bits set (got \"" + *x + "\")");
+                m_r.diags().error(m_r.pos(n["subnet"]),
+                                  "local.subnet has host bits set (got \"" + *x + "\")");
             else
                 l.subnet = c->text();
         }
@@ -405,20 +458,22 @@ private:
         if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
     }
 
-    void rate(const YAML::Node& n, const std::string& key, const std::string& p, std::uint64_t& out, std::uint64_t min,
-              std::uint64_t max, bool allow_unlimited) {
+    void rate(const YAML::Node& n, const std::string& key, const std::string& p, std::uint64_t& out,
+              std::uint64_t min, std::uint64_t max, bool allow_unlimited) {
         auto x = m_r.string(n, key, p);
         if (!x) return;
         auto r = parse_rate(*x);
         std::string full = p + "." + key;
         if (!r || (*r == 0 && !allow_unlimited)) {
-            m_r.diags().error(m_r.pos(n[key]), full + " must be a rate like 1gbit or 100mbit (got \"" + printable(*x) + "\")",
-                              allow_unlimited ? "units: kbit, mbit, gbit; or \"unlimited\"" : "units: kbit, mbit, gbit");
+            m_r.diags().error(m_r.pos(n[key]),
+                              full + " must be a rate like 1gbit or 100mbit (got \"" + printable(*x) + "\")",
+                              allow_unlimited ? "units: kbit, mbit, gbit; or \"unlimited\""
+                                              : "units: kbit, mbit, gbit");
             return;
         }
         if (*r != 0 && (*r < min || *r > max)) {
-            m_r.diags().error(m_r.pos(n[key]), full + " must be " + format_rate(min) + "-" + format_rate(max) + " (got " +
-                                                   *x + ")");
+            m_r.diags().error(m_r.pos(n[key]), full + " must be " + format_rate(min) + "-" +
+                                                   format_rate(max) + " (got " + *x + ")");
             return;
         }
         out = *r;
@@ -430,8 +485,9 @@ private:
         if (auto x = m_r.boolean(n, "driver", "gpu")) m_s.gpu.driver = *x;
         if (auto x = m_r.string(n, "driver_branch", "gpu")) {
             if (x->empty() || x->find_first_not_of("0123456789") != std::string::npos || x->size() > 4)
-                m_r.diags().error(m_r.pos(n["driver_branch"]), "gpu.driver_branch must be a driver branch number (got \"" +
-                                                                   printable(*x) + "\")",
+                m_r.diags().error(m_r.pos(n["driver_branch"]),
+                                  "gpu.driver_branch must be a driver branch number (got \"" + printable(*x) +
+                                      "\")",
                                   "e.g. \"535\" or \"550\"");
             else
                 m_s.gpu.driver_branch = *x;
@@ -443,8 +499,10 @@ private:
     void abs_path(const YAML::Node& n, const std::string& key, const std::string& p, std::string& out) {
         auto x = m_r.string(n, key, p);
         if (!x) return;
-        if (x->empty() || x->front() != '/' || x->find("..") != std::string::npos || x->find_first_of(" \t\n") != std::string::npos)
-            m_r.diags().error(m_r.pos(n[key]), p + "." + key + " must be an absolute path without '..' (got \"" +
+        if (x->empty() || x->front() != '/' || x->find("..") != std::string::npos ||
+            x->find_first_of(" \t\n") != std::string::npos)
+            m_r.diags().error(m_r.pos(n[key]), p + "." + key +
+                                                   " must be an absolute path without '..' (got \"" +
                                                    printable(*x) + "\")");
         else
             out = *x;
@@ -463,7 +521,8 @@ private:
         if (auto x = n["jupyter"]; x.IsDefined() && m_r.expect_map(x, "services.jupyter")) {
             m_r.check_keys(x, "services.jupyter", {"enabled", "port"});
             if (auto b = m_r.boolean(x, "enabled", "services.jupyter")) s.jupyter = *b;
-            if (auto v = m_r.integer(x, "port", "services.jupyter", 1024, 65535)) s.jupyter_port = static_cast<int>(*v);
+            if (auto v = m_r.integer(x, "port", "services.jupyter", 1024, 65535))
+                s.jupyter_port = static_cast<int>(*v);
         }
         if (auto x = n["monitoring"]; x.IsDefined() && m_r.expect_map(x, "services.monitoring")) {
             m_r.check_keys(x, "services.monitoring", {"enabled"});
@@ -482,18 +541,21 @@ private:
             if (*x == "auto")
                 r.interface.clear();
             else if (!std::regex_match(*x, re))
-                m_r.diags().error(m_r.pos(n["interface"]), "runtime.interface must be a network interface name (got \"" +
-                                                               printable(*x) + "\")",
+                m_r.diags().error(m_r.pos(n["interface"]),
+                                  "runtime.interface must be a network interface name (got \"" +
+                                      printable(*x) + "\")",
                                   "e.g. eth0, ens3 or ib0; or \"auto\"");
             else
                 r.interface = *x;
         }
         if (auto s = n["slots_per_node"]; s.IsDefined()) {
             if (!(s.IsScalar() && s.Scalar() == "auto")) {
-                if (auto v = m_r.integer(n, "slots_per_node", "runtime", 1, 64)) r.slots_per_node = static_cast<int>(*v);
+                if (auto v = m_r.integer(n, "slots_per_node", "runtime", 1, 64))
+                    r.slots_per_node = static_cast<int>(*v);
             }
         }
-        if (auto v = m_r.integer(n, "master_port", "runtime", 1024, 65535)) r.master_port = static_cast<int>(*v);
+        if (auto v = m_r.integer(n, "master_port", "runtime", 1024, 65535))
+            r.master_port = static_cast<int>(*v);
         if (auto x = m_r.string(n, "image", "runtime")) r.image = *x;
     }
 
@@ -532,11 +594,13 @@ SpecLoadResult SpecLoader::load_string(const std::string& text, const std::strin
         return out;
     }
     if (auto bad = find_invalid_utf8(text)) {
-        d.error(position_of(text, *bad, display_name), "file is not valid UTF-8", "save the file as UTF-8 text");
+        d.error(position_of(text, *bad, display_name), "file is not valid UTF-8",
+                "save the file as UTF-8 text");
         return out;
     }
     if (text.find('\0') != std::string::npos) {
-        d.error(position_of(text, text.find('\0'), display_name), "file contains a NUL byte", "is this a text file?");
+        d.error(position_of(text, text.find('\0'), display_name), "file contains a NUL byte",
+                "is this a text file?");
         return out;
     }
     YAML::Node doc;
@@ -544,7 +608,8 @@ SpecLoadResult SpecLoader::load_string(const std::string& text, const std::strin
         doc = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
         YamlReader r(display_name, d);
-        d.error(r.pos(e.mark), "YAML syntax error: " + e.msg, "check the indentation and quoting around this spot");
+        d.error(r.pos(e.mark), "YAML syntax error: " + e.msg,
+                "check the indentation and quoting around this spot");
         return out;
     } catch (const YAML::Exception& e) {
         d.error({display_name, 1, 1}, std::string("cannot read YAML: ") + e.what());

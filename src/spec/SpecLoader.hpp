@@ -1,11 +1,11 @@
 #pragma once
 // Loads and validates cluster.yaml in one pass: every problem is reported (never only the first), each
 // with its file position; a Spec comes back only when there were no errors.
-#include <optional>
-#include <string>
-
 #include "core/Diagnostics.hpp"
 #include "spec/Spec.hpp"
+
+#include <optional>
+#include <string>
 
 namespace ddl {
 

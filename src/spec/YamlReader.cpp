@@ -1,8 +1,8 @@
 #include "spec/YamlReader.hpp"
 
-#include <set>
-
 #include "util/Strings.hpp"
+
+#include <set>
 
 namespace ddl {
 
@@ -11,7 +11,9 @@ SourcePos YamlReader::pos(const YAML::Mark& mark) const {
     return {m_file, mark.line + 1, mark.column + 1};
 }
 
-SourcePos YamlReader::pos(const YAML::Node& node) const { return pos(node.Mark()); }
+SourcePos YamlReader::pos(const YAML::Node& node) const {
+    return pos(node.Mark());
+}
 
 std::string YamlReader::join_path(const std::string& parent, const std::string& key) {
     return parent.empty() ? key : parent + "." + key;
@@ -19,15 +21,19 @@ std::string YamlReader::join_path(const std::string& parent, const std::string& 
 
 std::string YamlReader::describe(const YAML::Node& node) {
     switch (node.Type()) {
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Null:
+        return "nothing";
+    case YAML::NodeType::Sequence:
+        return "a list";
+    case YAML::NodeType::Map:
+        return "a map";
     case YAML::NodeType::Scalar: {
         std::string s = node.Scalar();
         if (s.size() > 40) s = s.substr(0, 37) + "...";
         return "\"" + s + "\"";
     }
-    default: return "nothing";
+    default:
+        return "nothing";
     }
 }
 
@@ -37,12 +43,14 @@ bool YamlReader::expect_map(const YAML::Node& node, const std::string& path, con
     return false;
 }
 
-void YamlReader::check_keys(const YAML::Node& map, const std::string& path, const std::vector<std::string>& allowed) {
+void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
+                            const std::vector<std::string>& allowed) {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
         const YAML::Node& key_node = it->first;
         if (!key_node.IsScalar()) {
-            m_diags.error(pos(key_node), "keys in " + (path.empty() ? std::string("the spec") : path) + " must be names");
+            m_diags.error(pos(key_node),
+                          "keys in " + (path.empty() ? std::string("the spec") : path) + " must be names");
             continue;
         }
         const std::string key = key_node.Scalar();
@@ -54,14 +62,16 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& path, cons
         if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
         std::string where = path.empty() ? "at the top level" : "in " + path;
         if (auto near = closest_match(key, allowed))
-            m_diags.error(pos(key_node), "unknown key \"" + key + "\" " + where, "did you mean \"" + *near + "\"?");
+            m_diags.error(pos(key_node), "unknown key \"" + key + "\" " + where,
+                          "did you mean \"" + *near + "\"?");
         else
-            m_diags.error(pos(key_node), "unknown key \"" + key + "\" " + where, "allowed keys: " + join(allowed, ", "));
+            m_diags.error(pos(key_node), "unknown key \"" + key + "\" " + where,
+                          "allowed keys: " + join(allowed, ", "));
     }
 }
 
-YAML::Node YamlReader::child(const YAML::Node& map, const std::string& key, const std::string& path, bool required,
-                             const std::string& hint) {
+YAML::Node YamlReader::child(const YAML::Node& map, const std::string& key, const std::string& path,
+                             bool required, const std::string& hint) {
     if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
     YAML::Node v = map[key];
     if (!v.IsDefined() && required) {
@@ -77,8 +87,9 @@ bool YamlReader::scalar(const YAML::Node& node, const std::string& path, const s
     return false;
 }
 
-std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::string& key, const std::string& path,
-                                              bool required, const std::string& hint) {
+std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::string& key,
+                                              const std::string& path, bool required,
+                                              const std::string& hint) {
     auto v = child(map, key, path, required, hint);
     if (!v.IsDefined()) return std::nullopt;
     std::string full = join_path(path, key);
@@ -86,8 +97,9 @@ std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::
     return v.Scalar();
 }
 
-std::optional<std::int64_t> YamlReader::integer(const YAML::Node& map, const std::string& key, const std::string& path,
-                                                std::int64_t min, std::int64_t max, bool required) {
+std::optional<std::int64_t> YamlReader::integer(const YAML::Node& map, const std::string& key,
+                                                const std::string& path, std::int64_t min, std::int64_t max,
+                                                bool required) {
     auto v = child(map, key, path, required);
     if (!v.IsDefined()) return std::nullopt;
     std::string full = join_path(path, key);
@@ -96,7 +108,8 @@ std::optional<std::int64_t> YamlReader::integer(const YAML::Node& map, const std
     auto n = parse_int(v.Scalar());
     if (!n) {
         bool digits = !v.Scalar().empty() && v.Scalar().find_first_not_of("-0123456789") == std::string::npos;
-        m_diags.error(pos(v), full + " must be " + (digits ? "" : "an integer ") + range + " (got " + describe(v) + ")");
+        m_diags.error(pos(v), full + " must be " + (digits ? "" : "an integer ") + range + " (got " +
+                                  describe(v) + ")");
         return std::nullopt;
     }
     if (*n < min || *n > max) {
@@ -106,7 +119,8 @@ std::optional<std::int64_t> YamlReader::integer(const YAML::Node& map, const std
     return n;
 }
 
-std::optional<bool> YamlReader::boolean(const YAML::Node& map, const std::string& key, const std::string& path) {
+std::optional<bool> YamlReader::boolean(const YAML::Node& map, const std::string& key,
+                                        const std::string& path) {
     auto v = child(map, key, path, false);
     if (!v.IsDefined()) return std::nullopt;
     std::string full = join_path(path, key);
@@ -118,7 +132,8 @@ std::optional<bool> YamlReader::boolean(const YAML::Node& map, const std::string
     return std::nullopt;
 }
 
-std::optional<std::string> YamlReader::choice(const YAML::Node& map, const std::string& key, const std::string& path,
+std::optional<std::string> YamlReader::choice(const YAML::Node& map, const std::string& key,
+                                              const std::string& path,
                                               const std::vector<std::string>& allowed, bool required) {
     auto v = child(map, key, path, required, required ? "one of: " + join(allowed, ", ") : "");
     if (!v.IsDefined()) return std::nullopt;

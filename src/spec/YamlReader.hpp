@@ -1,14 +1,13 @@
 #pragma once
 // Typed access to a parsed YAML document that turns every mismatch into a positioned diagnostic.
 // This is the one place where yaml-cpp's 0-based marks become ddl's 1-based positions.
-#include <yaml-cpp/yaml.h>
+#include "core/Diagnostics.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "core/Diagnostics.hpp"
+#include <yaml-cpp/yaml.h>
 
 namespace ddl {
 
@@ -31,8 +30,9 @@ public:
 
     std::optional<std::string> string(const YAML::Node& map, const std::string& key, const std::string& path,
                                       bool required = false, const std::string& hint = {});
-    std::optional<std::int64_t> integer(const YAML::Node& map, const std::string& key, const std::string& path,
-                                        std::int64_t min, std::int64_t max, bool required = false);
+    std::optional<std::int64_t> integer(const YAML::Node& map, const std::string& key,
+                                        const std::string& path, std::int64_t min, std::int64_t max,
+                                        bool required = false);
     std::optional<bool> boolean(const YAML::Node& map, const std::string& key, const std::string& path);
     std::optional<std::string> choice(const YAML::Node& map, const std::string& key, const std::string& path,
                                       const std::vector<std::string>& allowed, bool required = false);

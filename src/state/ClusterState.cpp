@@ -10,11 +10,14 @@ bool ClusterState::phase_done(const std::string& name) const {
     return it != phases.end() && it->second.done;
 }
 
-void ClusterState::mark_done(const std::string& name, const std::string& when) { phases[name] = {true, when}; }
+void ClusterState::mark_done(const std::string& name, const std::string& when) {
+    phases[name] = {true, when};
+}
 
 void ClusterState::reset_phases_from(const std::vector<std::string>& order, const std::string& first) {
     auto it = std::find(order.begin(), order.end(), first);
-    for (; it != order.end(); ++it) phases.erase(*it);
+    for (; it != order.end(); ++it)
+        phases.erase(*it);
 }
 
 const NodeState* ClusterState::node(const std::string& name) const {
@@ -32,14 +35,25 @@ nlohmann::json ClusterState::to_json() const {
     j["spec_text"] = spec_text;
     j["destroying"] = destroying;
     auto& ph = j["phases"] = nlohmann::json::object();
-    for (const auto& [k, v] : phases) ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
+    for (const auto& [k, v] : phases)
+        ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
     auto& ns = j["nodes"] = nlohmann::json::array();
     for (const auto& n : nodes)
-        ns.push_back({{"name", n.name},     {"group", n.group},       {"address", n.address},
-                      {"port", n.port},     {"user", n.user},         {"jump", n.jump},
-                      {"netns", n.netns},   {"probed", n.probed},     {"gpus", n.gpus},
-                      {"gpu_names", n.gpu_names}, {"cpus", n.cpus},   {"memory_mb", n.memory_mb},
-                      {"os", n.os},         {"kernel", n.kernel},     {"hostname", n.hostname},
+        ns.push_back({{"name", n.name},
+                      {"group", n.group},
+                      {"address", n.address},
+                      {"port", n.port},
+                      {"user", n.user},
+                      {"jump", n.jump},
+                      {"netns", n.netns},
+                      {"probed", n.probed},
+                      {"gpus", n.gpus},
+                      {"gpu_names", n.gpu_names},
+                      {"cpus", n.cpus},
+                      {"memory_mb", n.memory_mb},
+                      {"os", n.os},
+                      {"kernel", n.kernel},
+                      {"hostname", n.hostname},
                       {"slots", n.slots}});
     j["target_data"] = target_data;
     return j;
@@ -49,15 +63,16 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
     try {
         int version = j.at("schema_version");
         if (version != k_schema_version)
-            return Error{"state schema version " + std::to_string(version) + " is not supported (this ddl reads " +
-                         std::to_string(k_schema_version) + ")"};
+            return Error{"state schema version " + std::to_string(version) +
+                         " is not supported (this ddl reads " + std::to_string(k_schema_version) + ")"};
         ClusterState s;
         s.cluster = j.at("cluster");
         s.target = j.at("target");
         s.spec = j.value("spec", nlohmann::json::object());
         s.spec_text = j.value("spec_text", "");
         s.destroying = j.value("destroying", false);
-        for (const auto& [k, v] : j.at("phases").items()) s.phases[k] = {v.at("done"), v.value("finished_at", "")};
+        for (const auto& [k, v] : j.at("phases").items())
+            s.phases[k] = {v.at("done"), v.value("finished_at", "")};
         for (const auto& n : j.at("nodes")) {
             NodeState ns;
             ns.name = n.at("name");

@@ -1,14 +1,13 @@
 #pragma once
 // What ddl knows about one cluster: which phases finished, the nodes and what probing found.
 // Serialized as .ddl/<cluster>/state.json with a schema version.
+#include "util/Result.hpp"
+
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "util/Result.hpp"
 
 namespace ddl {
 
@@ -18,8 +17,8 @@ struct NodeState {
     std::string address;
     int port = 22;
     std::string user;
-    std::string jump;      // "" or the name of the node used as bastion
-    std::string netns;     // local target only
+    std::string jump;  // "" or the name of the node used as bastion
+    std::string netns; // local target only
     // Filled by probe:
     bool probed = false;
     int gpus = 0;

@@ -1,13 +1,12 @@
 #include "state/StateStore.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
+
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace ddl {
 
@@ -31,7 +30,8 @@ Result<ClusterLock> ClusterLock::acquire(const std::string& dir, const std::stri
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         std::string holder = trim(read_file(path).value_or(""));
         close(fd);
-        return Error{"another ddl command is working on this cluster" + (holder.empty() ? "" : " (" + holder + ")") +
+        return Error{"another ddl command is working on this cluster" +
+                     (holder.empty() ? "" : " (" + holder + ")") +
                      "; wait for it to finish, or stop it first"};
     }
     std::string info = "pid " + std::to_string(getpid()) + ": " + what + "\n";
@@ -39,8 +39,10 @@ Result<ClusterLock> ClusterLock::acquire(const std::string& dir, const std::stri
     return ClusterLock(fd);
 }
 
-StateStore::StateStore(const std::string& root) : m_root(std::filesystem::absolute(root).lexically_normal().string()) {
-    while (m_root.size() > 1 && m_root.back() == '/') m_root.pop_back();
+StateStore::StateStore(const std::string& root)
+    : m_root(std::filesystem::absolute(root).lexically_normal().string()) {
+    while (m_root.size() > 1 && m_root.back() == '/')
+        m_root.pop_back();
 }
 
 Status StateStore::ensure_cluster_dir(const std::string& cluster) const {
@@ -48,7 +50,9 @@ Status StateStore::ensure_cluster_dir(const std::string& cluster) const {
     return make_dirs(cluster_dir(cluster), 0700);
 }
 
-bool StateStore::exists(const std::string& cluster) const { return path_exists(cluster_dir(cluster) + "/state.json"); }
+bool StateStore::exists(const std::string& cluster) const {
+    return path_exists(cluster_dir(cluster) + "/state.json");
+}
 
 Result<ClusterState> StateStore::load(const std::string& cluster) const {
     std::string path = cluster_dir(cluster) + "/state.json";
@@ -63,16 +67,20 @@ Result<ClusterState> StateStore::load(const std::string& cluster) const {
 
 Status StateStore::save(const ClusterState& state) const {
     if (auto s = ensure_cluster_dir(state.cluster); !s) return s;
-    return write_file_atomic(cluster_dir(state.cluster) + "/state.json", state.to_json().dump(2) + "\n", 0600);
+    return write_file_atomic(cluster_dir(state.cluster) + "/state.json", state.to_json().dump(2) + "\n",
+                             0600);
 }
 
-Status StateStore::remove(const std::string& cluster) const { return remove_tree(cluster_dir(cluster)); }
+Status StateStore::remove(const std::string& cluster) const {
+    return remove_tree(cluster_dir(cluster));
+}
 
 std::vector<std::string> StateStore::clusters() const {
     std::vector<std::string> out;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(m_root, ec)) {
-        if (e.is_directory() && path_exists(e.path().string() + "/state.json")) out.push_back(e.path().filename());
+        if (e.is_directory() && path_exists(e.path().string() + "/state.json"))
+            out.push_back(e.path().filename());
     }
     std::sort(out.begin(), out.end());
     return out;

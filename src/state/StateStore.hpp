@@ -1,12 +1,12 @@
 #pragma once
 // The per-cluster state folder (.ddl/<cluster>/, mode 0700): state.json (atomic, 0600), a lock so one
 // command at a time mutates a cluster, keys, rendered inputs and logs.
+#include "state/ClusterState.hpp"
+#include "util/Result.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "state/ClusterState.hpp"
-#include "util/Result.hpp"
 
 namespace ddl {
 

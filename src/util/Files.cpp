@@ -1,13 +1,12 @@
 #include "util/Files.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace ddl {
@@ -36,7 +35,9 @@ Result<std::string> read_file_limited(const std::string& path, std::size_t limit
     return out;
 }
 
-Result<std::string> read_file(const std::string& path) { return read_file_limited(path, std::size_t(1) << 32); }
+Result<std::string> read_file(const std::string& path) {
+    return read_file_limited(path, std::size_t(1) << 32);
+}
 
 Status write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {
     std::filesystem::path target(path);
@@ -89,7 +90,8 @@ Status make_dirs(const std::string& path, mode_t mode) {
     for (const auto& part : p) {
         cur /= part;
         if (cur.empty() || std::filesystem::exists(cur, ec)) continue;
-        if (mkdir(cur.c_str(), mode) != 0 && errno != EEXIST) return errno_error("cannot create " + cur.string());
+        if (mkdir(cur.c_str(), mode) != 0 && errno != EEXIST)
+            return errno_error("cannot create " + cur.string());
     }
     return {};
 }

@@ -1,8 +1,8 @@
 #pragma once
+#include "util/Result.hpp"
+
 #include <string>
 #include <sys/types.h>
-
-#include "util/Result.hpp"
 
 namespace ddl {
 

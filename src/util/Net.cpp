@@ -1,12 +1,11 @@
 #include "util/Net.hpp"
 
-#include <arpa/inet.h>
+#include "util/Strings.hpp"
 
+#include <arpa/inet.h>
 #include <cmath>
 #include <cstring>
 #include <string>
-
-#include "util/Strings.hpp"
 
 namespace ddl {
 
@@ -16,14 +15,16 @@ std::string Cidr::text() const {
     return std::string(buf) + "/" + std::to_string(prefix);
 }
 
-std::uint64_t Cidr::size_v4() const { return v6 ? 0 : (std::uint64_t(1) << (32 - prefix)); }
+std::uint64_t Cidr::size_v4() const {
+    return v6 ? 0 : (std::uint64_t(1) << (32 - prefix));
+}
 
 std::string Cidr::v4_host(std::uint32_t index) const {
-    std::uint32_t base = (std::uint32_t(addr[0]) << 24) | (std::uint32_t(addr[1]) << 16) | (std::uint32_t(addr[2]) << 8) |
-                         std::uint32_t(addr[3]);
+    std::uint32_t base = (std::uint32_t(addr[0]) << 24) | (std::uint32_t(addr[1]) << 16) |
+                         (std::uint32_t(addr[2]) << 8) | std::uint32_t(addr[3]);
     std::uint32_t a = base + index;
-    return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." + std::to_string((a >> 8) & 255) +
-           "." + std::to_string(a & 255);
+    return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." +
+           std::to_string((a >> 8) & 255) + "." + std::to_string(a & 255);
 }
 
 bool Cidr::host_bits_zero() const {
@@ -74,7 +75,8 @@ std::optional<std::uint64_t> parse_rate(std::string_view text) {
     for (const auto& u : units) {
         if (!ends_with(t, u.suffix)) continue;
         std::string number = t.substr(0, t.size() - std::strlen(u.suffix));
-        if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+        if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos)
+            return std::nullopt;
         char* end = nullptr;
         double v = std::strtod(number.c_str(), &end);
         if (end != number.c_str() + number.size() || !(v > 0) || v * u.factor > 1e13) return std::nullopt;

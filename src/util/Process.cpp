@@ -1,18 +1,17 @@
 #include "util/Process.hpp"
 
+#include "util/Strings.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
-
-#include "util/Strings.hpp"
 
 extern char** environ;
 
@@ -22,7 +21,9 @@ namespace {
 std::mutex g_observer_mutex;
 std::function<void(const std::string&)> g_observer;
 
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 std::vector<std::string> build_env(const Command& cmd) {
     std::map<std::string, std::string> env;
@@ -31,10 +32,13 @@ std::vector<std::string> build_env(const Command& cmd) {
         auto eq = kv.find('=');
         if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    for (const auto& k : cmd.env_unset) env.erase(k);
-    for (const auto& [k, v] : cmd.env_set) env[k] = v;
+    for (const auto& k : cmd.env_unset)
+        env.erase(k);
+    for (const auto& [k, v] : cmd.env_set)
+        env[k] = v;
     std::vector<std::string> out;
-    for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+    for (const auto& [k, v] : env)
+        out.push_back(k + "=" + v);
     return out;
 }
 
@@ -104,13 +108,16 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
         return errno_error("pipe");
     auto env_strings = build_env(cmd);
     std::vector<char*> envp, argv;
-    for (auto& e : env_strings) envp.push_back(e.data());
+    for (auto& e : env_strings)
+        envp.push_back(e.data());
     envp.push_back(nullptr);
     std::vector<std::string> args = cmd.argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
     // Resolve the program before fork so the child only calls async-signal-safe functions.
-    std::string program = cmd.argv[0].find('/') == std::string::npos ? find_in_path(cmd.argv[0]) : cmd.argv[0];
+    std::string program =
+        cmd.argv[0].find('/') == std::string::npos ? find_in_path(cmd.argv[0]) : cmd.argv[0];
 
     pid_t pid = fork();
     if (pid < 0) return errno_error("fork");
@@ -160,7 +167,8 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     char buf[65536];
     while (open_fds > 0) {
         pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {in_fd, POLLOUT, 0}};
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                          std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             result.timed_out = true;
             kill(-pid, SIGKILL);

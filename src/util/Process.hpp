@@ -1,6 +1,8 @@
 #pragma once
 // Subprocesses: always an argv vector, never a shell string; cwd, environment and timeout explicit;
 // stdout and stderr kept apart (STYLE.md rule 4). Tests substitute ProcessRunner with a recording fake.
+#include "util/Result.hpp"
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -8,15 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "util/Result.hpp"
-
 namespace ddl {
 
 struct Command {
     std::vector<std::string> argv;
-    std::string cwd;                                // empty: inherit
-    std::map<std::string, std::string> env_set;     // added to / overriding the inherited environment
-    std::vector<std::string> env_unset;             // removed from the inherited environment
+    std::string cwd;                            // empty: inherit
+    std::map<std::string, std::string> env_set; // added to / overriding the inherited environment
+    std::vector<std::string> env_unset;         // removed from the inherited environment
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::string stdin_data;
     // Values in argv that must not be logged (replaced by "***" in the log line).
@@ -24,8 +24,8 @@ struct Command {
 };
 
 struct ProcessResult {
-    int exit_code = -1;   // -1 when killed by a signal
-    int term_signal = 0;  // the signal, when killed
+    int exit_code = -1;  // -1 when killed by a signal
+    int term_signal = 0; // the signal, when killed
     bool timed_out = false;
     std::string out;
     std::string err;

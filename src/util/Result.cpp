@@ -5,6 +5,8 @@
 
 namespace ddl {
 
-Error errno_error(const std::string& what) { return Error{what + ": " + std::strerror(errno)}; }
+Error errno_error(const std::string& what) {
+    return Error{what + ": " + std::strerror(errno)};
+}
 
 } // namespace ddl

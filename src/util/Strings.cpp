@@ -36,8 +36,10 @@ std::vector<std::string> split_lines(std::string_view text) {
 
 std::string trim(std::string_view text) {
     auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+    while (!text.empty() && is_space(text.front()))
+        text.remove_prefix(1);
+    while (!text.empty() && is_space(text.back()))
+        text.remove_suffix(1);
     return std::string(text);
 }
 
@@ -50,7 +52,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     return out;
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
 
 bool ends_with(std::string_view text, std::string_view suffix) {
     return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -58,13 +62,15 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 
 std::string to_lower(std::string_view text) {
     std::string out(text);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        prev[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
         cur[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
@@ -100,7 +106,8 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
 
 std::string shell_quote(std::string_view arg) {
     if (!arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:@,+%").find(c) != std::string_view::npos;
+            return std::isalnum(static_cast<unsigned char>(c)) ||
+                   std::string_view("-_./=:@,+%").find(c) != std::string_view::npos;
         }))
         return std::string(arg);
     std::string out = "'";
@@ -116,7 +123,8 @@ std::string shell_quote(std::string_view arg) {
 std::string shell_join(const std::vector<std::string>& argv) {
     std::vector<std::string> quoted;
     quoted.reserve(argv.size());
-    for (const auto& a : argv) quoted.push_back(shell_quote(a));
+    for (const auto& a : argv)
+        quoted.push_back(shell_quote(a));
     return join(quoted, " ");
 }
 
@@ -144,6 +152,8 @@ std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
     return std::nullopt;
 }
 
-bool is_valid_utf8(std::string_view text) { return !find_invalid_utf8(text).has_value(); }
+bool is_valid_utf8(std::string_view text) {
+    return !find_invalid_utf8(text).has_value();
+}
 
 } // namespace ddl

@@ -1,8 +1,9 @@
-#include <catch2/catch.hpp>
-
 #include "provision/Configure.hpp"
-#include "util/Files.hpp"
+
 #include "Fakes.hpp"
+#include "util/Files.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ddl;
 
@@ -27,18 +28,20 @@ TEST_CASE("the inventory has groups master, workers and gpu with the pinned know
     test::FakeProgress progress;
     Context ctx{Spec{}, st, store, proc, remote, progress, {}, nullptr};
     auto inv = render_inventory(ctx);
-    CHECK(inv.find("    master:\n      hosts:\n        master:\n          ansible_host: \"10.0.0.11\"") != std::string::npos);
-    CHECK(inv.find("    gpu:\n      hosts:\n        worker1:") != std::string::npos);
-    CHECK(inv.find("UserKnownHostsFile=" + store.cluster_dir("demo") + "/known_hosts -o StrictHostKeyChecking=yes") !=
+    CHECK(inv.find("    master:\n      hosts:\n        master:\n          ansible_host: \"10.0.0.11\"") !=
           std::string::npos);
+    CHECK(inv.find("    gpu:\n      hosts:\n        worker1:") != std::string::npos);
+    CHECK(inv.find("UserKnownHostsFile=" + store.cluster_dir("demo") +
+                   "/known_hosts -o StrictHostKeyChecking=yes") != std::string::npos);
 }
 
-TEST_CASE("ansible's JSON result gives changes per host and the failed task with its message") {
-    std::string out = R"({"plays": [{"tasks": [{"task": {"name": "install x"}, "hosts": {
-        "master": {"changed": true}, "worker1": {"failed": true, "msg": "No package matching 'x'"}}}]}],
-        "stats": {"master": {"changed": 1, "failures": 0, "unreachable": 0},
-                  "worker1": {"changed": 0, "failures": 1, "unreachable": 0}}})";
-    auto s = parse_ansible_json(out);
+TEST_CASE("ansible's event lines give changes per host and the failed task with its message") {
+    std::string out = R"({"event": "task", "role": "common", "task": "install x"}
+{"changed": true, "event": "result", "host": "master", "msg": "", "role": "common", "status": "ok", "task": "install x"}
+{"changed": false, "event": "result", "host": "worker1", "msg": "No package matching 'x'", "role": "common", "status": "failed", "task": "install x"}
+{"event": "stats", "hosts": {"master": {"changed": 1, "failures": 0, "unreachable": 0}, "worker1": {"changed": 0, "failures": 1, "unreachable": 0}}}
+)";
+    auto s = parse_ansible_events(out);
     REQUIRE(s.ok());
     CHECK(s->changed["master"] == 1);
     CHECK(s->failures["worker1"] == 1);
@@ -46,4 +49,6 @@ TEST_CASE("ansible's JSON result gives changes per host and the failed task with
     CHECK(s->failed_tasks[0] == "worker1: install x: No package matching 'x'");
 }
 
-TEST_CASE("output that is not ansible JSON is an error") { CHECK_FALSE(parse_ansible_json("ERROR! oops").ok()); }
+TEST_CASE("output without ansible's final stats is an error") {
+    CHECK_FALSE(parse_ansible_events("ERROR! oops\n").ok());
+}

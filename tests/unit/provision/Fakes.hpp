@@ -1,12 +1,12 @@
 #pragma once
 // Recording fakes for the pipeline's side-effect interfaces.
+#include "provision/Context.hpp"
+#include "provision/Targets.hpp"
+
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include "provision/Context.hpp"
-#include "provision/Targets.hpp"
 
 namespace ddl::test {
 
@@ -15,10 +15,12 @@ public:
     std::mutex mutex;
     std::vector<std::string> calls;
     std::map<std::string, std::string> uploads; // host:path -> content
-    std::string probe_output = "@gpus\n@cpus 8\n@mem 32000\n@os Ubuntu 22.04\n@kernel 6.1\n@hostname n\n@end\n";
+    std::string probe_output =
+        "@gpus\n@cpus 8\n@mem 32000\n@os Ubuntu 22.04\n@kernel 6.1\n@hostname n\n@end\n";
     std::vector<std::string> unreachable;
 
-    Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command, std::chrono::milliseconds) override {
+    Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
+                            std::chrono::milliseconds) override {
         std::lock_guard lock(mutex);
         calls.push_back(ep.host + ": " + command.substr(0, 20));
         return ExecResult{0, probe_output, ""};
@@ -44,7 +46,9 @@ public:
     void phase_done(const std::string& p, double, bool skipped) override {
         lines.push_back((skipped ? "skip " : "done ") + p);
     }
-    void phase_failed(const std::string& p, const std::string& m) override { lines.push_back("fail " + p + ": " + m); }
+    void phase_failed(const std::string& p, const std::string& m) override {
+        lines.push_back("fail " + p + ": " + m);
+    }
     void node(const std::string&, const std::string&) override {}
     void note(const std::string&) override {}
 };

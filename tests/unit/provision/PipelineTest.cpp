@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
-
-#include <cstdlib>
+#include "provision/Pipeline.hpp"
 
 #include "Fakes.hpp"
 #include "core/Diagnostics.hpp"
-#include "provision/Pipeline.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
 
 using namespace ddl;
 
@@ -37,12 +37,14 @@ TEST_CASE("deploy runs every phase once and a second deploy skips them all") {
     auto ctx = rig.ctx();
     REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
     CHECK(rig.target.provisions == 1);
-    for (const auto& p : phase_names()) CHECK(rig.state.phase_done(p));
+    for (const auto& p : phase_names())
+        CHECK(rig.state.phase_done(p));
     CHECK(rig.remote.uploads.count("192.0.2.10:/etc/ddl/hostfile") == 1);
     rig.progress.lines.clear();
     REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
     CHECK(rig.target.provisions == 1);
-    for (const auto& line : rig.progress.lines) CHECK(line.rfind("skip ", 0) == 0);
+    for (const auto& line : rig.progress.lines)
+        CHECK(line.rfind("skip ", 0) == 0);
 }
 
 TEST_CASE("a failed phase is recorded and the next deploy resumes from it") {
@@ -66,7 +68,8 @@ TEST_CASE("wait-ssh names the node that never answered") {
     auto ctx = rig.ctx();
     REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_failure);
     bool named = false;
-    for (const auto& l : rig.progress.lines) named = named || l.find("fail wait-ssh: SSH not reachable on worker1") == 0;
+    for (const auto& l : rig.progress.lines)
+        named = named || l.find("fail wait-ssh: SSH not reachable on worker1") == 0;
     CHECK(named);
 }
 

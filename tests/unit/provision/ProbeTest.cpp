@@ -1,13 +1,15 @@
-#include <catch2/catch.hpp>
+#include "provision/Probe.hpp"
 
 #include "provision/HostfileWriter.hpp"
-#include "provision/Probe.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ddl;
 
 TEST_CASE("probe output with two GPUs gives their names and count") {
     NodeState n;
-    std::string out = "@gpus\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-5678)\n"
+    std::string out = "@gpus\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)\nGPU 1: NVIDIA H100 80GB HBM3 "
+                      "(UUID: GPU-5678)\n"
                       "@cpus 32\n@mem 257000\n@os Ubuntu 22.04.4 LTS\n@kernel 5.15.0\n@hostname gpu1\n@end\n";
     REQUIRE(parse_probe_output(out, n).ok());
     CHECK(n.gpus == 2);
@@ -20,7 +22,8 @@ TEST_CASE("probe output with two GPUs gives their names and count") {
 
 TEST_CASE("probe output from a CPU-only node gives zero GPUs") {
     NodeState n;
-    REQUIRE(parse_probe_output("@gpus\n@cpus 2\n@mem 1000\n@os Debian\n@kernel 6\n@hostname x\n@end\n", n).ok());
+    REQUIRE(
+        parse_probe_output("@gpus\n@cpus 2\n@mem 1000\n@os Debian\n@kernel 6\n@hostname x\n@end\n", n).ok());
     CHECK(n.gpus == 0);
 }
 

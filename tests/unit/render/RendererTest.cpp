@@ -1,15 +1,16 @@
-#include <catch2/catch.hpp>
+#include "render/Renderer.hpp"
 
 #include "render/LocalPlan.hpp"
-#include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ddl;
 
 namespace {
 Spec local_spec(const std::string& name, const std::string& extra = "") {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: " + name + "\ntarget: local\nlocal:\n  nodes: 4\n" + extra,
-                                     "c.yaml");
+    auto r = SpecLoader::load_string(
+        "apiVersion: ddl/v1\nname: " + name + "\ntarget: local\nlocal:\n  nodes: 4\n" + extra, "c.yaml");
     REQUIRE(r.spec.has_value());
     return *r.spec;
 }
@@ -23,7 +24,8 @@ TEST_CASE("rendering the same spec twice gives identical bytes") {
     CHECK(*a == *b);
     CHECK(a->count("local/plan.json") == 1);
     CHECK(a->count("spec.json") == 1);
-    for (const auto& [path, content] : *a) CHECK(content.find("/work/") == std::string::npos);
+    for (const auto& [path, content] : *a)
+        CHECK(content.find("/work/") == std::string::npos);
 }
 
 TEST_CASE("two local clusters with different names get different subnets and bridges") {
@@ -48,7 +50,8 @@ TEST_CASE("a local plan uses the spec's subnet and numbers nodes from .11") {
 }
 
 TEST_CASE("targets without a renderer say so instead of pretending") {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: s\ntarget: slurm\nslurm: {partition: gpu}\n", "c.yaml");
+    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: s\ntarget: slurm\nslurm: {partition: gpu}\n",
+                                     "c.yaml");
     REQUIRE(r.spec.has_value());
     auto files = render_spec(*r.spec);
     REQUIRE_FALSE(files.ok());

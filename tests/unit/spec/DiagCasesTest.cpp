@@ -1,12 +1,11 @@
 // Every folder under tests/diag holds a bad spec (cluster.yaml) and the exact diagnostics ddl must
 // print for it (expected.txt). UPDATE_GOLDEN=1 rewrites the expectations; review them as a diff.
-#include <catch2/catch.hpp>
-
-#include <cstdlib>
-#include <filesystem>
-
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 
 using namespace ddl;
 namespace fs = std::filesystem;

@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <filesystem>
-
 #include "spec/SpecLoader.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
 
 using namespace ddl;
 namespace fs = std::filesystem;

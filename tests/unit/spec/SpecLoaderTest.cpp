@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "spec/SpecLoader.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ddl;
 
@@ -26,8 +26,9 @@ TEST_CASE("a minimal local spec gets every default") {
 }
 
 TEST_CASE("local bandwidth and subnet are parsed into numbers and canonical text") {
-    auto s = load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal: {nodes: 8, bandwidth: 10gbit, subnet: "
-                     "10.231.0.0/24}\n");
+    auto s =
+        load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal: {nodes: 8, bandwidth: 10gbit, subnet: "
+                "10.231.0.0/24}\n");
     CHECK(s.local.nodes == 8);
     CHECK(s.local.bandwidth_bps == 10'000'000'000ULL);
     CHECK(s.local.subnet == "10.231.0.0/24");
@@ -56,14 +57,15 @@ TEST_CASE("slots_per_node accepts auto or a number") {
 }
 
 TEST_CASE("validate reports every problem, not only the first") {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: Bad\ntarget: local\nlocal: {nodes: 99, bandwidth: x}\n",
-                                     "c.yaml");
+    auto r = SpecLoader::load_string(
+        "apiVersion: ddl/v1\nname: Bad\ntarget: local\nlocal: {nodes: 99, bandwidth: x}\n", "c.yaml");
     CHECK_FALSE(r.spec.has_value());
     CHECK(r.diagnostics.all().size() == 3);
 }
 
 TEST_CASE("validate reports an unknown key with a did-you-mean hint at its line") {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: d\ntarget: local\nlocal:\n  nodez: 2\n", "c.yaml");
+    auto r =
+        SpecLoader::load_string("apiVersion: ddl/v1\nname: d\ntarget: local\nlocal:\n  nodez: 2\n", "c.yaml");
     REQUIRE(r.diagnostics.all().size() == 1);
     const auto& d = r.diagnostics.all()[0];
     CHECK(d.pos.line == 5);

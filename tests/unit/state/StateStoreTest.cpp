@@ -1,10 +1,11 @@
+#include "state/StateStore.hpp"
+
+#include "util/Files.hpp"
+
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "state/StateStore.hpp"
-#include "util/Files.hpp"
 
 using namespace ddl;
 
@@ -39,8 +40,9 @@ TEST_CASE("a state file from another schema version is refused with the versions
     TempDir dir;
     StateStore store(dir.path());
     REQUIRE(store.ensure_cluster_dir("old").ok());
-    REQUIRE(write_file_atomic(dir.path() + "/old/state.json",
-                              R"({"schema_version": 99, "cluster": "old", "target": "local", "phases": {}, "nodes": []})")
+    REQUIRE(write_file_atomic(
+                dir.path() + "/old/state.json",
+                R"({"schema_version": 99, "cluster": "old", "target": "local", "phases": {}, "nodes": []})")
                 .ok());
     auto r = store.load("old");
     REQUIRE_FALSE(r.ok());
@@ -89,7 +91,8 @@ TEST_CASE("a lock held by a process that died is taken over") {
 
 TEST_CASE("reset_phases_from forgets the named phase and everything after it") {
     ClusterState s;
-    for (const auto* p : {"render", "provision", "wait-ssh"}) s.mark_done(p, "t");
+    for (const auto* p : {"render", "provision", "wait-ssh"})
+        s.mark_done(p, "t");
     s.reset_phases_from({"render", "provision", "wait-ssh"}, "provision");
     CHECK(s.phase_done("render"));
     CHECK_FALSE(s.phase_done("provision"));

@@ -1,7 +1,7 @@
+#include "util/Files.hpp"
+
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
-
-#include "util/Files.hpp"
 
 using namespace ddl;
 

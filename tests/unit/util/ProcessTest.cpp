@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "util/Process.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ddl;
 using namespace std::chrono_literals;
@@ -16,7 +16,9 @@ TEST_CASE("SystemProcessRunner keeps stdout and stderr apart and reports the exi
 
 TEST_CASE("SystemProcessRunner passes stdin, cwd and extra environment") {
     SystemProcessRunner runner;
-    Command c{.argv = {"sh", "-c", "cat; pwd; echo $DDL_TEST_VAR"}, .cwd = "/tmp", .env_set = {{"DDL_TEST_VAR", "v1"}}};
+    Command c{.argv = {"sh", "-c", "cat; pwd; echo $DDL_TEST_VAR"},
+              .cwd = "/tmp",
+              .env_set = {{"DDL_TEST_VAR", "v1"}}};
     c.stdin_data = "hello\n";
     auto r = runner.run(c);
     REQUIRE(r.ok());

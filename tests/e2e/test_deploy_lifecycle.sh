@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# deploy 4 nodes -> exec gives 4 distinct hostnames -> hostfile has 4 lines (also on the nodes) ->
+# a second deploy changes nothing -> destroy leaves nothing; destroy twice is fine.
+source "$(dirname "$0")/lib.sh"
+spec life 4 "  bandwidth: 1gbit"
+ddl deploy life.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
+names=$(ddl exec --cluster life -- hostname | sed 's/^\[[a-z0-9]*\] //' | sort -u | wc -l)
+[ "$names" = 4 ] || fail "expected 4 distinct hostnames, got $names"
+ok "exec on 4 nodes"
+ddl hostfile --cluster life --format horovod >hf
+[ "$(wc -l <hf)" = 4 ] || fail "hostfile: $(cat hf)"
+grep -qvE '^10\.[0-9.]+ slots=1$' hf && fail "hostfile lines: $(cat hf)"
+ddl exec --cluster life -- 'grep -c slots= /etc/ddl/hostfile' | grep -q '\] 4$' || fail "hostfile on nodes"
+ok "hostfile"
+ddl exec --cluster life --nodes worker2 -- 'ip -o link show eth0' >/dev/null
+tc qdisc show | grep -q "tbf.*rate 1Gbit" || fail "links not shaped"
+ok "links shaped"
+ddl exec --cluster life -- cat /etc/ddl/node.env | grep -c "DDL_NODE=" | grep -q 4 || fail "node.env from the common role"
+ddl deploy life.yaml --only configure >conf.log 2>&1 || { cat conf.log; fail "configure again"; }
+[ "$(grep -c " 0 change(s)" conf.log)" = 4 ] || { cat conf.log; fail "configure is not idempotent"; }
+ok "configure converged, second run changed nothing"
+ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy"; }
+[ "$(grep -c 'already done, skipped' second.log)" = 6 ] || { cat second.log; fail "second deploy was not a no-op"; }
+ok "second deploy is a no-op"
+ddl status life | grep -q "hostfile=done" || fail "status"
+[ "$(stat -c %a "$STATE/life/state.json")" = 600 ] || fail "state.json mode"
+[ "$(stat -c %a "$STATE/life/id_ed25519")" = 600 ] || fail "key mode"
+ddl destroy life >/dev/null 2>&1 || fail "destroy"
+assert_gone life
+ddl destroy life >/dev/null 2>&1 || fail "second destroy"
+ok "destroy leaves nothing"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# A deploy interrupted by SIGTERM, then one killed by SIGKILL, leave a consistent state; the next
+# deploy completes and destroy cleans up.
+source "$(dirname "$0")/lib.sh"
+spec intr 3
+for sig in TERM KILL; do
+  "$DDL" --state-dir "$STATE" deploy intr.yaml >"d-$sig.log" 2>&1 &
+  pid=$!
+  # Stop it in the middle of provisioning: as soon as the first namespace exists.
+  for _ in $(seq 500); do [ -e "$STATE/intr/state.json" ] && ip netns list | grep -q '^ddl-intr-' && break; sleep 0.01; done
+  kill -s "$sig" "$pid" || true
+  wait "$pid" && fail "deploy finished despite SIG$sig" || true
+  python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$STATE/intr/state.json" || fail "state corrupt after SIG$sig"
+  ok "state consistent after SIG$sig"
+  ddl deploy intr.yaml >"r-$sig.log" 2>&1 || { cat "r-$sig.log"; fail "resume after SIG$sig"; }
+  ddl exec --cluster intr -- true >/dev/null || fail "nodes after resume"
+  ok "resumed after SIG$sig"
+  ddl destroy intr >/dev/null 2>&1 || fail "destroy"
+  assert_gone intr
+done
+ok "destroy after interrupted deploys"
