@@ -1,1 +1,0 @@
-namespace ddl::runtime { int placeholder() { return 0; } }
