@@ -93,6 +93,12 @@ void default_output(const std::string& line, OutputStream stream) {
     std::fflush(f);
 }
 
+std::string seconds_text(std::chrono::milliseconds d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(d.count()) / 1000.0);
+    return buf;
+}
+
 int exit_code_for(const RankExit& e) {
     if (e.host_lost) return 1;
     if (e.term_signal != 0) return 128 + e.term_signal;
@@ -245,7 +251,7 @@ ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
                     late.insert((*ranks)[static_cast<std::size_t>(r)].host);
             if (!late.empty()) {
                 fail(-1, *late.begin(),
-                     "ranks did not start within " + std::to_string(opts.startup_timeout.count() / 1000) +
+                     "ranks did not start within " + seconds_text(opts.startup_timeout) +
                          " s on: " + join(std::vector<std::string>(late.begin(), late.end()), ", "),
                      1);
                 begin_stop(SIGTERM);
