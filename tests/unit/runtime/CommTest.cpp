@@ -207,3 +207,15 @@ TEST_CASE("a single rank's allreduce is a copy and it uses the tcp backend witho
     });
     CHECK(results[0] == "");
 }
+
+TEST_CASE("ranks bootstrap over IPv6 and through a host name") {
+    for (const char* master : {"::1", "localhost"}) {
+        INFO(master);
+        auto results = run_ranks(
+            3,
+            [](Communicator& comm) { return check_allreduce(comm, 1001, DataType::float32, ReduceOp::sum); },
+            [&](CommOptions& o) { o.master_addr = master; });
+        for (const auto& r : results)
+            CHECK(r == "");
+    }
+}
