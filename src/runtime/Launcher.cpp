@@ -230,8 +230,6 @@ ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
                          "rank " + std::to_string(e.rank) + " on " + host + " " + e.exit.describe(),
                          exit_code_for(e.exit));
                     begin_stop(SIGTERM);
-                } else if (!e.exit.success() && result.exit_code == 0) {
-                    // Stopped by an interrupt: report the interrupt, not the kill it caused.
                 }
                 break;
             }

@@ -22,6 +22,9 @@ for i in $(seq 1 "$n"); do
     ip -n ddlb$i addr add 10.232.0.$((10 + i))/24 dev eth0
     ip -n ddlb$i link set eth0 up
     ip -n ddlb$i link set lo up
+    # Iterations are separated by buffer fills and checks longer than an RTO: without this, every
+    # iteration restarts in slow start and the table measures TCP ramp-up, not the link.
+    ip netns exec ddlb$i sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
     tc qdisc add dev vb$i root tbf rate "$rate" burst 1mb latency 50ms
     ip netns exec ddlb$i tc qdisc add dev eth0 root tbf rate "$rate" burst 1mb latency 50ms
 done
