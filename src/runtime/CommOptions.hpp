@@ -1,0 +1,49 @@
+#pragma once
+// CommOptions: everything a communicator needs to bootstrap, and where each value comes from in the
+// environment. Precedence: DDL_* (set by `ddl run`), then OpenMPI's OMPI_COMM_WORLD_*, then Slurm's
+// SLURM_*, then torchrun's RANK/WORLD_SIZE/LOCAL_RANK. MASTER_ADDR/MASTER_PORT are read as
+// DDL_MASTER_* first, then the torch names.
+#include "util/Result.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace ddl::runtime {
+
+enum class BackendKind { automatic, tcp, nccl };
+
+struct CommOptions {
+    int rank = 0;
+    int size = 1;
+    int local_rank = 0;
+    int local_size = 1;
+    std::string master_addr = "127.0.0.1";
+    int master_port = 29500;
+    // Interface whose address this rank advertises to its peers; empty: the first interface that is
+    // not loopback and not docker* (loopback when the master address is a loopback address).
+    std::string iface;
+    BackendKind backend = BackendKind::automatic;
+    // No progress on any socket for this long is a failure (DDL_TIMEOUT_S).
+    std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+    // The whole bootstrap (rendezvous + ring connections) must finish within this (DDL_BOOTSTRAP_TIMEOUT_S).
+    std::chrono::milliseconds bootstrap_timeout{std::chrono::seconds(120)};
+    // Tensor fusion knobs (DDL_FUSION_THRESHOLD in bytes, DDL_CYCLE_TIME_MS).
+    std::size_t fusion_threshold = 64u << 20;
+    std::chrono::milliseconds cycle_time{5};
+    // Ring pipelining granularity (DDL_SEGMENT_BYTES) and kernel socket buffer size.
+    std::size_t segment_bytes = 512u << 10;
+    int socket_buffer_bytes = 4 << 20;
+};
+
+using GetEnv = std::function<const char*(const char*)>;
+
+// Reads CommOptions from the environment (`getenv` substitutes ::getenv in tests). An Error names the
+// variable and its bad value, or says that no launcher variables were found when size > 1 cannot be known.
+[[nodiscard]] ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv);
+[[nodiscard]] ddl::Result<CommOptions> comm_options_from_env();
+
+[[nodiscard]] const char* backend_kind_name(BackendKind kind);
+
+} // namespace ddl::runtime

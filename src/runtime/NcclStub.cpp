@@ -1,0 +1,14 @@
+// Built instead of NcclBackend.cpp when CUDA/NCCL are absent.
+#include "runtime/NcclBackend.hpp"
+
+namespace ddl::runtime {
+
+int cuda_device_count() {
+    return 0;
+}
+
+std::unique_ptr<Backend> make_nccl_backend(Rendezvous&, const CommOptions&) {
+    return nullptr;
+}
+
+} // namespace ddl::runtime

@@ -1,5 +1,0 @@
-namespace ddl::runtime {
-int placeholder() {
-    return 0;
-}
-} // namespace ddl::runtime
