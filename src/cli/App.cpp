@@ -102,10 +102,17 @@ int run_app(int argc, char** argv) {
     ssh->callback([&] { action = [&] { return cmd_ssh(g, ref, node, command); }; });
 
     auto* run = app.add_subcommand("run", "Start a program on every slot (bundled runtime launcher)");
-    run->allow_extras();
-    run->callback([&] {
-        action = [&] { return cmd_not_available("run", "the bundled runtime (issue: runtime launcher)"); };
-    });
+    RunArgs ra;
+    run->add_option("-n,--np", ra.np, "Number of ranks (default: every slot); -np N works too");
+    run->add_option("--cluster", ra.cluster, "Cluster name or spec file");
+    run->add_option("--hostfile", ra.hostfile,
+                    "Hostfile (openmpi/horovod/mpich) naming nodes of the cluster");
+    run->add_option("--iface", ra.iface, "Network interface for the TCP ring and NCCL (default: the spec's)");
+    run->add_option("--port", ra.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)");
+    run->add_option("--startup-timeout", ra.startup_timeout_s, "Seconds for every rank to start")
+        ->capture_default_str();
+    run->add_option("command", ra.command, "Program and arguments after --")->required();
+    run->callback([&] { action = [&] { return cmd_run(g, ra); }; });
     auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");
     bench->allow_extras();
     bench->callback([&] { action = [&] { return cmd_not_available("bench", "the benchmarks issue"); }; });
@@ -114,8 +121,12 @@ int run_app(int argc, char** argv) {
     smoke->callback(
         [&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
 
+    // mpirun's spelling "-np N" is what users type; CLI11 wants one dash for one letter.
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 1; --i)
+        args.emplace_back(std::string(argv[i]) == "-np" ? "--np" : argv[i]);
     try {
-        app.parse(argc, argv);
+        app.parse(args);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

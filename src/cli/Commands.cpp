@@ -6,8 +6,11 @@
 #include "core/Log.hpp"
 #include "provision/HostfileWriter.hpp"
 #include "provision/Pipeline.hpp"
+#include "provision/SshRankTransport.hpp"
 #include "provision/Targets.hpp"
 #include "render/Renderer.hpp"
+#include "runtime/Hostfile.hpp"
+#include "runtime/Launcher.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -80,6 +83,73 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
 }
 
 } // namespace
+
+int cmd_run(const GlobalOptions& g, const RunArgs& a) {
+    auto oc = open_cluster(g, a.cluster, false, "");
+    if (!oc) {
+        std::cerr << "ddl run: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto& ctx = *(*oc)->ctx;
+    if (!ctx.state.phase_done("probe")) {
+        std::cerr << "ddl run: cluster " << ctx.state.cluster
+                  << " is not deployed yet\nhint: run `ddl deploy` first\n";
+        return exit_code::k_failure;
+    }
+    std::vector<runtime::HostfileEntry> hosts;
+    if (!a.hostfile.empty()) {
+        auto parsed = runtime::read_hostfile(a.hostfile);
+        if (!parsed) {
+            std::cerr << "ddl run: " << parsed.error().message << "\n";
+            return exit_code::k_bad_input;
+        }
+        hosts = std::move(*parsed);
+    } else {
+        for (const auto& n : ctx.state.nodes) {
+            runtime::HostfileEntry e;
+            e.host = n.address;
+            e.slots = n.slots;
+            hosts.push_back(e);
+        }
+    }
+    auto find_node = [&](const std::string& host) -> const NodeState* {
+        for (const auto& n : ctx.state.nodes)
+            if (n.address == host || n.name == host || n.hostname == host) return &n;
+        return nullptr;
+    };
+    for (const auto& h : hosts) {
+        if (!find_node(h.host)) {
+            std::cerr << "ddl run: " << a.hostfile << ":" << h.line << ": host " << h.host
+                      << " is not a node of cluster " << ctx.state.cluster << "\n";
+            return exit_code::k_bad_input;
+        }
+    }
+    SshRankTransport transport([&](const std::string& host) -> std::optional<SshEndpoint> {
+        const NodeState* n = find_node(host);
+        if (!n) return std::nullopt;
+        return ctx.endpoint(*n);
+    });
+    runtime::LaunchOptions opts;
+    opts.hosts = hosts;
+    opts.np = a.np;
+    opts.argv = a.command;
+    opts.iface = a.iface.empty() ? ctx.spec.runtime.interface : a.iface;
+    opts.master_port = a.port > 0 ? a.port : ctx.spec.runtime.master_port;
+    opts.startup_timeout = std::chrono::seconds(a.startup_timeout_s);
+    if (ctx.spec.runtime.backend != Backend::auto_select)
+        opts.extra_env["DDL_BACKEND"] = to_string(ctx.spec.runtime.backend);
+    runtime::Launcher launcher(transport);
+    auto result = launcher.run(opts);
+    if (!result) {
+        std::cerr << "ddl run: " << result.error().message << "\n";
+        return exit_code::k_bad_input;
+    }
+    if (result->exit_code != 0) {
+        std::cerr << "ddl run: " << result->message << "\n";
+        return exit_code::k_failure;
+    }
+    return exit_code::k_ok;
+}
 
 int cmd_not_available(const std::string& command, const std::string& issue_hint) {
     std::cerr << "ddl " << command << ": not available in this version of ddl; it arrives with " << issue_hint

@@ -30,6 +30,16 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
              const std::vector<std::string>& command, int timeout_s);
 int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
             const std::vector<std::string>& command);
+struct RunArgs {
+    std::string cluster;
+    std::string hostfile;
+    int np = 0;
+    std::string iface;
+    int port = 0; // 0: the spec's runtime.master_port
+    int startup_timeout_s = 60;
+    std::vector<std::string> command;
+};
+int cmd_run(const GlobalOptions& g, const RunArgs& a);
 int cmd_not_available(const std::string& command, const std::string& issue_hint);
 
 } // namespace ddl::cli

@@ -86,7 +86,8 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     if (auto s = write_file_atomic(dir + "/vars.json", ctx.spec.to_json().dump(2), 0600); !s)
         return s.error();
     auto rendered_vars = ctx.cluster_dir() + "/rendered/ansible/vars.json";
-    Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars},
+    Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
+                       "-e", nlohmann::json{{"ddl_dist_dir", dist_dir()}}.dump()},
               .cwd = data_dir() + "/playbooks",
               .env_set = {{"ANSIBLE_CONFIG", data_dir() + "/playbooks/ansible.cfg"},
                           {"ANSIBLE_PIPELINING", "True"},

@@ -37,3 +37,12 @@ std::string data_dir() {
 }
 
 } // namespace ddl
+
+namespace ddl {
+
+std::string dist_dir() {
+    if (const char* env = std::getenv("DDL_DIST_DIR"); env && *env) return env;
+    return DDL_DIST_DIR_DEFAULT;
+}
+
+} // namespace ddl

@@ -45,5 +45,7 @@ struct Context {
 // Where playbooks/ and other data files are found: $DDL_DATA_DIR, else the build's source tree,
 // else the installed share/ddl.
 std::string data_dir();
+// Where the built runtime (bin/, lib/) is: $DDL_DIST_DIR, else the build tree's dist/.
+std::string dist_dir();
 
 } // namespace ddl

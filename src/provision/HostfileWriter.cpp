@@ -1,19 +1,27 @@
 #include "provision/HostfileWriter.hpp"
 
-#include "util/Net.hpp"
+#include "runtime/Hostfile.hpp"
 
 namespace ddl {
 
 std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat format) {
-    std::string out;
-    if (format == HostfileFormat::openmpi) out += "# Written by ddl from the probed cluster state\n";
+    std::vector<runtime::HostfileEntry> entries;
     for (const auto& n : nodes) {
-        if (format == HostfileFormat::mpich)
-            out += host_for_port(n.address) + ":" + std::to_string(n.slots) + "\n";
-        else
-            out += n.address + " slots=" + std::to_string(n.slots) + "\n";
+        runtime::HostfileEntry e;
+        e.host = n.address;
+        e.slots = n.slots;
+        entries.push_back(e);
     }
-    return out;
+    switch (format) {
+    case HostfileFormat::openmpi:
+        return runtime::write_hostfile(entries, runtime::HostfileFormat::openmpi,
+                                       {"Written by ddl from the probed cluster state"});
+    case HostfileFormat::horovod:
+        return runtime::write_hostfile(entries, runtime::HostfileFormat::horovod);
+    case HostfileFormat::mpich:
+        return runtime::write_hostfile(entries, runtime::HostfileFormat::mpich);
+    }
+    return {};
 }
 
 } // namespace ddl

@@ -8,5 +8,5 @@ build=${1:-build}
 ranks=${2:-4}
 [ $# -ge 2 ] && shift 2 || shift $#
 port=$(( 20000 + $$ % 20000 ))
-exec "$build/src/runtime/tools/ddl-launch-local" -np "$ranks" --port "$port" -- \
-    "$build/src/runtime/tools/ddl-allreduce-test" -b 1M -e 256M -f 2 -n 3 -w 1 "$@"
+exec "$build/dist/bin/ddl-launch-local" -np "$ranks" --port "$port" -- \
+    "$build/dist/bin/ddl-allreduce-test" -b 1M -e 256M -f 2 -n 3 -w 1 "$@"

@@ -37,7 +37,7 @@ pids=""
 for i in $(seq 1 "$n"); do
     r=$((i - 1))
     ip netns exec ddlb$i env DDL_RANK=$r DDL_SIZE="$n" DDL_LOCAL_RANK=0 DDL_LOCAL_SIZE=1 DDL_MASTER_ADDR=10.232.0.11 \
-        DDL_MASTER_PORT=$port DDL_IFACE=eth0 "$build/src/runtime/tools/ddl-allreduce-test" "$@" &
+        DDL_MASTER_PORT=$port DDL_IFACE=eth0 "$build/dist/bin/ddl-allreduce-test" "$@" &
     pids="$pids $!"
 done
 rc=0

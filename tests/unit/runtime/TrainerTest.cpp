@@ -14,7 +14,7 @@ using namespace ddl::runtime;
 
 namespace {
 
-const std::string k_trainer = std::string(DDL_BINARY_DIR) + "/examples/mlp_trainer";
+const std::string k_trainer = std::string(DDL_BINARY_DIR) + "/dist/bin/mlp_trainer";
 
 struct Run {
     int exit_code = -1;

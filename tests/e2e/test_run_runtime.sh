@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The bundled runtime across a deployed 4-node cluster over SSH: the configure phase installs it on
+# every node; ddl run gives every rank the environment contract, an exact allreduce, a training run
+# whose replicas stay identical; a failing or killed rank stops the job and is named.
+source "$(dirname "$0")/lib.sh"
+spec rt 4 "  bandwidth: 1gbit" "runtime:" "  interface: eth0"
+ddl deploy rt.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
+ddl exec --cluster rt -- test -x /opt/ddl/bin/ddl-allreduce-test || fail "runtime not installed on every node"
+ok "runtime installed by the configure phase"
+
+ddl run --cluster rt -- sh -c 'echo "$DDL_RANK/$DDL_SIZE $RANK/$WORLD_SIZE $LOCAL_RANK $MASTER_ADDR:$MASTER_PORT $NCCL_SOCKET_IFNAME $(hostname)"' >env.out
+sort env.out >env.sorted
+master=$(ddl status rt --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["address"])')
+expected=$(printf '[0] 0/4 0/4 0 %s:29500 eth0 master\n[1] 1/4 1/4 0 %s:29500 eth0 worker1\n[2] 2/4 2/4 0 %s:29500 eth0 worker2\n[3] 3/4 3/4 0 %s:29500 eth0 worker3' "$master" "$master" "$master" "$master")
+[ "$(cat env.sorted)" = "$expected" ] || { cat env.sorted; fail "environment contract"; }
+ok "rank environment"
+
+ddl run --cluster rt -- ddl-allreduce-test -b 4 -e 4M -f 8 -n 3 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
+grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+ok "allreduce across 4 nodes exact"
+
+ddl run --cluster rt -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer"; }
+for r in 1 2 3; do
+  diff <(grep '^\[0\] step' tr.out | sed 's/^\[0\] //') <(grep "^\[$r\] step" tr.out | sed "s/^\[$r\] //") >/dev/null \
+    || fail "replica $r diverged from rank 0"
+done
+first=$(grep '^\[0\] step 0 ' tr.out | awk '{print $5}'); last=$(grep '^\[0\] step 14 ' tr.out | awk '{print $5}')
+python3 -c "import sys; sys.exit(0 if float('$last') < float('$first') else 1)" || fail "loss did not decrease ($first -> $last)"
+ok "training: loss $first -> $last, replicas identical every step"
+
+set +e
+ddl run --cluster rt -- sh -c 'if [ "$DDL_RANK" = 2 ]; then exit 3; fi; sleep 60' >fail.out 2>&1; rc=$?
+set -e
+[ $rc = 1 ] || fail "failing rank: exit $rc"
+grep -q "rank 2 on .* exited with status 3" fail.out || { cat fail.out; fail "failing rank not named"; }
+ok "a failing rank stops the job and is named"
+
+"$DDL" --state-dir "$STATE" run --cluster rt -- ddl-allreduce-test --size 256M -n 50 -w 0 >kill.out 2>&1 &
+run_pid=$!
+victim=""
+for _ in $(seq 300); do
+  victim=$( (ip netns pids ddl-rt-worker2 | while read -r p; do [ "$(cat /proc/$p/comm 2>/dev/null)" = ddl-allreduce-t ] && echo "$p"; done) 2>/dev/null | head -1 || true)
+  [ -n "$victim" ] && break; sleep 0.05
+done
+[ -n "$victim" ] || fail "rank 2 never started"
+sleep 1
+kill -KILL "$victim"
+set +e
+wait "$run_pid"; rc=$?
+set -e
+[ $rc != 0 ] || fail "job survived a killed rank"
+grep -q "rank 2 on .* killed by signal 9" kill.out || { cat kill.out; fail "killed rank not named"; }
+leftover=$( (for n in master worker1 worker2 worker3; do ip netns pids ddl-rt-$n; done | while read -r p; do cat /proc/$p/comm 2>/dev/null || true; done) | grep -c ddl-allreduce || true)
+[ "$leftover" = 0 ] || fail "$leftover ranks left running"
+ok "SIGKILL of rank 2 mid-allreduce stops every rank, named in the error"
+ddl destroy rt >/dev/null 2>&1 || fail destroy
+assert_gone rt
