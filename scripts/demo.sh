@@ -8,10 +8,14 @@ cmake --preset default >/dev/null
 cmake --build build -j "$(nproc)"
 ddl=./build/src/ddl
 spec=configs/local-4nodes.yaml
-trap '$ddl destroy local-demo' EXIT
+trap '$ddl destroy local-demo' EXIT  # destroy runs also when a step fails
 $ddl deploy "$spec"
 $ddl status local-demo
 echo "== hostfile"
 $ddl hostfile --cluster local-demo
 echo "== every node"
-$ddl exec --cluster local-demo -- 'hostname; cat /etc/ddl/node.env | grep DDL_NODE'
+$ddl exec --cluster local-demo -- 'hostname; grep DDL_NODE /etc/ddl/node.env'
+echo "== data-parallel training (MLP, gradients averaged with libddlcomm), last steps"
+$ddl run --cluster local-demo -- mlp_trainer --steps 20 | grep '^\[0\]' | tail -3
+echo "== allreduce across every slot (links shaped to 1 Gbit/s: busbw limit 0.125 GB/s)"
+$ddl run --cluster local-demo -- ddl-allreduce-test -b 1M -e 64M -f 4 -n 5 -w 1 | sed -n 's/^\[0\] //p'

@@ -111,13 +111,15 @@ int run_app(int argc, char** argv) {
     run->add_option("--port", ra.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)");
     run->add_option("--startup-timeout", ra.startup_timeout_s, "Seconds for every rank to start")
         ->capture_default_str();
+    run->add_option("-x,--env", ra.env, "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable");
     run->add_option("command", ra.command, "Program and arguments after --")->required();
     run->callback([&] { action = [&] { return cmd_run(g, ra); }; });
     auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");
-    bench->allow_extras();
+    std::vector<std::string> later_args;
+    bench->add_option("args", later_args, "Arguments");
     bench->callback([&] { action = [&] { return cmd_not_available("bench", "the benchmarks issue"); }; });
     auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
-    smoke->allow_extras();
+    smoke->add_option("args", later_args, "Arguments");
     smoke->callback(
         [&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
 

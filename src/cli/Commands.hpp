@@ -37,6 +37,7 @@ struct RunArgs {
     std::string iface;
     int port = 0; // 0: the spec's runtime.master_port
     int startup_timeout_s = 60;
+    std::vector<std::string> env; // NAME=VALUE or NAME (take this shell's value), as mpirun -x
     std::vector<std::string> command;
 };
 int cmd_run(const GlobalOptions& g, const RunArgs& a);

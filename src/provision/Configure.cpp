@@ -18,11 +18,20 @@ std::string yaml_quote(const std::string& s) {
     return out + "\"";
 }
 
+// Ansible's persistent SSH connections would outlive the run (and the cluster): close them now.
+void stop_ssh_masters(const Context& ctx, const std::string& control_dir) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(control_dir, ec)) {
+        (void)ctx.proc.run({.argv = {"ssh", "-o", "ControlPath=" + e.path().string(), "-O", "exit", "ddl-node"},
+                            .timeout = std::chrono::seconds(5)});
+    }
+}
+
 } // namespace
 
 std::string render_inventory(const Context& ctx) {
     std::string ssh_args = "-o UserKnownHostsFile=" + ctx.known_hosts_path() +
-                           " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o ControlMaster=no";
+                           " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes";
     std::string out =
         "# Written by ddl from the cluster state; regenerated on every configure run.\nall:\n  vars:\n";
     out += "    ansible_ssh_private_key_file: " + yaml_quote(ctx.key_path()) + "\n";
@@ -93,12 +102,14 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
                           {"ANSIBLE_PIPELINING", "True"},
                           {"ANSIBLE_FORKS", std::to_string(std::max<std::size_t>(4, ctx.state.nodes.size()))},
                           {"ANSIBLE_HOST_KEY_CHECKING", "True"},
-                          {"ANSIBLE_SSH_ARGS", "-o ControlMaster=no"},
+                          {"ANSIBLE_SSH_ARGS", "-o ControlMaster=auto -o ControlPersist=60s"},
+                          {"ANSIBLE_SSH_CONTROL_PATH_DIR", dir + "/cp"},
                           {"ANSIBLE_RETRY_FILES_ENABLED", "False"},
                           {"ANSIBLE_LOCAL_TEMP", dir + "/tmp"},
                           {"ANSIBLE_NOCOLOR", "1"}},
               .timeout = std::chrono::minutes(60)};
     auto r = ctx.proc.run(c);
+    stop_ssh_masters(ctx, dir + "/cp");
     if (!r) return r.error();
     (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.jsonl", log::redact(r->out), 0600);
     (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.stderr", log::redact(r->err), 0600);

@@ -53,5 +53,30 @@ grep -q "rank 2 on .* killed by signal 9" kill.out || { cat kill.out; fail "kill
 leftover=$( (for n in master worker1 worker2 worker3; do ip netns pids ddl-rt-$n; done | while read -r p; do cat /proc/$p/comm 2>/dev/null || true; done) | grep -c ddl-allreduce || true)
 [ "$leftover" = 0 ] || fail "$leftover ranks left running"
 ok "SIGKILL of rank 2 mid-allreduce stops every rank, named in the error"
+# A silent link: worker2's cable pulled mid-allreduce; every rank must give up within the timeout.
+"$DDL" --state-dir "$STATE" run --cluster rt -x DDL_TIMEOUT_S=5 -- ddl-allreduce-test --size 256M -n 50 -w 0 >link.out 2>&1 &
+run_pid=$!
+sleep 3
+veth=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["target_data"]["plan"]; print([n["veth_host"] for n in p["nodes"] if n["name"]=="worker2"][0])' "$STATE/rt/state.json")
+ip link set "$veth" down
+set +e
+wait "$run_pid"; rc=$?
+set -e
+ip link set "$veth" up
+[ $rc != 0 ] || fail "job survived a dead link"
+grep -qiE "timed out|no progress|timeout" link.out || { tail -20 link.out; fail "dead link not reported as a timeout"; }
+ok "a dead link ends the job with a timeout error"
+
+# SIGTERM to ddl run reaches every rank.
+"$DDL" --state-dir "$STATE" run --cluster rt -- sh -c 'trap "echo got TERM; exit 7" TERM; while :; do sleep 0.1; done' >term.out 2>&1 &
+run_pid=$!
+sleep 2
+kill -TERM "$run_pid"
+set +e
+wait "$run_pid"; rc=$?
+set -e
+[ $rc != 0 ] || fail "ddl run exited 0 after SIGTERM"
+[ "$(grep -c 'got TERM' term.out)" = 4 ] || { cat term.out; fail "SIGTERM not forwarded to every rank"; }
+ok "SIGTERM forwarded to all 4 ranks"
 ddl destroy rt >/dev/null 2>&1 || fail destroy
 assert_gone rt

@@ -1,0 +1,81 @@
+// The CLI through the real binary: exit codes and output formats users and scripts rely on.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "util/Files.hpp"
+#include "util/Process.hpp"
+
+using namespace ddl;
+
+namespace {
+const std::string k_ddl = std::string(DDL_BINARY_DIR) + "/src/ddl";
+
+ProcessResult ddl_cli(std::vector<std::string> args, const std::string& cwd) {
+    args.insert(args.begin(), k_ddl);
+    SystemProcessRunner runner;
+    auto r = runner.run({.argv = args, .cwd = cwd});
+    REQUIRE(r.ok());
+    return *r;
+}
+} // namespace
+
+TEST_CASE("ddl --version and every command's --help succeed") {
+    TempDir dir;
+    CHECK(ddl_cli({"--version"}, dir.path()).out.find("ddl 0.") == 0);
+    for (const auto* cmd : {"init", "validate", "render", "deploy", "destroy", "status", "hostfile", "exec", "ssh", "run",
+                            "bench", "smoke-test"}) {
+        auto r = ddl_cli({cmd, "--help"}, dir.path());
+        INFO(cmd << ": " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("Usage:") != std::string::npos);
+    }
+}
+
+TEST_CASE("ddl init writes a spec that ddl validate accepts, and refuses to overwrite it") {
+    TempDir dir;
+    CHECK(ddl_cli({"init", "--target", "openstack"}, dir.path()).exit_code == 0);
+    auto v = ddl_cli({"validate", "cluster.yaml"}, dir.path());
+    CHECK(v.exit_code == 0);
+    CHECK(v.out.find("valid") != std::string::npos);
+    auto again = ddl_cli({"init"}, dir.path());
+    CHECK(again.exit_code == 2);
+    CHECK(again.err.find("exists already") != std::string::npos);
+}
+
+TEST_CASE("ddl validate exits 2 and prints positioned diagnostics, or JSON with --output json") {
+    TempDir dir;
+    REQUIRE(write_file_atomic(dir.path() + "/bad.yaml", "apiVersion: ddl/v1\nname: x\ntarget: lokal\n").ok());
+    auto text = ddl_cli({"validate", "bad.yaml"}, dir.path());
+    CHECK(text.exit_code == 2);
+    CHECK(text.err.find("bad.yaml:3:9: error: target must be one of") == 0);
+    CHECK(text.err.find("hint: did you mean \"local\"?") != std::string::npos);
+    auto json = ddl_cli({"--output", "json", "validate", "bad.yaml"}, dir.path());
+    CHECK(json.exit_code == 2);
+    auto j = nlohmann::json::parse(json.out);
+    CHECK(j["valid"] == false);
+    CHECK(j["diagnostics"][0]["line"] == 3);
+    CHECK(j["diagnostics"][0]["column"] == 9);
+}
+
+TEST_CASE("ddl render writes the same bytes twice") {
+    TempDir dir;
+    REQUIRE(ddl_cli({"init", "--name", "render-me"}, dir.path()).exit_code == 0);
+    REQUIRE(ddl_cli({"render", "cluster.yaml", "--out", "a"}, dir.path()).exit_code == 0);
+    REQUIRE(ddl_cli({"render", "cluster.yaml", "--out", "b"}, dir.path()).exit_code == 0);
+    for (const auto* f : {"spec.json", "local/plan.json", "ansible/vars.json"})
+        CHECK(read_file(dir.path() + "/a/" + f).value() == read_file(dir.path() + "/b/" + f).value());
+}
+
+TEST_CASE("commands that are not available yet say so and fail") {
+    TempDir dir;
+    auto r = ddl_cli({"smoke-test", "x.yaml"}, dir.path());
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("not available in this version") != std::string::npos);
+}
+
+TEST_CASE("mpirun's -np spelling is accepted by ddl run") {
+    TempDir dir;
+    auto r = ddl_cli({"run", "-np", "2", "--cluster", "none", "--", "true"}, dir.path());
+    CHECK(r.err.find("no cluster \"none\"") != std::string::npos);
+}

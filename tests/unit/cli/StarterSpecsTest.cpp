@@ -1,0 +1,20 @@
+#include <catch2/catch.hpp>
+
+#include "cli/StarterSpecs.hpp"
+#include "spec/SpecLoader.hpp"
+
+using namespace ddl;
+
+TEST_CASE("the starter spec of every target validates as written") {
+    for (const auto& target : target_names()) {
+        auto text = cli::starter_spec(target, "my-cluster");
+        REQUIRE(text.ok());
+        auto r = SpecLoader::load_string(*text, target + ".yaml");
+        INFO(target << "\n" << *text << "\n" << r.diagnostics.format_text());
+        CHECK(r.spec.has_value());
+        CHECK(r.spec->name == "my-cluster");
+        CHECK(to_string(r.spec->target) == target);
+    }
+}
+
+TEST_CASE("an unknown target has no starter spec") { CHECK_FALSE(cli::starter_spec("aws", "x").ok()); }
