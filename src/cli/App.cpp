@@ -91,7 +91,7 @@ int run_app(int argc, char** argv) {
     exec->add_option("--cluster", ref, "Cluster name or spec file");
     exec->add_option("--nodes", exec_nodes, "Only these nodes (comma separated)")->delimiter(',');
     exec->add_option("--timeout", exec_timeout, "Seconds per node")->capture_default_str();
-    exec->add_option("command", command, "Command after --")->required();
+    exec->add_option("command", command, "Command after --");
     exec->callback([&] { action = [&] { return cmd_exec(g, ref, exec_nodes, command, exec_timeout); }; });
 
     auto* ssh = app.add_subcommand("ssh", "Open a shell (or run a command) on one node");
@@ -111,8 +111,10 @@ int run_app(int argc, char** argv) {
     run->add_option("--port", ra.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)");
     run->add_option("--startup-timeout", ra.startup_timeout_s, "Seconds for every rank to start")
         ->capture_default_str();
-    run->add_option("-x,--env", ra.env, "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable");
-    run->add_option("command", ra.command, "Program and arguments after --")->required();
+    run->add_option("-x,--env", ra.env, "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    run->add_option("command", ra.command, "Program and arguments after --");
     run->callback([&] { action = [&] { return cmd_run(g, ra); }; });
     auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");
     std::vector<std::string> later_args;
@@ -124,9 +126,21 @@ int run_app(int argc, char** argv) {
         [&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
 
     // mpirun's spelling "-np N" is what users type; CLI11 wants one dash for one letter.
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 1; --i)
-        args.emplace_back(std::string(argv[i]) == "-np" ? "--np" : argv[i]);
+    // Everything after the first "--" is the remote command, taken verbatim (CLI11 would otherwise
+    // let an option just before "--" interpret the command's own flags).
+    std::vector<std::string> before, after;
+    bool dashdash = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (!dashdash && a == "--") {
+            dashdash = true;
+        } else if (dashdash) {
+            after.push_back(a);
+        } else {
+            before.push_back(a == "-np" ? "--np" : a);
+        }
+    }
+    std::vector<std::string> args(before.rbegin(), before.rend());
     try {
         app.parse(args);
     } catch (const CLI::CallForHelp& e) {
@@ -144,6 +158,13 @@ int run_app(int argc, char** argv) {
     }
     log::init(quiet ? log::Level::quiet : verbose > 0 ? log::Level::verbose : log::Level::normal);
     g.json = output == "json";
+    command.insert(command.end(), after.begin(), after.end());
+    ra.command.insert(ra.command.end(), after.begin(), after.end());
+    if ((exec->parsed() && command.empty()) || (run->parsed() && ra.command.empty())) {
+        std::cerr << "ddl: give the command after --, e.g. ddl " << (run->parsed() ? "run" : "exec")
+                  << " -- hostname\n";
+        return exit_code::k_bad_input;
+    }
     try {
         return action ? action() : exit_code::k_bad_input;
     } catch (const std::exception& e) {

@@ -22,8 +22,9 @@ std::string yaml_quote(const std::string& s) {
 void stop_ssh_masters(const Context& ctx, const std::string& control_dir) {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(control_dir, ec)) {
-        (void)ctx.proc.run({.argv = {"ssh", "-o", "ControlPath=" + e.path().string(), "-O", "exit", "ddl-node"},
-                            .timeout = std::chrono::seconds(5)});
+        (void)ctx.proc.run(
+            {.argv = {"ssh", "-o", "ControlPath=" + e.path().string(), "-O", "exit", "ddl-node"},
+             .timeout = std::chrono::seconds(5)});
     }
 }
 

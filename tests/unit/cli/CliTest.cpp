@@ -1,10 +1,9 @@
 // The CLI through the real binary: exit codes and output formats users and scripts rely on.
-#include <catch2/catch.hpp>
-
-#include <nlohmann/json.hpp>
-
 #include "util/Files.hpp"
 #include "util/Process.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace ddl;
 
@@ -23,8 +22,8 @@ ProcessResult ddl_cli(std::vector<std::string> args, const std::string& cwd) {
 TEST_CASE("ddl --version and every command's --help succeed") {
     TempDir dir;
     CHECK(ddl_cli({"--version"}, dir.path()).out.find("ddl 0.") == 0);
-    for (const auto* cmd : {"init", "validate", "render", "deploy", "destroy", "status", "hostfile", "exec", "ssh", "run",
-                            "bench", "smoke-test"}) {
+    for (const auto* cmd : {"init", "validate", "render", "deploy", "destroy", "status", "hostfile", "exec",
+                            "ssh", "run", "bench", "smoke-test"}) {
         auto r = ddl_cli({cmd, "--help"}, dir.path());
         INFO(cmd << ": " << r.err);
         CHECK(r.exit_code == 0);

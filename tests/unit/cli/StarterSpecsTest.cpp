@@ -1,7 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include "cli/StarterSpecs.hpp"
+
 #include "spec/SpecLoader.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ddl;
 
@@ -17,4 +18,6 @@ TEST_CASE("the starter spec of every target validates as written") {
     }
 }
 
-TEST_CASE("an unknown target has no starter spec") { CHECK_FALSE(cli::starter_spec("aws", "x").ok()); }
+TEST_CASE("an unknown target has no starter spec") {
+    CHECK_FALSE(cli::starter_spec("aws", "x").ok());
+}
