@@ -47,7 +47,8 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
                             const std::vector<std::string>& allowed) {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-        const YAML::Node& key_node = it->first;
+        // A copy: the iterator hands out a temporary pair, so a reference would dangle.
+        const YAML::Node key_node = it->first;
         if (!key_node.IsScalar()) {
             m_diags.error(pos(key_node),
                           "keys in " + (path.empty() ? std::string("the spec") : path) + " must be names");
