@@ -17,5 +17,5 @@ echo "== every node"
 $ddl exec --cluster local-demo -- 'hostname; grep DDL_NODE /etc/ddl/node.env'
 echo "== data-parallel training (MLP, gradients averaged with libddlcomm), last steps"
 $ddl run --cluster local-demo -- mlp_trainer --steps 20 | grep '^\[0\]' | tail -3
-echo "== allreduce across every slot (links shaped to 1 Gbit/s: busbw limit 0.125 GB/s)"
-$ddl run --cluster local-demo -- ddl-allreduce-test -b 1M -e 64M -f 4 -n 5 -w 1 | sed -n 's/^\[0\] //p'
+echo "== allreduce across every slot"
+$ddl bench allreduce --cluster local-demo --sizes 1MiB:64MiB --iters 5

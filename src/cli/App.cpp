@@ -117,9 +117,31 @@ int run_app(int argc, char** argv) {
     run->add_option("command", ra.command, "Program and arguments after --");
     run->callback([&] { action = [&] { return cmd_run(g, ra); }; });
     auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");
+    bench->require_subcommand(1);
+    auto* bench_ar =
+        bench->add_subcommand("allreduce", "nccl-tests style allreduce table with the link's limit");
+    BenchArgs ba;
+    bench_ar->add_option("--cluster", ba.run.cluster, "Cluster name or spec file");
+    bench_ar->add_option("--hostfile", ba.run.hostfile, "Hostfile naming nodes of the cluster");
+    bench_ar->add_option("-n,--np", ba.run.np, "Number of ranks (default: every slot)");
+    bench_ar->add_option("--sizes", ba.sizes, "MIN:MAX message sizes, doubling")->capture_default_str();
+    bench_ar->add_option("--iters", ba.iters, "Timed iterations per size")->capture_default_str();
+    bench_ar->add_option("--warmup", ba.warmup, "Untimed iterations per size")->capture_default_str();
+    bench_ar->add_option("--link-gbit", ba.link_gbit, "Link bandwidth for the limit (default: the spec's)");
+    bench_ar->add_option("--iface", ba.run.iface, "Network interface");
+    bench_ar->add_option("--format", ba.format, "text, json or csv")
+        ->check(CLI::IsMember({"text", "json", "csv"}));
+    bench_ar->callback([&] {
+        action = [&] {
+            if (output == "json") ba.format = "json";
+            return cmd_bench_allreduce(g, ba);
+        };
+    });
+    auto* bench_train = bench->add_subcommand("train", "Training throughput and scaling sweep");
     std::vector<std::string> later_args;
-    bench->add_option("args", later_args, "Arguments");
-    bench->callback([&] { action = [&] { return cmd_not_available("bench", "the benchmarks issue"); }; });
+    bench_train->add_option("args", later_args, "Arguments");
+    bench_train->callback(
+        [&] { action = [&] { return cmd_not_available("bench train", "the benchmarks issue"); }; });
     auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
     smoke->add_option("args", later_args, "Arguments");
     smoke->callback(

@@ -13,6 +13,7 @@
 #include "runtime/Launcher.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
+#include "util/Net.hpp"
 #include "util/Strings.hpp"
 
 #include <atomic>
@@ -85,25 +86,21 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
 
 } // namespace
 
-int cmd_run(const GlobalOptions& g, const RunArgs& a) {
-    auto oc = open_cluster(g, a.cluster, false, "");
-    if (!oc) {
-        std::cerr << "ddl run: " << oc.error().message << "\n";
-        return exit_code::k_failure;
-    }
-    auto& ctx = *(*oc)->ctx;
-    if (!ctx.state.phase_done("probe")) {
-        std::cerr << "ddl run: cluster " << ctx.state.cluster
-                  << " is not deployed yet\nhint: run `ddl deploy` first\n";
-        return exit_code::k_failure;
-    }
+namespace {
+
+// Hosts, transport and launch options for `ddl run` and `ddl bench` on an opened cluster.
+struct PreparedLaunch {
+    std::unique_ptr<SshRankTransport> transport;
+    runtime::LaunchOptions opts;
+};
+
+Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
+    if (!ctx.state.phase_done("probe"))
+        return Error{"cluster " + ctx.state.cluster + " is not deployed yet; run `ddl deploy` first"};
     std::vector<runtime::HostfileEntry> hosts;
     if (!a.hostfile.empty()) {
         auto parsed = runtime::read_hostfile(a.hostfile);
-        if (!parsed) {
-            std::cerr << "ddl run: " << parsed.error().message << "\n";
-            return exit_code::k_bad_input;
-        }
+        if (!parsed) return parsed.error();
         hosts = std::move(*parsed);
     } else {
         for (const auto& n : ctx.state.nodes) {
@@ -113,24 +110,24 @@ int cmd_run(const GlobalOptions& g, const RunArgs& a) {
             hosts.push_back(e);
         }
     }
-    auto find_node = [&](const std::string& host) -> const NodeState* {
+    auto find_node = [&ctx](const std::string& host) -> const NodeState* {
         for (const auto& n : ctx.state.nodes)
             if (n.address == host || n.name == host || n.hostname == host) return &n;
         return nullptr;
     };
     for (const auto& h : hosts) {
-        if (!find_node(h.host)) {
-            std::cerr << "ddl run: " << a.hostfile << ":" << h.line << ": host " << h.host
-                      << " is not a node of cluster " << ctx.state.cluster << "\n";
-            return exit_code::k_bad_input;
-        }
+        if (!find_node(h.host))
+            return Error{a.hostfile + ":" + std::to_string(h.line) + ": host " + h.host +
+                         " is not a node of cluster " + ctx.state.cluster};
     }
-    SshRankTransport transport([&](const std::string& host) -> std::optional<SshEndpoint> {
-        const NodeState* n = find_node(host);
-        if (!n) return std::nullopt;
-        return ctx.endpoint(*n);
-    });
-    runtime::LaunchOptions opts;
+    PreparedLaunch p;
+    p.transport = std::make_unique<SshRankTransport>(
+        [&ctx, find_node](const std::string& host) -> std::optional<SshEndpoint> {
+            const NodeState* n = find_node(host);
+            if (!n) return std::nullopt;
+            return ctx.endpoint(*n);
+        });
+    auto& opts = p.opts;
     opts.hosts = hosts;
     opts.np = a.np;
     opts.argv = a.command;
@@ -139,8 +136,34 @@ int cmd_run(const GlobalOptions& g, const RunArgs& a) {
     opts.startup_timeout = std::chrono::seconds(a.startup_timeout_s);
     if (ctx.spec.runtime.backend != Backend::auto_select)
         opts.extra_env["DDL_BACKEND"] = to_string(ctx.spec.runtime.backend);
-    runtime::Launcher launcher(transport);
-    auto result = launcher.run(opts);
+    for (const auto& kv : a.env) {
+        auto eq = kv.find('=');
+        std::string name = kv.substr(0, eq);
+        if (name.empty() ||
+            name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+                std::string::npos)
+            return Error{"-x " + kv + ": not a variable name (use -x NAME=VALUE or -x NAME)"};
+        const char* here = std::getenv(name.c_str());
+        opts.extra_env[name] = eq != std::string::npos ? kv.substr(eq + 1) : (here ? here : "");
+    }
+    return p;
+}
+
+} // namespace
+
+int cmd_run(const GlobalOptions& g, const RunArgs& a) {
+    auto oc = open_cluster(g, a.cluster, false, "");
+    if (!oc) {
+        std::cerr << "ddl run: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto prepared = prepare_launch(*(*oc)->ctx, a);
+    if (!prepared) {
+        std::cerr << "ddl run: " << prepared.error().message << "\n";
+        return exit_code::k_bad_input;
+    }
+    runtime::Launcher launcher(*prepared->transport);
+    auto result = launcher.run(prepared->opts);
     if (!result) {
         std::cerr << "ddl run: " << result.error().message << "\n";
         return exit_code::k_bad_input;
@@ -150,6 +173,128 @@ int cmd_run(const GlobalOptions& g, const RunArgs& a) {
         return exit_code::k_failure;
     }
     return exit_code::k_ok;
+}
+
+Result<std::uint64_t> parse_size(const std::string& text) {
+    static const std::vector<std::pair<std::string, std::uint64_t>> units{{"GiB", 1ULL << 30},
+                                                                          {"MiB", 1ULL << 20},
+                                                                          {"KiB", 1ULL << 10},
+                                                                          {"G", 1ULL << 30},
+                                                                          {"M", 1ULL << 20},
+                                                                          {"K", 1ULL << 10},
+                                                                          {"B", 1}};
+    for (const auto& [suffix, factor] : units) {
+        if (!ends_with(text, suffix)) continue;
+        auto n = parse_int(text.substr(0, text.size() - suffix.size()));
+        if (!n || *n <= 0) break;
+        return static_cast<std::uint64_t>(*n) * factor;
+    }
+    if (auto n = parse_int(text); n && *n > 0) return static_cast<std::uint64_t>(*n);
+    return Error{"\"" + text + "\" is not a size (e.g. 4B, 64KiB, 256MiB)"};
+}
+
+int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b) {
+    auto fail = [](const std::string& m, int rc) {
+        std::cerr << "ddl bench allreduce: " << m << "\n";
+        return rc;
+    };
+    auto colon = b.sizes.find(':');
+    auto lo = parse_size(b.sizes.substr(0, colon));
+    auto hi = parse_size(colon == std::string::npos ? b.sizes : b.sizes.substr(colon + 1));
+    if (!lo || !hi || *lo > *hi)
+        return fail("--sizes " + b.sizes + ": give MIN:MAX, e.g. 4B:256MiB", exit_code::k_bad_input);
+    if (b.iters < 1 || b.warmup < 0)
+        return fail("--iters must be >= 1 and --warmup >= 0", exit_code::k_bad_input);
+    auto oc = open_cluster(g, b.run.cluster, false, "");
+    if (!oc) return fail(oc.error().message, exit_code::k_failure);
+    auto& ctx = *(*oc)->ctx;
+    RunArgs a = b.run;
+    a.command = {"ddl-allreduce-test",
+                 "-b",
+                 std::to_string(*lo),
+                 "-e",
+                 std::to_string(*hi),
+                 "-f",
+                 "2",
+                 "-n",
+                 std::to_string(b.iters),
+                 "-w",
+                 std::to_string(b.warmup),
+                 "--json"};
+    auto prepared = prepare_launch(ctx, a);
+    if (!prepared) return fail(prepared.error().message, exit_code::k_bad_input);
+    std::string result_line;
+    std::vector<std::string> errors;
+    prepared->opts.output = [&](const std::string& line, runtime::OutputStream stream) {
+        if (starts_with(line, "[0] {"))
+            result_line = line.substr(4);
+        else if (stream == runtime::OutputStream::err)
+            errors.push_back(line);
+    };
+    runtime::Launcher launcher(*prepared->transport);
+    auto result = launcher.run(prepared->opts);
+    if (!result) return fail(result.error().message, exit_code::k_bad_input);
+    if (result->exit_code != 0 || result_line.empty())
+        return fail((result->message.empty() ? "no result" : result->message) +
+                        (errors.empty() ? "" : "\n" + join(errors, "\n")),
+                    exit_code::k_failure);
+    auto j = nlohmann::json::parse(result_line, nullptr, false);
+    if (j.is_discarded()) return fail("unreadable result: " + result_line, exit_code::k_failure);
+    // The bound: ring allreduce of S bytes over N ranks on links of B bit/s takes >= 2(N-1)/N * S/B,
+    // so busbw can reach at most B/8 bytes/s.
+    std::uint64_t link_bps = b.link_gbit > 0 ? static_cast<std::uint64_t>(b.link_gbit * 1e9)
+                             : ctx.spec.target == Target::local       ? ctx.spec.local.bandwidth_bps
+                             : ctx.spec.target == Target::virtualwall ? ctx.spec.virtualwall.link_capacity_bps
+                                                                      : 0;
+    double limit_gbs = static_cast<double>(link_bps) / 8e9;
+    int n = j.value("ranks", 0);
+    nlohmann::json out{{"cluster", ctx.state.cluster},
+                       {"ranks", n},
+                       {"backend", j.value("backend", "")},
+                       {"link_gbit", static_cast<double>(link_bps) / 1e9},
+                       {"results", nlohmann::json::array()}};
+    for (const auto& r : j["results"]) {
+        double size = r.value("size", 0.0), busbw = r.value("busbw", 0.0);
+        nlohmann::json row = r;
+        if (limit_gbs > 0 && n > 1) {
+            row["limit_time_us"] = 2.0 * (n - 1) / n * size / (static_cast<double>(link_bps) / 8.0) * 1e6;
+            row["limit_busbw"] = limit_gbs;
+            row["of_limit"] = busbw / limit_gbs;
+        }
+        out["results"].push_back(row);
+    }
+    out["wrong"] = j.value("wrong", 0);
+    if (b.format == "json") {
+        std::cout << out.dump(2) << "\n";
+    } else if (b.format == "csv") {
+        std::cout << "size_bytes,time_us,algbw_gbs,busbw_gbs,limit_time_us,limit_busbw_gbs,of_limit,wrong\n";
+        for (const auto& r : out["results"])
+            std::cout << r.value("size", 0) << "," << r.value("time_us", 0.0) << "," << r.value("algbw", 0.0)
+                      << "," << r.value("busbw", 0.0) << "," << r.value("limit_time_us", 0.0) << ","
+                      << r.value("limit_busbw", 0.0) << "," << r.value("of_limit", 0.0) << ","
+                      << r.value("wrong", 0) << "\n";
+    } else {
+        std::printf("# allreduce on cluster %s: %d ranks, backend %s, float32 sum; GB/s = 1e9 B/s\n",
+                    ctx.state.cluster.c_str(), n, out["backend"].get<std::string>().c_str());
+        if (limit_gbs > 0)
+            std::printf("# limit: links of %s -> ring time >= 2(N-1)/N * S/B, busbw <= %.4f GB/s\n",
+                        format_rate(link_bps).c_str(), limit_gbs);
+        else
+            std::printf("# limit: link bandwidth unknown (pass --link-gbit to compare)\n");
+        std::printf("%14s %12s %12s %12s %14s %9s %7s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+                    "limit_time(us)", "of_limit", "wrong");
+        for (const auto& r : out["results"]) {
+            std::printf("%14lld %12.1f %12.4f %12.4f", r.value("size", 0LL), r.value("time_us", 0.0),
+                        r.value("algbw", 0.0), r.value("busbw", 0.0));
+            if (r.contains("limit_time_us"))
+                std::printf(" %14.1f %8.1f%%", r.value("limit_time_us", 0.0),
+                            100.0 * r.value("of_limit", 0.0));
+            else
+                std::printf(" %14s %9s", "-", "-");
+            std::printf(" %7lld\n", r.value("wrong", 0LL));
+        }
+    }
+    return out["wrong"].get<long long>() == 0 ? exit_code::k_ok : exit_code::k_failure;
 }
 
 int cmd_not_available(const std::string& command, const std::string& issue_hint) {

@@ -41,6 +41,16 @@ struct RunArgs {
     std::vector<std::string> command;
 };
 int cmd_run(const GlobalOptions& g, const RunArgs& a);
+
+struct BenchArgs {
+    RunArgs run; // cluster, hostfile, np, iface, port, env
+    std::string sizes = "1MiB:64MiB";
+    int iters = 5;
+    int warmup = 1;
+    double link_gbit = 0;        // 0: from the spec
+    std::string format = "text"; // text | json | csv
+};
+int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b);
 int cmd_not_available(const std::string& command, const std::string& issue_hint);
 
 } // namespace ddl::cli

@@ -18,6 +18,18 @@ ok "rank environment"
 ddl run --cluster rt -- ddl-allreduce-test -b 4 -e 4M -f 8 -n 3 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
 grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
 ok "allreduce across 4 nodes exact"
+ddl bench allreduce --cluster rt --sizes 64KiB:1MiB --iters 2 --format json >bench.json || fail "bench allreduce"
+python3 - bench.json <<'PY' || fail "bench allreduce result"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["ranks"] == 4 and j["wrong"] == 0 and j["link_gbit"] == 1.0, j
+sizes = [r["size"] for r in j["results"]]
+assert sizes == [65536, 131072, 262144, 524288, 1048576], sizes
+for r in j["results"]:
+    assert r["busbw"] > 0 and abs(r["busbw"] - r["algbw"] * 1.5) < 1e-3 and r["limit_busbw"] == 0.125, r
+PY
+ddl bench allreduce --cluster rt --sizes 1MiB:1MiB --iters 1 --format csv | head -1 | grep -q '^size_bytes,time_us,algbw_gbs,busbw_gbs' || fail "bench csv"
+ok "ddl bench allreduce: json and csv with the link limit"
 
 ddl run --cluster rt -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer"; }
 for r in 1 2 3; do

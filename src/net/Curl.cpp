@@ -1,0 +1,146 @@
+#include "net/Curl.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <curl/curl.h>
+#include <memory>
+#include <mutex>
+
+namespace ddl {
+namespace {
+
+struct CurlDeleter {
+    void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+struct SlistDeleter {
+    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using CurlPtr = std::unique_ptr<CURL, CurlDeleter>;
+using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
+
+void global_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+size_t append(char* data, size_t size, size_t n, void* out) {
+    static_cast<std::string*>(out)->append(data, size * n);
+    return size * n;
+}
+
+struct Upload {
+    const std::string* text;
+    std::size_t pos = 0;
+};
+
+size_t read_upload(char* buf, size_t size, size_t n, void* ud) {
+    auto* u = static_cast<Upload*>(ud);
+    std::size_t left = u->text->size() - u->pos;
+    std::size_t take = std::min(left, size * n);
+    std::copy_n(u->text->data() + u->pos, take, buf);
+    u->pos += take;
+    return take;
+}
+
+Result<HttpResponse> perform(CURL* c, const std::string& url) {
+    HttpResponse r;
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode rc = curl_easy_perform(c);
+    if (rc != CURLE_OK) return Error{url + ": " + curl_easy_strerror(rc)};
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    return r;
+}
+
+} // namespace
+
+Result<HttpResponse> CurlHttpClient::post_json(const std::string& url, const std::string& body,
+                                               std::chrono::milliseconds timeout) {
+    global_init();
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    SlistPtr headers(curl_slist_append(nullptr, "Content-Type: application/json"));
+    curl_easy_setopt(c.get(), CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    return perform(c.get(), url);
+}
+
+Result<HttpResponse> CurlHttpClient::get(const std::string& url, const std::vector<std::string>& headers,
+                                         std::chrono::milliseconds timeout) {
+    global_init();
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    curl_slist* raw = nullptr;
+    for (const auto& h : headers)
+        raw = curl_slist_append(raw, h.c_str());
+    SlistPtr list(raw);
+    curl_easy_setopt(c.get(), CURLOPT_URL, url.c_str());
+    if (list) curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, list.get());
+    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    return perform(c.get(), url);
+}
+
+std::string format_mail(const SmtpSettings& smtp, const MailMessage& msg, const std::string& date) {
+    std::string to;
+    for (std::size_t i = 0; i < msg.to.size(); ++i)
+        to += (i ? ", " : "") + msg.to[i];
+    std::string text = "Date: " + date + "\r\nFrom: " + smtp.from + "\r\nTo: " + to +
+                       "\r\nSubject: " + msg.subject +
+                       "\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n";
+    // Dot-stuffing and CRLF line ends, as SMTP's DATA phase requires.
+    std::size_t start = 0;
+    while (start <= msg.body.size()) {
+        auto end = msg.body.find('\n', start);
+        std::string line = msg.body.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty() && line.front() == '.') line.insert(line.begin(), '.');
+        text += line + "\r\n";
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return text;
+}
+
+Status send_mail(const SmtpSettings& smtp, const MailMessage& msg, std::chrono::milliseconds timeout) {
+    global_init();
+    if (smtp.url.empty()) return Error{"no SMTP server configured (set DDL_SMTP_URL)"};
+    if (smtp.from.empty()) return Error{"no sender configured (set DDL_SMTP_FROM)"};
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    char date[64];
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+    std::string text = format_mail(smtp, msg, date);
+    Upload up{&text};
+    curl_slist* raw = nullptr;
+    for (const auto& r : msg.to)
+        raw = curl_slist_append(raw, ("<" + r + ">").c_str());
+    SlistPtr rcpt(raw);
+    curl_easy_setopt(c.get(), CURLOPT_URL, smtp.url.c_str());
+    curl_easy_setopt(c.get(), CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+    curl_easy_setopt(c.get(), CURLOPT_MAIL_FROM, ("<" + smtp.from + ">").c_str());
+    curl_easy_setopt(c.get(), CURLOPT_MAIL_RCPT, rcpt.get());
+    curl_easy_setopt(c.get(), CURLOPT_READFUNCTION, read_upload);
+    curl_easy_setopt(c.get(), CURLOPT_READDATA, &up);
+    curl_easy_setopt(c.get(), CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c.get(), CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    if (smtp.starttls) curl_easy_setopt(c.get(), CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
+    if (!smtp.user.empty()) {
+        curl_easy_setopt(c.get(), CURLOPT_USERNAME, smtp.user.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_PASSWORD, smtp.password.c_str());
+    }
+    CURLcode rc = curl_easy_perform(c.get());
+    if (rc != CURLE_OK)
+        return Error{std::string("sending mail through ") + smtp.url + " failed: " + curl_easy_strerror(rc)};
+    return {};
+}
+
+} // namespace ddl

@@ -1,0 +1,53 @@
+#pragma once
+// HTTP and SMTP through libcurl. Every CURL* and curl_slist is owned by RAII; credentials travel only
+// inside libcurl options, never in URLs that get logged.
+#include "util/Result.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+struct HttpResponse {
+    long status = 0;
+    std::string body;
+};
+
+class HttpClient {
+public:
+    virtual ~HttpClient() = default;
+    virtual Result<HttpResponse> post_json(const std::string& url, const std::string& body,
+                                           std::chrono::milliseconds timeout) = 0;
+    virtual Result<HttpResponse> get(const std::string& url, const std::vector<std::string>& headers,
+                                     std::chrono::milliseconds timeout) = 0;
+};
+
+class CurlHttpClient : public HttpClient {
+public:
+    Result<HttpResponse> post_json(const std::string& url, const std::string& body,
+                                   std::chrono::milliseconds timeout) override;
+    Result<HttpResponse> get(const std::string& url, const std::vector<std::string>& headers,
+                             std::chrono::milliseconds timeout) override;
+};
+
+struct SmtpSettings {
+    std::string url; // smtp://host:port or smtps://host:port
+    std::string from;
+    std::string user;     // optional
+    std::string password; // optional; never logged
+    bool starttls = false;
+};
+
+struct MailMessage {
+    std::vector<std::string> to;
+    std::string subject;
+    std::string body;
+};
+
+// Sends one plain-text mail; the Error carries libcurl's reason.
+Status send_mail(const SmtpSettings& smtp, const MailMessage& msg, std::chrono::milliseconds timeout);
+// The RFC 5322 text that send_mail transmits (exposed for tests).
+std::string format_mail(const SmtpSettings& smtp, const MailMessage& msg, const std::string& date);
+
+} // namespace ddl
