@@ -111,8 +111,8 @@ variable "network_cidr" {
   type        = string
 
   validation {
-    condition     = can(cidrhost(var.network_cidr, 0))
-    error_message = "network_cidr must be a CIDR such as 192.168.42.0/24."
+    condition     = can(cidrhost(var.network_cidr, 0)) && !strcontains(var.network_cidr, ":") && try(cidrsubnet(var.network_cidr, 0, 0) == var.network_cidr, false)
+    error_message = "network_cidr must be an IPv4 network address with its prefix, such as 192.168.42.0/24 (no host bits set)."
   }
 }
 
