@@ -1,0 +1,140 @@
+# Nodes: one master (with the only floating IP) and var.worker_count workers, all booting from a
+# volume created from var.image_name, each attached to the cluster network through its own port.
+
+data "openstack_images_image_v2" "node" {
+  name        = var.image_name
+  most_recent = true
+}
+
+resource "openstack_compute_keypair_v2" "cluster" {
+  name       = "${var.cluster_name}-key"
+  public_key = var.public_key
+}
+
+resource "openstack_compute_servergroup_v2" "cluster" {
+  count = var.anti_affinity ? 1 : 0
+
+  name     = "${var.cluster_name}-nodes"
+  policies = ["anti-affinity"]
+}
+
+locals {
+  user_data = var.user_data != "" ? var.user_data : null
+  # Empty unless var.anti_affinity: drives the dynamic scheduler_hints blocks below.
+  server_group_ids = openstack_compute_servergroup_v2.cluster[*].id
+}
+
+# --- ports -----------------------------------------------------------------------------------
+
+resource "openstack_networking_port_v2" "master" {
+  name               = "${var.cluster_name}-master"
+  network_id         = local.network_id
+  admin_state_up     = true
+  security_group_ids = [openstack_networking_secgroup_v2.cluster.id]
+
+  dynamic "fixed_ip" {
+    for_each = local.subnet_ids
+    content {
+      subnet_id = fixed_ip.value
+    }
+  }
+}
+
+resource "openstack_networking_port_v2" "worker" {
+  count = var.worker_count
+
+  name               = "${var.cluster_name}-worker-${count.index}"
+  network_id         = local.network_id
+  admin_state_up     = true
+  security_group_ids = [openstack_networking_secgroup_v2.cluster.id]
+
+  dynamic "fixed_ip" {
+    for_each = local.subnet_ids
+    content {
+      subnet_id = fixed_ip.value
+    }
+  }
+}
+
+# --- instances -------------------------------------------------------------------------------
+
+resource "openstack_compute_instance_v2" "master" {
+  name        = "${var.cluster_name}-master"
+  flavor_name = var.master_flavor
+  key_pair    = openstack_compute_keypair_v2.cluster.name
+  user_data   = local.user_data
+
+  block_device {
+    uuid                  = data.openstack_images_image_v2.node.id
+    source_type           = "image"
+    destination_type      = "volume"
+    volume_size           = var.boot_volume_gb
+    boot_index            = 0
+    delete_on_termination = true
+  }
+
+  network {
+    port = openstack_networking_port_v2.master.id
+  }
+
+  dynamic "scheduler_hints" {
+    for_each = local.server_group_ids
+    content {
+      group = scheduler_hints.value
+    }
+  }
+
+  metadata = {
+    ddl_cluster = var.cluster_name
+    ddl_role    = "master"
+  }
+}
+
+resource "openstack_compute_instance_v2" "worker" {
+  count = var.worker_count
+
+  name        = "${var.cluster_name}-worker-${count.index}"
+  flavor_name = var.worker_flavor
+  key_pair    = openstack_compute_keypair_v2.cluster.name
+  user_data   = local.user_data
+
+  block_device {
+    uuid                  = data.openstack_images_image_v2.node.id
+    source_type           = "image"
+    destination_type      = "volume"
+    volume_size           = var.boot_volume_gb
+    boot_index            = 0
+    delete_on_termination = true
+  }
+
+  network {
+    port = openstack_networking_port_v2.worker[count.index].id
+  }
+
+  dynamic "scheduler_hints" {
+    for_each = local.server_group_ids
+    content {
+      group = scheduler_hints.value
+    }
+  }
+
+  metadata = {
+    ddl_cluster = var.cluster_name
+    ddl_role    = "worker"
+  }
+}
+
+# --- floating IP (master only; workers are reached through the master) ----------------------
+
+resource "openstack_networking_floatingip_v2" "master" {
+  pool        = var.external_network
+  description = "${var.cluster_name} master"
+}
+
+resource "openstack_networking_floatingip_associate_v2" "master" {
+  floating_ip = openstack_networking_floatingip_v2.master.address
+  port_id     = openstack_networking_port_v2.master.id
+
+  # A floating IP can only reach a port whose subnet has a router to the external network.
+  depends_on = [openstack_networking_router_interface_v2.cluster]
+}
