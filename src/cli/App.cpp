@@ -1,6 +1,7 @@
 #include "cli/App.hpp"
 
 #include "cli/Commands.hpp"
+#include "cli/SmokeTest.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "provision/Pipeline.hpp"
@@ -143,11 +144,22 @@ int run_app(int argc, char** argv) {
     bench_train->callback(
         [&] { action = [&] { return cmd_not_available("bench train", "the benchmarks issue"); }; });
     auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
-    smoke->add_option("args", later_args, "Arguments");
-    smoke->callback(
-        [&] { action = [&] { return cmd_not_available("smoke-test", "the smoke-test issue"); }; });
+    SmokeArgs sa;
+    smoke->add_option("file", sa.file, "cluster.yaml")->required();
+    smoke->add_option("--junit", sa.junit, "Write a JUnit XML report here");
+    smoke
+        ->add_option("--notify", sa.notify,
+                     "mailto:ADDR or a webhook URL; repeatable (SMTP settings: DDL_SMTP_*)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    smoke->add_flag("--notify-always", sa.notify_always, "Send notices also when everything passed");
+    smoke->add_flag("--keep-on-failure", sa.keep_on_failure, "Leave a failed cluster up for debugging");
+    smoke->add_option("--before-checks", sa.before_checks,
+                      "Local command to run between deploy and the checks");
+    smoke->add_option("--ssh-timeout", sa.ssh_timeout_s, "Seconds to wait for SSH on every node")
+        ->capture_default_str();
+    smoke->callback([&] { action = [&] { return cmd_smoke_test(g, sa); }; });
 
-    // mpirun's spelling "-np N" is what users type; CLI11 wants one dash for one letter.
     // Everything after the first "--" is the remote command, taken verbatim (CLI11 would otherwise
     // let an option just before "--" interpret the command's own flags).
     std::vector<std::string> before, after;

@@ -1,6 +1,7 @@
 #include "cli/Commands.hpp"
 
 #include "cli/ClusterRef.hpp"
+#include "cli/Internal.hpp"
 #include "cli/StarterSpecs.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
@@ -25,13 +26,15 @@
 #include <unistd.h>
 
 namespace ddl::cli {
-namespace {
-
 std::atomic<bool> g_interrupted{false};
+
+namespace {
 
 void on_signal(int) {
     g_interrupted = true;
 }
+
+} // namespace
 
 // SIGINT/SIGTERM stop long commands at the next safe point instead of killing them mid-write.
 void install_signal_handlers() {
@@ -43,6 +46,8 @@ void install_signal_handlers() {
     signal(SIGPIPE, SIG_IGN);
 }
 
+namespace {
+
 void print_diagnostics(const GlobalOptions& g, const Diagnostics& d) {
     if (g.json)
         std::cout << nlohmann::json{{"valid", !d.has_errors()}, {"diagnostics", d.to_json()}}.dump(2) << "\n";
@@ -50,20 +55,11 @@ void print_diagnostics(const GlobalOptions& g, const Diagnostics& d) {
         std::cerr << d.format_text();
 }
 
-// A cluster opened for a command: its lock (when mutating), state, spec and side-effect interfaces.
-struct OpenCluster {
-    StateStore store;
-    ClusterLock lock;
-    ClusterState state;
-    SystemProcessRunner proc;
-    LibsshExecutor remote;
-    ConsoleProgress progress;
-    std::optional<Context> ctx;
-};
+} // namespace
 
 Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const std::string& ref, bool mutate,
                                                   const std::string& what) {
-    auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(g.state_dir), {}, {}, {}, {}, {}, {}});
+    auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(g.state_dir), {}, {}, {}, {}, {}, {}, {}});
     auto name = resolve_cluster(oc->store, ref);
     if (!name) return name.error();
     if (!oc->store.exists(*name)) return Error{"no cluster \"" + *name + "\" in " + g.state_dir};
@@ -83,16 +79,6 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     log::add_file(oc->store.cluster_dir(*name) + "/logs/ddl.log");
     return oc;
 }
-
-} // namespace
-
-namespace {
-
-// Hosts, transport and launch options for `ddl run` and `ddl bench` on an opened cluster.
-struct PreparedLaunch {
-    std::unique_ptr<SshRankTransport> transport;
-    runtime::LaunchOptions opts;
-};
 
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     if (!ctx.state.phase_done("probe"))
@@ -148,8 +134,6 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     }
     return p;
 }
-
-} // namespace
 
 int cmd_run(const GlobalOptions& g, const RunArgs& a) {
     auto oc = open_cluster(g, a.cluster, false, "");
@@ -362,51 +346,33 @@ int cmd_render(const GlobalOptions& g, const std::string& file, const std::strin
     return exit_code::k_ok;
 }
 
-int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
-    auto loaded = SpecLoader::load_file(a.file);
-    if (!loaded.spec) {
-        print_diagnostics(g, loaded.diagnostics);
-        return exit_code::k_bad_input;
-    }
-    const Spec& spec = *loaded.spec;
+Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, const Spec& spec,
+                                                     const DeployArgs& a, const std::string& what, int& rc) {
+    rc = exit_code::k_failure;
+    auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(g.state_dir), {}, {}, {}, {}, {}, {}, {}});
+    auto& store = oc->store;
     auto driver = make_target_driver(spec.target);
-    if (!driver) {
-        std::cerr << "ddl deploy: " << driver.error().message << "\n";
-        return exit_code::k_failure;
-    }
-    StateStore store(g.state_dir);
-    if (auto s = store.ensure_cluster_dir(spec.name); !s) {
-        std::cerr << "ddl deploy: " << s.error().message << "\n";
-        return exit_code::k_failure;
-    }
-    auto lock = ClusterLock::acquire(store.cluster_dir(spec.name), "ddl deploy " + a.file);
-    if (!lock) {
-        std::cerr << "ddl deploy: cluster " << spec.name << ": " << lock.error().message << "\n";
-        return exit_code::k_failure;
-    }
-    ClusterState state;
+    if (!driver) return driver.error();
+    oc->driver = std::move(*driver);
+    if (auto s = store.ensure_cluster_dir(spec.name); !s) return s.error();
+    auto lock = ClusterLock::acquire(store.cluster_dir(spec.name), what);
+    if (!lock) return Error{"cluster " + spec.name + ": " + lock.error().message};
+    oc->lock = std::move(*lock);
+    auto& state = oc->state;
     if (store.exists(spec.name)) {
         auto st = store.load(spec.name);
-        if (!st) {
-            std::cerr << "ddl deploy: " << st.error().message << "\n";
-            return exit_code::k_failure;
-        }
+        if (!st) return st.error();
         state = std::move(*st);
         if (state.target != to_string(spec.target)) {
-            std::cerr << "ddl deploy: cluster " << spec.name << " exists on target " << state.target
-                      << "\nhint: destroy it first (ddl destroy " << spec.name << ") or pick another name\n";
-            return exit_code::k_bad_input;
+            rc = exit_code::k_bad_input;
+            return Error{"cluster " + spec.name + " exists on target " + state.target +
+                         "\nhint: destroy it first (ddl destroy " + spec.name + ") or pick another name"};
         }
-        if (state.destroying) {
-            std::cerr << "ddl deploy: cluster " << spec.name
-                      << " is half destroyed\nhint: finish with `ddl destroy " << spec.name
-                      << "`, then deploy again\n";
-            return exit_code::k_failure;
-        }
-        if (state.spec != spec.to_json()) {
-            // A changed spec re-runs everything after validate; each phase converges to the new spec.
-            state.reset_phases_from(phase_names(), "render");
-        }
+        if (state.destroying)
+            return Error{"cluster " + spec.name + " is half destroyed\nhint: finish with `ddl destroy " +
+                         spec.name + "`, then deploy again"};
+        // A changed spec re-runs everything after validate; each phase converges to the new spec.
+        if (state.spec != spec.to_json()) state.reset_phases_from(phase_names(), "render");
     } else {
         state.cluster = spec.name;
         state.target = to_string(spec.target);
@@ -414,29 +380,37 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
     state.spec = spec.to_json();
     auto text = read_file(a.file);
     state.spec_text = text ? *text : "";
-    if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) {
-        std::cerr << "ddl deploy: " << s.error().message << "\n";
-        return exit_code::k_failure;
-    }
+    if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) return s.error();
     log::add_file(store.cluster_dir(spec.name) + "/logs/ddl.log");
-    if (auto s = store.save(state); !s) {
-        std::cerr << "ddl deploy: " << s.error().message << "\n";
-        return exit_code::k_failure;
-    }
+    if (auto s = store.save(state); !s) return s.error();
     install_signal_handlers();
-    SystemProcessRunner proc;
-    LibsshExecutor remote;
-    ConsoleProgress progress;
     DeployOptions opts;
     opts.yes = a.yes;
     opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
-    Context ctx{spec, state, store, proc, remote, progress, opts, &g_interrupted};
-    progress.note("deploying cluster " + spec.name + " (target " + to_string(spec.target) + ", " +
-                  std::to_string(spec.node_count()) + " node(s))");
-    int rc = run_deploy(ctx, **driver, DeployRequest{a.only});
+    oc->ctx.emplace(Context{spec, state, store, oc->proc, oc->remote, oc->progress, opts, &g_interrupted});
+    return oc;
+}
+
+int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
+    auto loaded = SpecLoader::load_file(a.file);
+    if (!loaded.spec) {
+        print_diagnostics(g, loaded.diagnostics);
+        return exit_code::k_bad_input;
+    }
+    const Spec& spec = *loaded.spec;
+    int rc = 0;
+    auto oc = open_for_deploy(g, spec, a, "ddl deploy " + a.file, rc);
+    if (!oc) {
+        std::cerr << "ddl deploy: " << oc.error().message << "\n";
+        return rc;
+    }
+    auto& ctx = *(*oc)->ctx;
+    ctx.progress.note("deploying cluster " + spec.name + " (target " + to_string(spec.target) + ", " +
+                      std::to_string(spec.node_count()) + " node(s))");
+    rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
     if (rc == exit_code::k_ok)
-        progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
-                      "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name + "`");
+        ctx.progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
+                          "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name + "`");
     return rc;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Checks a Terraform module against the OpenStack provider's argument reference
-// (reference/openstack-provider-arguments.json, provider v3.4.0; rules in reference/README.md).
+// (../shared/reference/openstack-provider-arguments.json, provider v3.4.0; rules in its README.md).
 //
 //   node check_module.mjs [--reference FILE] [DIR_OR_FILE...]   default: terraform/openstack/
 //       One line per problem, "file: resource TYPE.NAME: message", exit 1; else a summary, exit 0.
@@ -458,7 +458,7 @@ function tfFiles(target) {
 // ---- main ------------------------------------------------------------------------------------
 
 const argv = process.argv.slice(2);
-let referenceFile = path.join(here, 'reference', 'openstack-provider-arguments.json');
+let referenceFile = path.join(here, '..', '..', '..', 'shared', 'reference', 'openstack-provider-arguments.json');
 let expectFail = false;
 const targets = [];
 for (let a = 0; a < argv.length; a++) {

@@ -1,0 +1,392 @@
+#include "cli/SmokeTest.hpp"
+
+#include "cli/Internal.hpp"
+#include "core/Diagnostics.hpp"
+#include "core/Log.hpp"
+#include "net/Notifier.hpp"
+#include "provision/Pipeline.hpp"
+#include "spec/SpecLoader.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <pugixml.hpp>
+#include <sstream>
+
+namespace ddl::cli {
+
+bool SmokeReport::passed() const {
+    for (const auto& r : results)
+        if (r.status == CheckStatus::failed) return false;
+    return !results.empty();
+}
+
+std::vector<std::string> SmokeReport::failures() const {
+    std::vector<std::string> out;
+    for (const auto& r : results)
+        if (r.status == CheckStatus::failed) out.push_back(r.suite + "/" + r.name + ": " + r.message);
+    return out;
+}
+
+std::string SmokeReport::junit_xml() const {
+    pugi::xml_document doc;
+    auto decl = doc.append_child(pugi::node_declaration);
+    decl.append_attribute("version") = "1.0";
+    decl.append_attribute("encoding") = "UTF-8";
+    auto root = doc.append_child("testsuites");
+    root.append_attribute("name") = ("ddl smoke-test " + cluster).c_str();
+    std::vector<std::string> suites;
+    for (const auto& r : results)
+        if (std::find(suites.begin(), suites.end(), r.suite) == suites.end()) suites.push_back(r.suite);
+    int all_tests = 0, all_failures = 0, all_skipped = 0;
+    double all_time = 0;
+    for (const auto& suite : suites) {
+        auto s = root.append_child("testsuite");
+        int tests = 0, failures = 0, skipped = 0;
+        double time = 0;
+        for (const auto& r : results) {
+            if (r.suite != suite) continue;
+            ++tests;
+            time += r.seconds;
+            auto tc = s.append_child("testcase");
+            tc.append_attribute("classname") = (cluster + "." + suite).c_str();
+            tc.append_attribute("name") = r.name.c_str();
+            char t[32];
+            std::snprintf(t, sizeof t, "%.3f", r.seconds);
+            tc.append_attribute("time") = t;
+            if (r.status == CheckStatus::failed) {
+                ++failures;
+                auto f = tc.append_child("failure");
+                f.append_attribute("message") = r.message.c_str();
+                f.append_attribute("type") = "check";
+                f.text() = r.message.c_str();
+            } else if (r.status == CheckStatus::skipped) {
+                ++skipped;
+                tc.append_child("skipped").append_attribute("message") = r.message.c_str();
+            } else if (!r.message.empty()) {
+                tc.append_child("system-out").text() = r.message.c_str();
+            }
+        }
+        char t[32];
+        std::snprintf(t, sizeof t, "%.3f", time);
+        // Attribute order as the Jenkins/GitLab schema lists them.
+        s.prepend_attribute("time") = t;
+        s.prepend_attribute("skipped") = skipped;
+        s.prepend_attribute("errors") = 0;
+        s.prepend_attribute("failures") = failures;
+        s.prepend_attribute("tests") = tests;
+        s.prepend_attribute("name") = suite.c_str();
+        all_tests += tests;
+        all_failures += failures;
+        all_skipped += skipped;
+        all_time += time;
+    }
+    char t[32];
+    std::snprintf(t, sizeof t, "%.3f", all_time);
+    root.append_attribute("tests") = all_tests;
+    root.append_attribute("failures") = all_failures;
+    root.append_attribute("errors") = 0;
+    root.append_attribute("skipped") = all_skipped;
+    root.append_attribute("time") = t;
+    std::ostringstream out;
+    doc.save(out, "  ");
+    return out.str();
+}
+
+std::string SmokeReport::summary() const {
+    std::string out = "smoke test of cluster " + cluster + ": " + (passed() ? "PASSED" : "FAILED") + "\n";
+    for (const auto& r : results) {
+        const char* mark = r.status == CheckStatus::passed   ? "ok  "
+                           : r.status == CheckStatus::failed ? "FAIL"
+                                                             : "skip";
+        char line[512];
+        std::snprintf(line, sizeof line, "  %s %-8s %-28s %7.2f s", mark, r.suite.c_str(), r.name.c_str(),
+                      r.seconds);
+        out += line;
+        if (!r.message.empty()) out += "  " + r.message;
+        out += "\n";
+    }
+    return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The checks, each reported separately per node where it is per node.
+class Checker {
+public:
+    Checker(Context& ctx, SmokeReport& report) : m_ctx(ctx), m_report(report) {}
+
+    void run_all() {
+        check_ssh();
+        check_gpus();
+        check_service("nfs", m_ctx.spec.services.nfs, [this] { check_nfs(); });
+        check_service("jupyter", m_ctx.spec.services.jupyter, [this] { check_jupyter(); });
+        check_service("prometheus", m_ctx.spec.services.monitoring, [this] { check_prometheus(); });
+        check_allreduce();
+    }
+
+private:
+    void add(std::string name, CheckStatus st, double secs, std::string msg) {
+        m_report.results.push_back({"checks", std::move(name), st, secs, std::move(msg)});
+    }
+
+    template <typename F> void check_service(const std::string& name, bool enabled, F&& fn) {
+        if (!enabled) {
+            add(name, CheckStatus::skipped, 0, "services." + name + " is not enabled in the spec");
+            return;
+        }
+        fn();
+    }
+
+    // Runs `cmd` on every node in parallel; `judge` turns the output into pass/fail.
+    void per_node(const std::string& check, const std::string& cmd,
+                  const std::function<std::string(const NodeState&, const ExecResult&)>& judge) {
+        auto& nodes = m_ctx.state.nodes;
+        std::vector<CheckResult> rs(nodes.size());
+        parallel_for(nodes.size(), m_ctx.options.parallel, [&](std::size_t i) {
+            auto t0 = Clock::now();
+            auto r = m_ctx.remote.exec(m_ctx.endpoint(nodes[i]), cmd, std::chrono::seconds(60));
+            std::string problem = r ? judge(nodes[i], *r) : r.error().message;
+            rs[i] = {"checks", check + " (" + nodes[i].name + ")",
+                     problem.empty() ? CheckStatus::passed : CheckStatus::failed, since(t0), problem};
+        });
+        for (auto& r : rs)
+            m_report.results.push_back(std::move(r));
+    }
+
+    void check_ssh() {
+        per_node("ssh", "hostname", [](const NodeState&, const ExecResult& r) {
+            return r.ok() ? std::string() : "exit " + std::to_string(r.exit_status);
+        });
+    }
+
+    int expected_gpus(const NodeState& n) const {
+        const auto& s = m_ctx.spec;
+        if (s.target == Target::ssh) {
+            for (const auto& h : s.ssh.hosts)
+                if (h.name == n.name) return std::max(0, h.gpus);
+            return 0;
+        }
+        if (s.target == Target::slurm) return s.slurm.gpus_per_node;
+        if (s.target == Target::local) return 0;
+        return n.group == "master" ? s.master.gpus : s.workers.gpus;
+    }
+
+    void check_gpus() {
+        bool any = false;
+        for (const auto& n : m_ctx.state.nodes)
+            any = any || expected_gpus(n) > 0;
+        if (!any) {
+            add("gpus", CheckStatus::skipped, 0, "the spec expects no GPUs on any node");
+            add("gpu-container", CheckStatus::skipped, 0, "the spec expects no GPUs on any node");
+            return;
+        }
+        per_node("gpus", "nvidia-smi -L", [this](const NodeState& n, const ExecResult& r) {
+            int want = expected_gpus(n);
+            int got = 0;
+            for (const auto& l : split_lines(r.out))
+                got += starts_with(l, "GPU ") ? 1 : 0;
+            if (want == 0) return std::string();
+            if (!r.ok()) return "nvidia-smi failed (exit " + std::to_string(r.exit_status) + ")";
+            return got >= want
+                       ? std::string()
+                       : std::to_string(got) + " GPU(s) visible, " + std::to_string(want) + " expected";
+        });
+        if (!m_ctx.spec.gpu.container_toolkit) {
+            add("gpu-container", CheckStatus::skipped, 0, "gpu.container_toolkit is off in the spec");
+            return;
+        }
+        per_node("gpu-container", "docker run --rm --gpus all --entrypoint nvidia-smi ubuntu -L",
+                 [this](const NodeState& n, const ExecResult& r) {
+                     if (expected_gpus(n) == 0) return std::string();
+                     return r.ok() ? std::string() : "no GPU inside a container: " + trim(r.err);
+                 });
+    }
+
+    void check_nfs() {
+        const auto& mount = m_ctx.spec.services.nfs_mount;
+        std::string token =
+            "ddl-smoke-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+        const NodeState* master = nullptr;
+        for (const auto& n : m_ctx.state.nodes)
+            if (n.group == "master") master = &n;
+        if (!master) master = &m_ctx.state.nodes.front();
+        auto t0 = Clock::now();
+        auto w = m_ctx.remote.exec(m_ctx.endpoint(*master),
+                                   "echo " + token + " > " + shell_quote(mount + "/.ddl-smoke"),
+                                   std::chrono::seconds(30));
+        if (!w || !w->ok()) {
+            add("nfs (write on " + master->name + ")", CheckStatus::failed, since(t0),
+                "cannot write " + mount + "/.ddl-smoke: " + (w ? trim(w->err) : w.error().message));
+            return;
+        }
+        add("nfs (write on " + master->name + ")", CheckStatus::passed, since(t0), "");
+        per_node("nfs read", "cat " + shell_quote(mount + "/.ddl-smoke"),
+                 [&](const NodeState&, const ExecResult& r) {
+                     return trim(r.out) == token ? std::string()
+                                                 : "the file written on the master is not visible here";
+                 });
+    }
+
+    void check_jupyter() {
+        per_node("jupyter",
+                 "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
+                     std::to_string(m_ctx.spec.services.jupyter_port) + "/api",
+                 [this](const NodeState& n, const ExecResult& r) {
+                     if (n.group != "master") return std::string();
+                     return trim(r.out) == "403" || trim(r.out) == "401"
+                                ? std::string()
+                                : "JupyterLab does not answer (or answers without a token): HTTP " +
+                                      trim(r.out);
+                 });
+    }
+
+    void check_prometheus() {
+        per_node("prometheus", "curl -s http://127.0.0.1:9090/api/v1/targets",
+                 [this](const NodeState& n, const ExecResult& r) {
+                     if (n.group != "master") return std::string();
+                     auto j = nlohmann::json::parse(r.out, nullptr, false);
+                     if (j.is_discarded()) return std::string("Prometheus does not answer on the master");
+                     std::size_t up = 0;
+                     for (const auto& t : j["data"]["activeTargets"])
+                         up += t.value("health", "") == "up" ? 1 : 0;
+                     return up >= m_ctx.state.nodes.size()
+                                ? std::string()
+                                : std::to_string(up) + " of " + std::to_string(m_ctx.state.nodes.size()) +
+                                      " node exporters up";
+                 });
+    }
+
+    void check_allreduce() {
+        auto t0 = Clock::now();
+        RunArgs a;
+        a.command = {"ddl-allreduce-test", "--size", "16M", "-n", "3", "-w", "1", "--json"};
+        auto prepared = prepare_launch(m_ctx, a);
+        if (!prepared) {
+            add("allreduce (all slots)", CheckStatus::failed, since(t0), prepared.error().message);
+            return;
+        }
+        std::string result_line;
+        prepared->opts.output = [&](const std::string& line, runtime::OutputStream) {
+            if (starts_with(line, "[0] {")) result_line = line.substr(4);
+        };
+        prepared->opts.forward_signals = false;
+        runtime::Launcher launcher(*prepared->transport);
+        auto r = launcher.run(prepared->opts);
+        if (!r || r->exit_code != 0 || result_line.empty()) {
+            add("allreduce (all slots)", CheckStatus::failed, since(t0),
+                !r                   ? r.error().message
+                : r->message.empty() ? "no result from rank 0"
+                                     : r->message);
+            return;
+        }
+        auto j = nlohmann::json::parse(result_line, nullptr, false);
+        if (j.is_discarded() || j.value("wrong", 1) != 0 || j["results"].empty()) {
+            add("allreduce (all slots)", CheckStatus::failed, since(t0), "wrong result: " + result_line);
+            return;
+        }
+        char detail[128];
+        std::snprintf(detail, sizeof detail, "%d ranks, 16 MiB exact, busbw %.4f GB/s", j.value("ranks", 0),
+                      j["results"][0].value("busbw", 0.0));
+        add("allreduce (all slots)", CheckStatus::passed, since(t0), detail);
+    }
+
+    Context& m_ctx;
+    SmokeReport& m_report;
+};
+
+} // namespace
+
+int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
+    for (const auto& t : a.notify) {
+        if (auto s = validate_notify_target(t); !s) {
+            std::cerr << "ddl smoke-test: " << s.error().message << "\n";
+            return exit_code::k_bad_input;
+        }
+    }
+    auto loaded = SpecLoader::load_file(a.file);
+    if (!loaded.spec) {
+        std::cerr << loaded.diagnostics.format_text();
+        return exit_code::k_bad_input;
+    }
+    const Spec& spec = *loaded.spec;
+    SmokeReport report;
+    report.cluster = spec.name;
+    DeployArgs da;
+    da.file = a.file;
+    da.yes = true;
+    da.ssh_timeout_s = a.ssh_timeout_s;
+    int rc = 0;
+    auto oc = open_for_deploy(g, spec, da, "ddl smoke-test " + a.file, rc);
+    if (!oc) {
+        std::cerr << "ddl smoke-test: " << oc.error().message << "\n";
+        return rc;
+    }
+    auto& ctx = *(*oc)->ctx;
+    std::string logs = ctx.cluster_dir() + "/logs";
+
+    // Deploy: one testcase per phase.
+    bool deployed = true;
+    for (const auto& phase : phase_names()) {
+        auto t0 = Clock::now();
+        int prc = run_deploy(ctx, *(*oc)->driver, DeployRequest{phase});
+        if (prc != exit_code::k_ok) {
+            report.results.push_back({"deploy", phase, CheckStatus::failed, since(t0),
+                                      prc == 130 ? "interrupted" : "phase failed; see " + logs + "/ddl.log"});
+            deployed = false;
+            break;
+        }
+        report.results.push_back({"deploy", phase, CheckStatus::passed, since(t0), ""});
+    }
+    if (deployed && !a.before_checks.empty()) {
+        SystemProcessRunner proc;
+        auto r = proc.run({.argv = split(a.before_checks, ' ')});
+        if (!r || !r->success())
+            report.results.push_back(
+                {"deploy", "before-checks hook", CheckStatus::failed, 0,
+                 r ? describe_failure({.argv = split(a.before_checks, ' ')}, *r) : r.error().message});
+    }
+    if (deployed && !g_interrupted) {
+        Checker(ctx, report).run_all();
+    } else if (deployed) {
+        report.results.push_back(
+            {"checks", "interrupted", CheckStatus::failed, 0, "SIGINT/SIGTERM before the checks"});
+    }
+
+    // Destroy always, unless asked to keep a failed cluster for debugging.
+    bool keep = a.keep_on_failure && !report.passed();
+    if (keep) {
+        ctx.progress.note("keeping cluster " + spec.name +
+                          " for debugging; remove it later with: ddl destroy " + spec.name);
+    } else {
+        auto t0 = Clock::now();
+        int drc = run_destroy(ctx, *(*oc)->driver);
+        report.results.push_back(
+            {"destroy", "destroy", drc == exit_code::k_ok ? CheckStatus::passed : CheckStatus::failed,
+             since(t0), drc == exit_code::k_ok ? "" : "destroy failed; state kept for `ddl destroy`"});
+        if (drc == exit_code::k_ok) logs = "(removed with the cluster; this report holds the results)";
+    }
+
+    std::cout << report.summary();
+    if (!a.junit.empty()) {
+        if (auto s = write_file_atomic(a.junit, report.junit_xml(), 0644); !s)
+            std::cerr << "ddl smoke-test: cannot write " << a.junit << ": " << s.error().message << "\n";
+    }
+    if (!a.notify.empty() && (!report.passed() || a.notify_always)) {
+        Notice n{spec.name, report.passed(), report.failures(), report.summary(), logs};
+        CurlHttpClient http;
+        for (const auto& e : send_notices(n, a.notify, http))
+            std::cerr << "ddl smoke-test: notice not sent: " << e << "\n";
+    }
+    return report.passed() ? exit_code::k_ok : exit_code::k_failure;
+}
+
+} // namespace ddl::cli

@@ -1,0 +1,38 @@
+#pragma once
+// `ddl smoke-test`: deploy -> checks -> destroy (always), JUnit XML, notices. The report types are
+// separate from the run so the JUnit writer and the summary can be tested on their own.
+#include <string>
+#include <vector>
+
+namespace ddl::cli {
+
+enum class CheckStatus { passed, failed, skipped };
+
+struct CheckResult {
+    std::string suite; // deploy | checks | destroy
+    std::string name;  // e.g. "ssh (worker1)"
+    CheckStatus status = CheckStatus::passed;
+    double seconds = 0;
+    std::string message; // failure or skip reason; for passed checks an optional detail
+};
+
+struct SmokeReport {
+    std::string cluster;
+    std::vector<CheckResult> results;
+    bool passed() const;
+    std::vector<std::string> failures() const; // "suite/name: message"
+    std::string junit_xml() const;
+    std::string summary() const;
+};
+
+struct SmokeArgs {
+    std::string file;
+    std::string junit;
+    std::vector<std::string> notify;
+    bool notify_always = false;
+    bool keep_on_failure = false;
+    std::string before_checks; // a local command run after deploy, before the checks (argv split on spaces)
+    int ssh_timeout_s = 90;
+};
+
+} // namespace ddl::cli
