@@ -127,9 +127,9 @@ public:
     void run_all() {
         check_ssh();
         check_gpus();
-        check_service("nfs", m_ctx.spec.services.nfs, [this] { check_nfs(); });
-        check_service("jupyter", m_ctx.spec.services.jupyter, [this] { check_jupyter(); });
-        check_service("prometheus", m_ctx.spec.services.monitoring, [this] { check_prometheus(); });
+        check_service("nfs", "nfs", m_ctx.spec.services.nfs, [this] { check_nfs(); });
+        check_service("jupyter", "jupyter", m_ctx.spec.services.jupyter, [this] { check_jupyter(); });
+        check_service("prometheus", "monitoring", m_ctx.spec.services.monitoring, [this] { check_prometheus(); });
         check_allreduce();
     }
 
@@ -138,9 +138,9 @@ private:
         m_report.results.push_back({"checks", std::move(name), st, secs, std::move(msg)});
     }
 
-    template <typename F> void check_service(const std::string& name, bool enabled, F&& fn) {
+    template <typename F> void check_service(const std::string& name, const std::string& key, bool enabled, F&& fn) {
         if (!enabled) {
-            add(name, CheckStatus::skipped, 0, "services." + name + " is not enabled in the spec");
+            add(name, CheckStatus::skipped, 0, "services." + key + ".enabled is off in the spec");
             return;
         }
         fn();

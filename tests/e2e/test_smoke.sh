@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ddl smoke-test on a local 4-node cluster: a passing run leaves nothing behind; a run with a node's
+# sshd killed after deploy records exactly that failure in the JUnit file, destroys the cluster anyway,
+# and sends a notice to a real SMTP server (aiosmtpd) and to a webhook receiver, both on loopback.
+source "$(dirname "$0")/lib.sh"
+helpers="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/helpers"
+spec smoke 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}"
+
+ddl smoke-test smoke.yaml --junit pass.xml >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
+grep -q "smoke test of cluster smoke: PASSED" pass.out || fail "summary"
+grep -q "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" pass.out || { cat pass.out; fail "allreduce check"; }
+assert_gone smoke
+python3 - pass.xml <<'PY' || fail "JUnit of the passing run"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites" and root.get("failures") == "0", root.attrib
+suites = {s.get("name"): s for s in root}
+assert list(suites) == ["deploy", "checks", "destroy"], list(suites)
+names = [t.get("name") for t in suites["checks"]]
+assert names[:4] == ["ssh (master)", "ssh (worker1)", "ssh (worker2)", "ssh (worker3)"], names
+assert suites["checks"].get("skipped") == "5", suites["checks"].attrib
+PY
+ok "passing smoke test: summary, JUnit, nothing left"
+
+smtp_port=$((20000 + RANDOM % 20000)); hook_port=$((smtp_port + 1))
+/usr/bin/python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Debugging stdout >mail.log 2>&1 &
+smtp_pid=$!
+/usr/bin/python3 "$helpers/webhook_receiver.py" "$hook_port" hook.jsonl &
+hook_pid=$!
+trap 'kill $smtp_pid $hook_pid 2>/dev/null || true; cleanup' EXIT
+sleep 1
+kill_worker2="pkill -KILL -f $STATE/smoke/nodes/worker2/sshd_config"
+set +e
+DDL_SMTP_URL="smtp://127.0.0.1:$smtp_port" DDL_SMTP_FROM="ddl-ci@example.org" \
+  ddl smoke-test smoke.yaml --junit fail.xml --before-checks "$kill_worker2" \
+  --notify mailto:maintainers@example.org --notify "http://127.0.0.1:$hook_port/hook" >fail.out 2>fail.err
+rc=$?
+set -e
+[ $rc = 1 ] || { cat fail.out fail.err; fail "failing smoke test exit $rc"; }
+grep -q "FAIL checks   ssh (worker2)" fail.out || { cat fail.out; fail "summary does not name ssh (worker2)"; }
+assert_gone smoke
+python3 - fail.xml <<'PY' || fail "JUnit of the failing run"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+failed = [(s.get("name"), t.get("name")) for s in root for t in s if t.find("failure") is not None]
+assert ("checks", "ssh (worker2)") in failed, failed
+assert all(n in ("ssh (worker2)", "allreduce (all slots)") for _, n in failed), failed
+destroy = [t for s in root if s.get("name") == "destroy" for t in s]
+assert destroy and destroy[0].find("failure") is None, "destroy did not pass"
+PY
+ok "failing check recorded in JUnit, cluster destroyed anyway"
+for _ in $(seq 50); do grep -q "ssh (worker2)" mail.log && [ -s hook.jsonl ] && break; sleep 0.1; done
+grep -q "Subject: \[ddl\] smoke test FAILED: cluster smoke" mail.log || { cat mail.log; fail "no mail at the SMTP server"; }
+grep -q "maintainers@example.org" mail.log || fail "mail recipient"
+python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).readline()); assert j["status"]=="failed" and any("ssh (worker2)" in c for c in j["failed_checks"]), j' hook.jsonl \
+  || { cat hook.jsonl; fail "webhook notice"; }
+ok "notice arrived by SMTP and webhook"
