@@ -160,6 +160,16 @@ int run_app(int argc, char** argv) {
         ->capture_default_str();
     smoke->callback([&] { action = [&] { return cmd_smoke_test(g, sa); }; });
 
+    auto* gc = app.add_subcommand(
+        "gc", "Destroy leaked clusters (by name prefix and age), as scheduled pipelines need");
+    std::string gc_age = "24h", gc_prefix = "ci-";
+    bool gc_dry = false;
+    gc->add_option("--older-than", gc_age, "Untouched for at least this long: 90s, 30m, 24h, 7d")
+        ->capture_default_str();
+    gc->add_option("--prefix", gc_prefix, "Only clusters whose name starts with this")->capture_default_str();
+    gc->add_flag("--dry-run", gc_dry, "Only list what would be destroyed");
+    gc->callback([&] { action = [&] { return cmd_gc(g, gc_age, gc_prefix, gc_dry); }; });
+
     // Everything after the first "--" is the remote command, taken verbatim (CLI11 would otherwise
     // let an option just before "--" interpret the command's own flags).
     std::vector<std::string> before, after;

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <signal.h>
@@ -439,6 +440,55 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
     int rc = run_destroy(*(*oc)->ctx, **driver);
     if (rc == exit_code::k_ok) std::cout << "cluster " << *name << " destroyed\n";
     return rc;
+}
+
+// "90s", "30m", "24h", "7d" -> seconds.
+std::optional<long long> parse_age(const std::string& text) {
+    if (text.size() < 2) return std::nullopt;
+    auto n = parse_int(text.substr(0, text.size() - 1));
+    if (!n || *n < 0) return std::nullopt;
+    switch (text.back()) {
+    case 's':
+        return *n;
+    case 'm':
+        return *n * 60;
+    case 'h':
+        return *n * 3600;
+    case 'd':
+        return *n * 86400;
+    default:
+        return std::nullopt;
+    }
+}
+
+int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::string& prefix, bool dry_run) {
+    auto age = parse_age(older_than);
+    if (!age) {
+        std::cerr << "ddl gc: --older-than " << older_than << ": give a number with s, m, h or d, e.g. 24h\n";
+        return exit_code::k_bad_input;
+    }
+    StateStore store(g.state_dir);
+    int failed = 0, removed = 0;
+    auto now = std::filesystem::file_time_type::clock::now();
+    for (const auto& name : store.clusters()) {
+        if (!starts_with(name, prefix)) continue;
+        std::error_code ec;
+        // The state file is rewritten by every command that changes the cluster: its age is the
+        // time since the cluster was last touched.
+        auto mtime = std::filesystem::last_write_time(store.cluster_dir(name) + "/state.json", ec);
+        if (ec) continue;
+        auto idle = std::chrono::duration_cast<std::chrono::seconds>(now - mtime).count();
+        if (idle < *age) continue;
+        std::cout << (dry_run ? "would destroy " : "destroying ") << name << " (untouched for " << idle / 3600
+                  << " h)\n";
+        if (dry_run) continue;
+        if (cmd_destroy(g, name, true) == exit_code::k_ok)
+            ++removed;
+        else
+            ++failed;
+    }
+    std::cout << "gc: " << removed << " destroyed, " << failed << " failed\n";
+    return failed ? exit_code::k_partial : exit_code::k_ok;
 }
 
 int cmd_status(const GlobalOptions& g, const std::string& ref) {

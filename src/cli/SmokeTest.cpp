@@ -129,7 +129,8 @@ public:
         check_gpus();
         check_service("nfs", "nfs", m_ctx.spec.services.nfs, [this] { check_nfs(); });
         check_service("jupyter", "jupyter", m_ctx.spec.services.jupyter, [this] { check_jupyter(); });
-        check_service("prometheus", "monitoring", m_ctx.spec.services.monitoring, [this] { check_prometheus(); });
+        check_service("prometheus", "monitoring", m_ctx.spec.services.monitoring,
+                      [this] { check_prometheus(); });
         check_allreduce();
     }
 
@@ -138,7 +139,8 @@ private:
         m_report.results.push_back({"checks", std::move(name), st, secs, std::move(msg)});
     }
 
-    template <typename F> void check_service(const std::string& name, const std::string& key, bool enabled, F&& fn) {
+    template <typename F>
+    void check_service(const std::string& name, const std::string& key, bool enabled, F&& fn) {
         if (!enabled) {
             add(name, CheckStatus::skipped, 0, "services." + key + ".enabled is off in the spec");
             return;
