@@ -20,7 +20,8 @@ names = [t.get("name") for t in suites["checks"]]
 assert names[:4] == ["ssh (master)", "ssh (worker1)", "ssh (worker2)", "ssh (worker3)"], names
 assert suites["checks"].get("skipped") == "5", suites["checks"].attrib
 PY
-ok "passing smoke test: summary, JUnit, nothing left"
+xmllint --noout --schema "$helpers/junit.xsd" pass.xml || fail "JUnit does not match the schema"
+ok "passing smoke test: summary, JUnit (schema-valid), nothing left"
 
 smtp_port=$((20000 + RANDOM % 20000)); hook_port=$((smtp_port + 1))
 /usr/bin/python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Debugging stdout >mail.log 2>&1 &
@@ -48,6 +49,7 @@ assert all(n in ("ssh (worker2)", "allreduce (all slots)") for _, n in failed), 
 destroy = [t for s in root if s.get("name") == "destroy" for t in s]
 assert destroy and destroy[0].find("failure") is None, "destroy did not pass"
 PY
+xmllint --noout --schema "$helpers/junit.xsd" fail.xml || fail "JUnit of the failing run does not match the schema"
 ok "failing check recorded in JUnit, cluster destroyed anyway"
 for _ in $(seq 50); do grep -q "ssh (worker2)" mail.log && [ -s hook.jsonl ] && break; sleep 0.1; done
 grep -q "Subject: \[ddl\] smoke test FAILED: cluster smoke" mail.log || { cat mail.log; fail "no mail at the SMTP server"; }
