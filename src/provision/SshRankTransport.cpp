@@ -129,7 +129,13 @@ private:
                 }
             }
             if (!got && ssh_channel_is_eof(ch)) break;
-            if (m_stop && killed_hard) break;
+            if (m_stop && killed_hard) {
+                // Abandoned by the launcher (it gave the rank up as lost): the host may be unreachable,
+                // so nothing below may wait for it.
+                ssh_set_blocking(session->raw(), 0);
+                ssh_channel_free(ch);
+                return finish({-1, SIGKILL, true, "gave up on " + m_ep.host + " after SIGKILL"});
+            }
         }
         for (int is_err = 0; is_err < 2; ++is_err) {
             int n;
