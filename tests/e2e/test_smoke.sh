@@ -23,6 +23,19 @@ PY
 xmllint --noout --schema "$helpers/junit.xsd" pass.xml || fail "JUnit does not match the schema"
 ok "passing smoke test: summary, JUnit (schema-valid), nothing left"
 
+# SIGTERM in the middle of the deploy: the smoke test still destroys the cluster and fails.
+"$DDL" --state-dir "$STATE" smoke-test smoke.yaml --junit term.xml >term.out 2>&1 &
+smoke_pid=$!
+for _ in $(seq 600); do
+  grep -q '"provision"' "$STATE/smoke/state.json" 2>/dev/null && break; sleep 0.05
+done
+kill -TERM "$smoke_pid"
+set +e; wait "$smoke_pid"; rc=$?; set -e
+[ $rc != 0 ] || fail "interrupted smoke test exited 0"
+grep -q "ok   destroy  destroy" term.out || { cat term.out; fail "no destroy after SIGTERM"; }
+assert_gone smoke
+ok "SIGTERM mid-deploy: cluster destroyed anyway, run failed"
+
 smtp_port=$((20000 + RANDOM % 20000)); hook_port=$((smtp_port + 1))
 /usr/bin/python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Debugging stdout >mail.log 2>&1 &
 smtp_pid=$!
