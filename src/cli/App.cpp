@@ -138,11 +138,32 @@ int run_app(int argc, char** argv) {
             return cmd_bench_allreduce(g, ba);
         };
     });
-    auto* bench_train = bench->add_subcommand("train", "Training throughput and scaling sweep");
-    std::vector<std::string> later_args;
-    bench_train->add_option("args", later_args, "Arguments");
-    bench_train->callback(
-        [&] { action = [&] { return cmd_not_available("bench train", "the benchmarks issue"); }; });
+    auto* bench_train =
+        bench->add_subcommand("train", "Training throughput and scaling over nodes x batch size");
+    TrainBenchArgs tb;
+    bench_train->add_option("--cluster", tb.run.cluster, "Cluster name or spec file");
+    bench_train
+        ->add_option("--model-profile", tb.profile,
+                     "resnet50, resnet101 or custom:N1,N2,... (gradient layout)")
+        ->capture_default_str();
+    bench_train->add_option("--batch", tb.batches, "Batch sizes per rank, comma separated")
+        ->capture_default_str();
+    bench_train->add_option("--nodes", tb.nodes, "Node counts: 1..N or 1,2,4 (default: 1..all)");
+    bench_train->add_option("--bandwidths", tb.bandwidths,
+                            "Local target: re-shape links to each, e.g. 1gbit,10gbit");
+    bench_train->add_option("--steps", tb.steps, "Timed steps")->capture_default_str();
+    bench_train->add_option("--warmup", tb.warmup, "Untimed steps")->capture_default_str();
+    bench_train->add_option("--out", tb.out_dir, "Folder for train.csv, train.json, train.png")
+        ->capture_default_str();
+    bench_train->add_option("--format", tb.format, "text, json or csv")
+        ->check(CLI::IsMember({"text", "json", "csv"}));
+    bench_train->callback([&] {
+        action = [&] {
+            if (output == "json") tb.format = "json";
+            return cmd_bench_train(g, tb);
+        };
+    });
+
     auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
     SmokeArgs sa;
     smoke->add_option("file", sa.file, "cluster.yaml")->required();

@@ -97,6 +97,8 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
             hosts.push_back(e);
         }
     }
+    if (a.max_nodes > 0 && static_cast<std::size_t>(a.max_nodes) < hosts.size())
+        hosts.resize(static_cast<std::size_t>(a.max_nodes));
     auto find_node = [&ctx](const std::string& host) -> const NodeState* {
         for (const auto& n : ctx.state.nodes)
             if (n.address == host || n.name == host || n.hostname == host) return &n;

@@ -38,6 +38,7 @@ struct RunArgs {
     int port = 0; // 0: the spec's runtime.master_port
     int startup_timeout_s = 60;
     std::vector<std::string> env; // NAME=VALUE or NAME (take this shell's value), as mpirun -x
+    int max_nodes = 0;            // 0: every node; else only the first N nodes of the cluster
     std::vector<std::string> command;
 };
 int cmd_run(const GlobalOptions& g, const RunArgs& a);
@@ -51,6 +52,19 @@ struct BenchArgs {
     std::string format = "text"; // text | json | csv
 };
 int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b);
+
+struct TrainBenchArgs {
+    RunArgs run;
+    std::string profile = "resnet50";
+    std::string batches = "32,64,96"; // per rank
+    std::string nodes;                // "1..N" or "1,2,4"; empty: 1..all
+    std::string bandwidths;           // local target only: e.g. "1gbit,10gbit"; empty: as deployed
+    int steps = 10;
+    int warmup = 2;
+    std::string out_dir = "bench-train";
+    std::string format = "text";
+};
+int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b);
 int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::string& prefix, bool dry_run);
 struct SmokeArgs;
 int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a);

@@ -66,11 +66,13 @@ TEST_CASE("ddl render writes the same bytes twice") {
         CHECK(read_file(dir.path() + "/a/" + f).value() == read_file(dir.path() + "/b/" + f).value());
 }
 
-TEST_CASE("commands that are not available yet say so and fail") {
+TEST_CASE("ddl smoke-test refuses a notify target that is neither mail nor https before deploying") {
     TempDir dir;
-    auto r = ddl_cli({"smoke-test", "x.yaml"}, dir.path());
-    CHECK(r.exit_code == 1);
-    CHECK(r.err.find("not available in this version") != std::string::npos);
+    REQUIRE(ddl_cli({"init", "--name", "nt"}, dir.path()).exit_code == 0);
+    auto r = ddl_cli({"smoke-test", "cluster.yaml", "--notify", "http://chat.example.org/hook"}, dir.path());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("plain http only to loopback") != std::string::npos);
+    CHECK_FALSE(path_exists(dir.path() + "/.ddl/nt"));
 }
 
 TEST_CASE("mpirun's -np spelling is accepted by ddl run") {
