@@ -27,6 +27,11 @@ class CallbackModule(CallbackBase):
     def _result(self, status, result):
         res = result._result
         msg = res.get("msg") or res.get("stderr") or ""
+        # A loop reports "All items completed"; the reason is in the failed item.
+        for item in res.get("results", []) if status in ("failed", "unreachable") else []:
+            if isinstance(item, dict) and (item.get("failed") or item.get("unreachable")):
+                msg = "item %s: %s" % (item.get("item"), item.get("msg") or item.get("stderr") or msg)
+                break
         if status == "skipped":
             msg = res.get("skip_reason", msg)
         role = result._task._role.get_name() if result._task._role else ""

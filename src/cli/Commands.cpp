@@ -612,7 +612,7 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
     // An interactive terminal is OpenSSH's job; ddl hands it the cluster's key and pinned host keys.
     std::vector<std::string> argv{"ssh",
                                   "-i",
-                                  ctx.key_path(),
+                                  n->key.empty() ? ctx.key_path() : n->key,
                                   "-o",
                                   "IdentitiesOnly=yes",
                                   "-o",

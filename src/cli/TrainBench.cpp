@@ -1,8 +1,5 @@
 // `ddl bench train`: data-parallel training throughput over nodes x batch size (x link bandwidth on
 // the local target), as the Horovod reference-deployment experiments present it; CSV, JSON and a PNG.
-#include <cstdio>
-#include <iostream>
-
 #include "cli/Internal.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/LocalTarget.hpp"
@@ -10,6 +7,9 @@
 #include "util/Files.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
+
+#include <cstdio>
+#include <iostream>
 
 namespace ddl::cli {
 namespace {
@@ -21,12 +21,14 @@ Result<std::vector<int>> parse_int_list(const std::string& text, int max, const 
         auto lo = parse_int(text.substr(0, dots)), hi = parse_int(text.substr(dots + 2));
         if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > max)
             return Error{what + " " + text + ": give A..B with 1 <= A <= B <= " + std::to_string(max)};
-        for (auto i = *lo; i <= *hi; ++i) out.push_back(static_cast<int>(i));
+        for (auto i = *lo; i <= *hi; ++i)
+            out.push_back(static_cast<int>(i));
         return out;
     }
     for (const auto& part : split(text, ',')) {
         auto v = parse_int(trim(part));
-        if (!v || *v < 1 || *v > max) return Error{what + " " + text + ": values must be 1-" + std::to_string(max)};
+        if (!v || *v < 1 || *v > max)
+            return Error{what + " " + text + ": values must be 1-" + std::to_string(max)};
         out.push_back(static_cast<int>(*v));
     }
     return out;
@@ -48,8 +50,16 @@ struct Row {
 Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes, int batch) {
     RunArgs a = b.run;
     a.max_nodes = nodes;
-    a.command = {"ddl-train-bench", "--profile", b.profile, "--batch", std::to_string(batch), "--steps",
-                 std::to_string(b.steps), "--warmup", std::to_string(b.warmup), "--json"};
+    a.command = {"ddl-train-bench",
+                 "--profile",
+                 b.profile,
+                 "--batch",
+                 std::to_string(batch),
+                 "--steps",
+                 std::to_string(b.steps),
+                 "--warmup",
+                 std::to_string(b.warmup),
+                 "--json"};
     auto prepared = prepare_launch(ctx, a);
     if (!prepared) return prepared.error();
     std::string line;
@@ -64,20 +74,22 @@ Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes
     auto r = launcher.run(prepared->opts);
     if (!r) return r.error();
     if (r->exit_code != 0 || line.empty())
-        return Error{(r->message.empty() ? "no result" : r->message) + (errs.empty() ? "" : ": " + errs.back())};
+        return Error{(r->message.empty() ? "no result" : r->message) +
+                     (errs.empty() ? "" : ": " + errs.back())};
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) return Error{"unreadable result: " + line};
     return j;
 }
 
 std::string gnuplot_script(const std::string& dir, const std::vector<std::string>& series) {
-    std::string s = "set terminal pngcairo size 1200,500 font 'sans,10'\nset output '" + dir +
-                    "/train.png'\nset datafile separator ','\nset key top left\nset grid\nset multiplot layout 1,2\n";
+    std::string s =
+        "set terminal pngcairo size 1200,500 font 'sans,10'\nset output '" + dir +
+        "/train.png'\nset datafile separator ','\nset key top left\nset grid\nset multiplot layout 1,2\n";
     auto plot = [&](const std::string& title, const std::string& ylabel, int column) {
         s += "set title '" + title + "'\nset xlabel 'nodes'\nset ylabel '" + ylabel + "'\nplot ";
         for (std::size_t i = 0; i < series.size(); ++i) {
-            s += (i ? ", " : "") + std::string("'") + dir + "/series-" + std::to_string(i) + ".csv' using 1:" +
-                 std::to_string(column) + " with linespoints title '" + series[i] + "'";
+            s += (i ? ", " : "") + std::string("'") + dir + "/series-" + std::to_string(i) +
+                 ".csv' using 1:" + std::to_string(column) + " with linespoints title '" + series[i] + "'";
         }
         s += "\n";
     };
@@ -98,7 +110,8 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
     auto& ctx = *(*oc)->ctx;
     int total_nodes = static_cast<int>(ctx.state.nodes.size());
     auto batches = parse_int_list(b.batches, 4096, "--batch");
-    auto nodes = parse_int_list(b.nodes.empty() ? "1.." + std::to_string(total_nodes) : b.nodes, total_nodes, "--nodes");
+    auto nodes = parse_int_list(b.nodes.empty() ? "1.." + std::to_string(total_nodes) : b.nodes, total_nodes,
+                                "--nodes");
     if (!batches) return fail(batches.error().message, exit_code::k_bad_input);
     if (!nodes) return fail(nodes.error().message, exit_code::k_bad_input);
     if ((*nodes)[0] != 1) nodes->insert(nodes->begin(), 1); // efficiency needs the 1-node baseline
@@ -110,7 +123,8 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
         rates.push_back(*v);
     }
     if (!rates.empty() && ctx.spec.target != Target::local)
-        return fail("--bandwidths re-shapes links, which only the local target can do", exit_code::k_bad_input);
+        return fail("--bandwidths re-shapes links, which only the local target can do",
+                    exit_code::k_bad_input);
     const bool reshape = !rates.empty();
     if (!reshape) rates.push_back(ctx.spec.target == Target::local ? ctx.spec.local.bandwidth_bps : 0);
     LocalPlan plan;
@@ -120,7 +134,8 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
     std::vector<std::string> series;
     for (auto bps : rates) {
         if (reshape) {
-            if (auto s = LocalTarget::shape_links(ctx, plan, bps); !s) return fail(s.error().message, exit_code::k_failure);
+            if (auto s = LocalTarget::shape_links(ctx, plan, bps); !s)
+                return fail(s.error().message, exit_code::k_failure);
         }
         std::string bw = reshape || ctx.spec.target == Target::local ? format_rate(bps) : "as deployed";
         for (int batch : *batches) {
@@ -130,7 +145,8 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
                 auto j = run_once(ctx, b, n, batch);
                 if (!j) {
                     if (reshape) (void)LocalTarget::shape_links(ctx, plan, ctx.spec.local.bandwidth_bps);
-                    return fail(std::to_string(n) + " node(s), batch " + std::to_string(batch) + ": " + j.error().message,
+                    return fail(std::to_string(n) + " node(s), batch " + std::to_string(batch) + ": " +
+                                    j.error().message,
                                 exit_code::k_failure);
                 }
                 Row r{bw,
@@ -146,26 +162,38 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
                 r.efficiency = base > 0 ? r.samples_per_s / (n * base) : 0;
                 rows.push_back(r);
                 if (b.format == "text")
-                    std::fprintf(stderr, "  %-10s nodes %2d ranks %2d batch %4d: %9.1f samples/s, efficiency %5.1f%%\n",
-                                 bw.c_str(), n, r.ranks, batch, r.samples_per_s, 100 * r.efficiency);
+                    std::fprintf(
+                        stderr,
+                        "  %-10s nodes %2d ranks %2d batch %4d: %9.1f samples/s, efficiency %5.1f%%\n",
+                        bw.c_str(), n, r.ranks, batch, r.samples_per_s, 100 * r.efficiency);
             }
         }
     }
     if (reshape) (void)LocalTarget::shape_links(ctx, plan, ctx.spec.local.bandwidth_bps);
 
     if (auto s = make_dirs(b.out_dir, 0755); !s) return fail(s.error().message, exit_code::k_failure);
-    std::string csv = "bandwidth,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_exposed_s,efficiency\n";
-    nlohmann::json j{{"cluster", ctx.state.cluster}, {"profile", b.profile}, {"steps", b.steps},
-                     {"warmup", b.warmup},          {"results", nlohmann::json::array()}};
+    std::string csv = "bandwidth,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_"
+                      "exposed_s,efficiency\n";
+    nlohmann::json j{{"cluster", ctx.state.cluster},
+                     {"profile", b.profile},
+                     {"steps", b.steps},
+                     {"warmup", b.warmup},
+                     {"results", nlohmann::json::array()}};
     char line[256];
     for (const auto& r : rows) {
-        std::snprintf(line, sizeof line, "%s,%d,%d,%d,%.2f,%.2f,%.5f,%.5f,%.4f\n", r.bandwidth.c_str(), r.nodes, r.ranks,
-                      r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s, r.efficiency);
+        std::snprintf(line, sizeof line, "%s,%d,%d,%d,%.2f,%.2f,%.5f,%.5f,%.4f\n", r.bandwidth.c_str(),
+                      r.nodes, r.ranks, r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s,
+                      r.comm_exposed_s, r.efficiency);
         csv += line;
-        j["results"].push_back({{"bandwidth", r.bandwidth}, {"nodes", r.nodes}, {"ranks", r.ranks},
-                                {"batch_per_rank", r.batch}, {"samples_per_s", r.samples_per_s},
-                                {"samples_per_s_rank", r.samples_per_s_rank}, {"step_s", r.step_s},
-                                {"comm_exposed_s", r.comm_exposed_s}, {"efficiency", r.efficiency}});
+        j["results"].push_back({{"bandwidth", r.bandwidth},
+                                {"nodes", r.nodes},
+                                {"ranks", r.ranks},
+                                {"batch_per_rank", r.batch},
+                                {"samples_per_s", r.samples_per_s},
+                                {"samples_per_s_rank", r.samples_per_s_rank},
+                                {"step_s", r.step_s},
+                                {"comm_exposed_s", r.comm_exposed_s},
+                                {"efficiency", r.efficiency}});
     }
     (void)write_file_atomic(b.out_dir + "/train.csv", csv, 0644);
     (void)write_file_atomic(b.out_dir + "/train.json", j.dump(2) + "\n", 0644);
@@ -182,7 +210,8 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
     }
     (void)write_file_atomic(b.out_dir + "/train.gnuplot", gnuplot_script(b.out_dir, series), 0644);
     SystemProcessRunner proc;
-    auto plot = proc.run({.argv = {"gnuplot", b.out_dir + "/train.gnuplot"}, .timeout = std::chrono::seconds(60)});
+    auto plot =
+        proc.run({.argv = {"gnuplot", b.out_dir + "/train.gnuplot"}, .timeout = std::chrono::seconds(60)});
     bool plotted = plot && plot->success();
     if (!plotted)
         std::cerr << "ddl bench train: no chart: "
@@ -193,13 +222,15 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
     } else if (b.format == "csv") {
         std::cout << csv;
     } else {
-        std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N * thr(1))\n",
+        std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
+                    "* thr(1))\n",
                     b.profile.c_str(), b.steps, b.warmup);
-        std::printf("%-12s %6s %6s %7s %14s %12s %10s %12s %10s\n", "bandwidth", "nodes", "ranks", "batch", "samples/s",
-                    "per rank", "step(s)", "exposed(s)", "effic.");
+        std::printf("%-12s %6s %6s %7s %14s %12s %10s %12s %10s\n", "bandwidth", "nodes", "ranks", "batch",
+                    "samples/s", "per rank", "step(s)", "exposed(s)", "effic.");
         for (const auto& r : rows)
-            std::printf("%-12s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%\n", r.bandwidth.c_str(), r.nodes, r.ranks,
-                        r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s, 100 * r.efficiency);
+            std::printf("%-12s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%\n", r.bandwidth.c_str(),
+                        r.nodes, r.ranks, r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s,
+                        r.comm_exposed_s, 100 * r.efficiency);
         std::printf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(), plotted ? ", train.png" : "");
     }
     return exit_code::k_ok;

@@ -44,9 +44,11 @@ std::string render_inventory(const Context& ctx) {
         for (const auto& n : ctx.state.nodes) {
             if (!pred(n)) continue;
             any = true;
-            out += "        " + n.name + ":\n          ansible_host: " + yaml_quote(n.address) +
-                   "\n          ansible_port: " + std::to_string(n.port) +
-                   "\n          ansible_user: " + yaml_quote(n.user) + "\n";
+            out +=
+                "        " + n.name + ":\n          ansible_host: " + yaml_quote(n.address) +
+                "\n          ansible_port: " + std::to_string(n.port) +
+                "\n          ansible_user: " + yaml_quote(n.user) + "\n" +
+                (n.key.empty() ? "" : "          ansible_ssh_private_key_file: " + yaml_quote(n.key) + "\n");
         }
         if (!any)
             out.replace(out.size() - std::string("      hosts:\n").size(), std::string::npos,

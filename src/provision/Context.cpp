@@ -11,7 +11,7 @@ SshEndpoint Context::endpoint(const NodeState& node) const {
     ep.host = node.address;
     ep.port = node.port;
     ep.user = node.user;
-    ep.key_path = key_path();
+    ep.key_path = node.key.empty() ? key_path() : node.key;
     ep.known_hosts_path = known_hosts_path();
     if (!node.jump.empty()) {
         if (const NodeState* j = state.node(node.jump)) ep.jump = std::make_shared<SshEndpoint>(endpoint(*j));

@@ -38,10 +38,29 @@ Result<RenderedFiles> render_local(const Spec& s) {
     return f;
 }
 
+// The machines as ddl will reach them; keys are paths on this machine, never key material.
+Result<RenderedFiles> render_ssh(const Spec& s) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (std::size_t i = 0; i < s.ssh.hosts.size(); ++i) {
+        const auto& h = s.ssh.hosts[i];
+        hosts.push_back({{"name", h.name},
+                         {"group", i == 0 ? "master" : "workers"},
+                         {"address", h.address},
+                         {"port", h.port},
+                         {"user", h.user.empty() ? s.access.user : h.user},
+                         {"key", h.key.empty() ? s.access.private_key : h.key},
+                         {"jump", h.jump},
+                         {"gpus", h.gpus}});
+    }
+    RenderedFiles f;
+    f["ssh/hosts.json"] = dump(hosts);
+    return f;
+}
+
 Result<RenderedFiles> not_yet(const Spec& s) {
-    return Error{
-        "rendering for target " + to_string(s.target) +
-        " is not available in this version of ddl (only target local is); see the README's target table"};
+    return Error{"rendering for target " + to_string(s.target) +
+                 " is not available in this version of ddl (targets local and ssh are); see the README's "
+                 "target table"};
 }
 
 using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
@@ -50,7 +69,7 @@ using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
 const std::map<Target, RenderFn>& renderers() {
     static const std::map<Target, RenderFn> table{
         {Target::openstack, not_yet}, {Target::virtualwall, not_yet}, {Target::gpulab, not_yet},
-        {Target::ssh, not_yet},       {Target::slurm, not_yet},       {Target::local, render_local},
+        {Target::ssh, render_ssh},    {Target::slurm, not_yet},       {Target::local, render_local},
     };
     return table;
 }

@@ -45,6 +45,7 @@ nlohmann::json ClusterState::to_json() const {
                       {"port", n.port},
                       {"user", n.user},
                       {"jump", n.jump},
+                      {"key", n.key},
                       {"netns", n.netns},
                       {"probed", n.probed},
                       {"gpus", n.gpus},
@@ -81,6 +82,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.port = n.value("port", 22);
             ns.user = n.value("user", "");
             ns.jump = n.value("jump", "");
+            ns.key = n.value("key", "");
             ns.netns = n.value("netns", "");
             ns.probed = n.value("probed", false);
             ns.gpus = n.value("gpus", 0);

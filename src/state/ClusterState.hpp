@@ -18,6 +18,7 @@ struct NodeState {
     int port = 22;
     std::string user;
     std::string jump;  // "" or the name of the node used as bastion
+    std::string key;   // private key for this node; empty: the cluster's own key
     std::string netns; // local target only
     // Filled by probe:
     bool probed = false;

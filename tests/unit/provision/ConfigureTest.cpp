@@ -22,6 +22,7 @@ TEST_CASE("the inventory has groups master, workers and gpu with the pinned know
     w.address = "10.0.0.12";
     w.user = "root";
     w.gpus = 1;
+    w.key = "/keys/site_key";
     st.nodes = {m, w};
     SystemProcessRunner proc;
     test::FakeRemote remote;
@@ -31,6 +32,9 @@ TEST_CASE("the inventory has groups master, workers and gpu with the pinned know
     CHECK(inv.find("    master:\n      hosts:\n        master:\n          ansible_host: \"10.0.0.11\"") !=
           std::string::npos);
     CHECK(inv.find("    gpu:\n      hosts:\n        worker1:") != std::string::npos);
+    // A node with its own key (target ssh) logs in with it; the others use the cluster key.
+    CHECK(inv.find("ansible_user: \"root\"\n          ansible_ssh_private_key_file: \"/keys/site_key\"") !=
+          std::string::npos);
     CHECK(inv.find("UserKnownHostsFile=" + store.cluster_dir("demo") +
                    "/known_hosts -o StrictHostKeyChecking=yes") != std::string::npos);
 }

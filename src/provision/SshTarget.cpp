@@ -1,0 +1,80 @@
+#include "provision/SshTarget.hpp"
+
+#include "util/Strings.hpp"
+
+#include <unistd.h>
+
+namespace ddl {
+namespace {
+
+std::string key_for(const Spec& spec, const SshHost& h) {
+    return h.key.empty() ? spec.access.private_key : h.key;
+}
+
+} // namespace
+
+const std::vector<std::string>& SshTarget::installed_paths() {
+    static const std::vector<std::string> paths{"/opt/ddl/bin", "/opt/ddl/lib", "/opt/ddl/README",
+                                                "/etc/ddl/hostfile", "/etc/ddl/node.env"};
+    return paths;
+}
+
+Status SshTarget::preflight(const Context& ctx) {
+    std::vector<std::string> problems;
+    for (std::size_t i = 0; i < ctx.spec.ssh.hosts.size(); ++i) {
+        const auto& h = ctx.spec.ssh.hosts[i];
+        std::string where = "ssh.hosts[" + std::to_string(i) + "] (" + h.name + ")";
+        if (!h.jump.empty())
+            problems.push_back(where + ": jump hosts are not supported by this version of ddl; reach " +
+                               h.address + " directly or through an SSH tunnel");
+        std::string key = key_for(ctx.spec, h);
+        if (key.empty())
+            problems.push_back(where + ": no key to log in with; set access.private_key or ssh.hosts[" +
+                               std::to_string(i) + "].key (ddl never generates keys for existing machines)");
+        else if (access(key.c_str(), R_OK) != 0)
+            problems.push_back(where + ": cannot read the key " + key);
+    }
+    if (!problems.empty()) return Error{join(problems, "\n      ")};
+    return {};
+}
+
+Status SshTarget::provision(Context& ctx) {
+    ctx.state.nodes.clear();
+    for (std::size_t i = 0; i < ctx.spec.ssh.hosts.size(); ++i) {
+        const auto& h = ctx.spec.ssh.hosts[i];
+        NodeState n;
+        n.name = h.name;
+        n.group = i == 0 ? "master" : "workers";
+        n.address = h.address;
+        n.port = h.port;
+        n.user = h.user.empty() ? ctx.spec.access.user : h.user;
+        n.key = key_for(ctx.spec, h);
+        ctx.state.nodes.push_back(n);
+    }
+    return {};
+}
+
+Status SshTarget::destroy(Context& ctx) {
+    std::vector<std::string> cmd{"rm", "-rf"};
+    for (const auto& p : installed_paths())
+        cmd.push_back(p);
+    auto& nodes = ctx.state.nodes;
+    std::vector<Status> results(nodes.size());
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]), shell_join(cmd), std::chrono::seconds(30));
+        if (!r)
+            results[i] = Error{nodes[i].name + ": " + r.error().message};
+        else if (!r->ok())
+            results[i] = Error{nodes[i].name + ": cleanup exited " + std::to_string(r->exit_status) + ": " +
+                               trim(r->err)};
+        ctx.progress.node(nodes[i].name,
+                          results[i] ? "removed what ddl installed" : results[i].error().message);
+    });
+    std::vector<std::string> failed;
+    for (const auto& r : results)
+        if (!r) failed.push_back(r.error().message);
+    if (!failed.empty()) return Error{join(failed, "; ")};
+    return {};
+}
+
+} // namespace ddl

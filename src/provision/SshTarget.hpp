@@ -1,0 +1,19 @@
+#pragma once
+// Target "ssh": machines that already exist (bare metal, any cloud, an HPC allocation). Provisioning
+// only records them and checks they can be used; destroy removes what ddl installed on them (the
+// runtime, the hostfile, the node file) and never touches the machines themselves.
+#include "provision/Targets.hpp"
+
+namespace ddl {
+
+class SshTarget : public TargetDriver {
+public:
+    Status preflight(const Context& ctx) override;
+    Status provision(Context& ctx) override;
+    Status destroy(Context& ctx) override;
+
+    // What destroy removes on every host.
+    static const std::vector<std::string>& installed_paths();
+};
+
+} // namespace ddl
