@@ -138,6 +138,29 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     return p;
 }
 
+Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
+    auto prepared = prepare_launch(ctx, a);
+    if (!prepared) return prepared.error();
+    std::string result_line;
+    std::vector<std::string> errors;
+    prepared->opts.output = [&](const std::string& line, runtime::OutputStream stream) {
+        if (starts_with(line, "[0] {"))
+            result_line = line.substr(4);
+        else if (stream == runtime::OutputStream::err)
+            errors.push_back(line);
+    };
+    prepared->opts.forward_signals = a.forward_signals;
+    runtime::Launcher launcher(*prepared->transport);
+    auto result = launcher.run(prepared->opts);
+    if (!result) return result.error();
+    if (result->exit_code != 0 || result_line.empty())
+        return Error{(result->message.empty() ? "no result from rank 0" : result->message) +
+                     (errors.empty() ? "" : "\n" + join(errors, "\n"))};
+    auto j = nlohmann::json::parse(result_line, nullptr, false);
+    if (j.is_discarded()) return Error{"unreadable result: " + result_line};
+    return j;
+}
+
 int cmd_run(const GlobalOptions& g, const RunArgs& a) {
     auto oc = open_cluster(g, a.cluster, false, "");
     if (!oc) {
@@ -208,25 +231,9 @@ int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b) {
                  "-w",
                  std::to_string(b.warmup),
                  "--json"};
-    auto prepared = prepare_launch(ctx, a);
-    if (!prepared) return fail(prepared.error().message, exit_code::k_bad_input);
-    std::string result_line;
-    std::vector<std::string> errors;
-    prepared->opts.output = [&](const std::string& line, runtime::OutputStream stream) {
-        if (starts_with(line, "[0] {"))
-            result_line = line.substr(4);
-        else if (stream == runtime::OutputStream::err)
-            errors.push_back(line);
-    };
-    runtime::Launcher launcher(*prepared->transport);
-    auto result = launcher.run(prepared->opts);
-    if (!result) return fail(result.error().message, exit_code::k_bad_input);
-    if (result->exit_code != 0 || result_line.empty())
-        return fail((result->message.empty() ? "no result" : result->message) +
-                        (errors.empty() ? "" : "\n" + join(errors, "\n")),
-                    exit_code::k_failure);
-    auto j = nlohmann::json::parse(result_line, nullptr, false);
-    if (j.is_discarded()) return fail("unreadable result: " + result_line, exit_code::k_failure);
+    auto ran = run_tool_json(ctx, a);
+    if (!ran) return fail(ran.error().message, exit_code::k_failure);
+    const auto& j = *ran;
     // The bound: ring allreduce of S bytes over N ranks on links of B bit/s takes >= 2(N-1)/N * S/B,
     // so busbw can reach at most B/8 bytes/s.
     std::uint64_t link_bps = b.link_gbit > 0 ? static_cast<std::uint64_t>(b.link_gbit * 1e9)

@@ -39,6 +39,7 @@ struct RunArgs {
     int startup_timeout_s = 60;
     std::vector<std::string> env; // NAME=VALUE or NAME (take this shell's value), as mpirun -x
     int max_nodes = 0;            // 0: every node; else only the first N nodes of the cluster
+    bool forward_signals = true;  // the launcher relays SIGINT/SIGTERM to the ranks
     std::vector<std::string> command;
 };
 int cmd_run(const GlobalOptions& g, const RunArgs& a);

@@ -60,25 +60,7 @@ Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes
                  "--warmup",
                  std::to_string(b.warmup),
                  "--json"};
-    auto prepared = prepare_launch(ctx, a);
-    if (!prepared) return prepared.error();
-    std::string line;
-    std::vector<std::string> errs;
-    prepared->opts.output = [&](const std::string& l, runtime::OutputStream s) {
-        if (starts_with(l, "[0] {"))
-            line = l.substr(4);
-        else if (s == runtime::OutputStream::err)
-            errs.push_back(l);
-    };
-    runtime::Launcher launcher(*prepared->transport);
-    auto r = launcher.run(prepared->opts);
-    if (!r) return r.error();
-    if (r->exit_code != 0 || line.empty())
-        return Error{(r->message.empty() ? "no result" : r->message) +
-                     (errs.empty() ? "" : ": " + errs.back())};
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) return Error{"unreadable result: " + line};
-    return j;
+    return run_tool_json(ctx, a);
 }
 
 std::string gnuplot_script(const std::string& dir, const std::vector<std::string>& series) {
