@@ -99,10 +99,21 @@ run_gloo() { # PLAN (SIZE:ITERS:WARMUP[,...])
 run_mpi() { # PLAN [extra mpirun args...]
     plan=$1
     shift
-    timeout 600 mpirun --allow-run-as-root -np $n --hostfile "$work/hostfile" --map-by node \
-        --mca plm_rsh_agent "$work/rsh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca btl tcp,self --mca btl_tcp_if_include $bb_subnet --mca oob_tcp_if_include $bb_subnet \
-        "$@" "$mpi_bin" "$plan"
+    # mpirun here sometimes waits forever for one daemon that never reports back (seen ~1 run in 10):
+    # bound each attempt by the slowest plausible run (20 MB/s) and try once more.
+    limit=$(echo "$plan" | tr ',' '\n' | awk -F: '{ s += $1 * ($2 + $3) } END { print 60 + int(s / 20e6) }')
+    for attempt in 1 2; do
+        if timeout "$limit" mpirun --allow-run-as-root -np $n --hostfile "$work/hostfile" --map-by node \
+            --mca plm_rsh_agent "$work/rsh" --mca plm_rsh_no_tree_spawn 1 --mca plm_rsh_num_concurrent 1 \
+            --mca btl tcp,self --mca btl_tcp_if_include $bb_subnet --mca oob_tcp_if_include $bb_subnet \
+            "$@" "$mpi_bin" "$plan" >"$work/mpi.out" 2>"$work/mpi.err"; then
+            cat "$work/mpi.out"
+            return 0
+        fi
+        echo "# mpirun attempt $attempt failed or timed out after $limit s" >&2
+        for i in $(seq 1 $n); do ip netns pids bbn$i | xargs -r kill -9 2>/dev/null || true; done
+    done
+    return 1
 }
 run_peer() { # PEER PLAN
     case $1 in
