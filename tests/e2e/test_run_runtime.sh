@@ -30,6 +30,19 @@ for r in j["results"]:
 PY
 ddl bench allreduce --cluster rt --sizes 1MiB:1MiB --iters 1 --format csv | head -1 | grep -q '^size_bytes,time_us,algbw_gbs,busbw_gbs' || fail "bench csv"
 ok "ddl bench allreduce: json and csv with the link limit"
+ddl bench train --cluster rt --model-profile custom:100000,2000,300 --batch 8,16 --nodes 1,2,4 --steps 2 --warmup 1 \
+  --bandwidths 100mbit,1gbit --out bt >bt.out 2>&1 || { cat bt.out; fail "bench train"; }
+[ "$(tail -n +2 bt/train.csv | wc -l)" = 12 ] || { cat bt/train.csv; fail "bench train rows"; }
+python3 - bt/train.json <<'PY' || fail "bench train results"
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert {r["bandwidth"] for r in rows} == {"100mbit", "1gbit"}, rows
+assert all(r["efficiency"] == 1.0 for r in rows if r["nodes"] == 1), rows
+assert all(r["ranks"] == r["nodes"] and r["samples_per_s"] > 0 for r in rows), rows
+PY
+[ -s bt/train.png ] || fail "no chart"
+tc qdisc show | grep -q "tbf.*rate 1Gbit" || fail "links not restored to the spec's bandwidth"
+ok "ddl bench train: sweep over nodes, batch and bandwidth; CSV, JSON, PNG; links restored"
 
 ddl run --cluster rt -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer"; }
 for r in 1 2 3; do
