@@ -23,11 +23,29 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 namespace ddl::cli {
 std::atomic<bool> g_interrupted{false};
+
+Result<std::string> random_hex(std::size_t bytes) {
+    std::string data;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno_error("cannot open /dev/urandom");
+    data.resize(bytes);
+    ssize_t n = read(fd, data.data(), bytes);
+    close(fd);
+    if (n != static_cast<ssize_t>(bytes)) return Error{"cannot read /dev/urandom"};
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : data) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
 
 namespace {
 
@@ -72,6 +90,7 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     auto st = oc->store.load(*name);
     if (!st) return st.error();
     oc->state = std::move(*st);
+    log::register_secret(oc->state.jupyter_token);
     auto loaded = SpecLoader::load_string(oc->state.spec_text, oc->state.cluster + " (stored spec)");
     if (!loaded.spec)
         return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
@@ -388,6 +407,12 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
         state.target = to_string(spec.target);
     }
     state.spec = spec.to_json();
+    if (spec.services.jupyter && state.jupyter_token.empty()) {
+        auto token = random_hex(24);
+        if (!token) return token.error();
+        state.jupyter_token = *token;
+    }
+    log::register_secret(state.jupyter_token);
     auto text = read_file(a.file);
     state.spec_text = text ? *text : "";
     if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) return s.error();

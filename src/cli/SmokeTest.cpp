@@ -4,6 +4,7 @@
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "net/Notifier.hpp"
+#include "remote/LocalForward.hpp"
 #include "provision/Pipeline.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
@@ -238,17 +239,34 @@ private:
                  });
     }
 
+    // JupyterLab is bound to the master's localhost: reach it through an SSH tunnel with libcurl, with
+    // the cluster's token (must answer) and without it (must refuse).
     void check_jupyter() {
-        per_node("jupyter",
-                 "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
-                     std::to_string(m_ctx.spec.services.jupyter_port) + "/api",
-                 [this](const NodeState& n, const ExecResult& r) {
-                     if (n.group != "master") return std::string();
-                     return trim(r.out) == "403" || trim(r.out) == "401"
-                                ? std::string()
-                                : "JupyterLab does not answer (or answers without a token): HTTP " +
-                                      trim(r.out);
-                 });
+        const NodeState* master = nullptr;
+        for (const auto& n : m_ctx.state.nodes)
+            if (n.group == "master") master = &n;
+        if (!master) master = &m_ctx.state.nodes.front();
+        std::string name = "jupyter (" + master->name + ")";
+        auto t0 = Clock::now();
+        auto fwd = LocalForward::open(m_ctx.endpoint(*master), "127.0.0.1", m_ctx.spec.services.jupyter_port);
+        if (!fwd) {
+            add(name, CheckStatus::failed, since(t0), "no SSH tunnel: " + fwd.error().message);
+            return;
+        }
+        std::string url = "http://127.0.0.1:" + std::to_string((*fwd)->local_port()) + "/api/status";
+        CurlHttpClient http;
+        auto with = http.get(url, {"Authorization: token " + m_ctx.state.jupyter_token}, std::chrono::seconds(20));
+        auto without = http.get(url, {}, std::chrono::seconds(20));
+        std::string problem;
+        if (!with)
+            problem = "JupyterLab does not answer on the master's port " + std::to_string(m_ctx.spec.services.jupyter_port) +
+                      ": " + with.error().message;
+        else if (with->status != 200)
+            problem = "JupyterLab refused the cluster's token (HTTP " + std::to_string(with->status) + ")";
+        else if (!without || (without->status != 401 && without->status != 403))
+            problem = "JupyterLab answers without the token (HTTP " + std::to_string(without ? without->status : 0) + ")";
+        add(name, problem.empty() ? CheckStatus::passed : CheckStatus::failed, since(t0),
+            problem.empty() ? "answers with the token, refuses without" : problem);
     }
 
     void check_prometheus() {

@@ -34,6 +34,7 @@ nlohmann::json ClusterState::to_json() const {
     j["spec"] = spec;
     j["spec_text"] = spec_text;
     j["destroying"] = destroying;
+    j["jupyter_token"] = jupyter_token;
     auto& ph = j["phases"] = nlohmann::json::object();
     for (const auto& [k, v] : phases)
         ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
@@ -72,6 +73,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
         s.spec = j.value("spec", nlohmann::json::object());
         s.spec_text = j.value("spec_text", "");
         s.destroying = j.value("destroying", false);
+        s.jupyter_token = j.value("jupyter_token", "");
         for (const auto& [k, v] : j.at("phases").items())
             s.phases[k] = {v.at("done"), v.value("finished_at", "")};
         for (const auto& n : j.at("nodes")) {

@@ -48,6 +48,8 @@ struct ClusterState {
     std::vector<NodeState> nodes;
     nlohmann::json target_data = nlohmann::json::object(); // provisioner-specific (e.g. the local plan)
     bool destroying = false;
+    // Generated per cluster when the spec enables JupyterLab; only here (0600) and on the master.
+    std::string jupyter_token;
 
     bool phase_done(const std::string& name) const;
     void mark_done(const std::string& name, const std::string& when);

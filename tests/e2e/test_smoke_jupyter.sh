@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The smoke test's Jupyter check: through an SSH tunnel to the master's localhost, libcurl must get an
+# answer with the cluster's token (generated per cluster, kept only in the 0600 state) and a refusal
+# without it; with nothing listening the check fails and names why.
+source "$(dirname "$0")/lib.sh"
+helpers="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/helpers"
+spec jt 2 "services:" "  nfs: {enabled: false}" "  jupyter: {enabled: true, port: 8888}"
+ddl smoke-test jt.yaml --before-checks "$helpers/start_fake_jupyter.sh ddl-jt-master 8888 $STATE/jt/state.json" \
+  >pass.out 2>&1 || { cat pass.out; fail "smoke test with a token-checking JupyterLab"; }
+grep -q "ok   checks   jupyter (master) .*answers with the token, refuses without" pass.out || { cat pass.out; fail "jupyter check"; }
+assert_gone jt
+ok "jupyter check passes through the tunnel with the token"
+set +e; ddl -v smoke-test jt.yaml --keep-on-failure >none.out 2>&1; rc=$?; set -e
+[ $rc = 1 ] || fail "smoke test passed with no JupyterLab"
+grep -q "FAIL checks   jupyter (master) .*does not answer" none.out || { cat none.out; fail "missing JupyterLab not reported"; }
+grep -q "ddl destroy jt" none.out || fail "--keep-on-failure does not say how to destroy"
+token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter_token"])' "$STATE/jt/state.json")
+[ ${#token} = 48 ] || fail "token: '$token'"
+[ "$(stat -c %a "$STATE/jt/state.json")" = 600 ] && [ "$(stat -c %a "$STATE/jt/ansible/secrets.json")" = 600 ] || fail "secret files not 0600"
+if grep -rl "$token" "$STATE/jt" none.out | grep -vE "/state.json$|/ansible/secrets.json$"; then fail "the Jupyter token leaked into the files above"; fi
+ok "kept on failure; the token is only in state.json and secrets.json (0600), not in logs or rendered files"
+ddl destroy jt >/dev/null 2>&1 || fail destroy
+assert_gone jt
+ok "a missing JupyterLab fails the check"
