@@ -1,9 +1,20 @@
 #pragma once
+#include "runtime/Launcher.hpp"
+#include "runtime/LocalTransport.hpp"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
 // Runs N communicators on loopback, one thread each, and collects what each rank reports (Catch2's
 // assertions are not thread-safe, so checks happen on the main thread afterwards).
 #include "runtime/Communicator.hpp"
+#include "runtime/Launcher.hpp"
+#include "runtime/LocalTransport.hpp"
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <netinet/in.h>
 #include <string>
 #include <sys/socket.h>
@@ -60,6 +71,33 @@ inline std::vector<std::string> run_ranks(int n, const std::function<std::string
     for (auto& t : threads)
         t.join();
     return results;
+}
+
+// Output of a program started on `ranks` local slots through the real launcher, by rank.
+struct LocalRun {
+    int exit_code = -1;
+    std::map<int, std::vector<std::string>> lines; // by rank, without the "[r] " prefix
+};
+
+inline LocalRun run_local(int ranks, std::vector<std::string> argv) {
+    LaunchOptions o;
+    o.hosts = {HostfileEntry{"localhost", ranks, std::nullopt, 0}};
+    o.argv = std::move(argv);
+    o.master_addr = "127.0.0.1";
+    o.master_port = free_port();
+    o.iface = "lo";
+    o.forward_signals = false;
+    LocalRun run;
+    std::mutex mutex;
+    o.output = [&](const std::string& line, OutputStream) {
+        std::lock_guard lock(mutex);
+        const auto close = line.find(']');
+        run.lines[std::stoi(line.substr(1, close - 1))].push_back(line.substr(close + 2));
+    };
+    LocalTransport transport;
+    auto result = Launcher(transport).run(o);
+    if (result.ok()) run.exit_code = result->exit_code;
+    return run;
 }
 
 } // namespace ddl::runtime::testing

@@ -16,31 +16,11 @@ namespace {
 
 const std::string k_bench = std::string(DDL_BINARY_DIR) + "/dist/bin/ddl-train-bench";
 
-struct Run {
-    int exit_code = -1;
-    std::map<int, std::vector<std::string>> lines; // by rank
-};
+using Run = ddl::runtime::testing::LocalRun;
 
 Run bench(int ranks, std::vector<std::string> args) {
-    LaunchOptions o;
-    o.hosts = {HostfileEntry{"localhost", ranks, std::nullopt, 0}};
-    o.argv = {k_bench};
-    o.argv.insert(o.argv.end(), args.begin(), args.end());
-    o.master_addr = "127.0.0.1";
-    o.master_port = ddl::runtime::testing::free_port();
-    o.iface = "lo";
-    o.forward_signals = false;
-    Run run;
-    std::mutex mutex;
-    o.output = [&](const std::string& line, OutputStream) {
-        std::lock_guard lock(mutex);
-        const auto close = line.find(']');
-        run.lines[std::stoi(line.substr(1, close - 1))].push_back(line.substr(close + 2));
-    };
-    LocalTransport transport;
-    auto result = Launcher(transport).run(o);
-    if (result.ok()) run.exit_code = result->exit_code;
-    return run;
+    args.insert(args.begin(), k_bench);
+    return ddl::runtime::testing::run_local(ranks, std::move(args));
 }
 
 // The raw text of a top-level field of a flat JSON object ("" when absent).
