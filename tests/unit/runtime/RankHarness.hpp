@@ -1,11 +1,4 @@
 #pragma once
-#include "runtime/Launcher.hpp"
-#include "runtime/LocalTransport.hpp"
-
-#include <map>
-#include <mutex>
-#include <string>
-#include <vector>
 // Runs N communicators on loopback, one thread each, and collects what each rank reports (Catch2's
 // assertions are not thread-safe, so checks happen on the main thread afterwards).
 #include "runtime/Communicator.hpp"
