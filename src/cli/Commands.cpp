@@ -20,10 +20,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 

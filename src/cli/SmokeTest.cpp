@@ -4,8 +4,8 @@
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "net/Notifier.hpp"
-#include "remote/LocalForward.hpp"
 #include "provision/Pipeline.hpp"
+#include "remote/LocalForward.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -255,16 +255,18 @@ private:
         }
         std::string url = "http://127.0.0.1:" + std::to_string((*fwd)->local_port()) + "/api/status";
         CurlHttpClient http;
-        auto with = http.get(url, {"Authorization: token " + m_ctx.state.jupyter_token}, std::chrono::seconds(20));
+        auto with =
+            http.get(url, {"Authorization: token " + m_ctx.state.jupyter_token}, std::chrono::seconds(20));
         auto without = http.get(url, {}, std::chrono::seconds(20));
         std::string problem;
         if (!with)
-            problem = "JupyterLab does not answer on the master's port " + std::to_string(m_ctx.spec.services.jupyter_port) +
-                      ": " + with.error().message;
+            problem = "JupyterLab does not answer on the master's port " +
+                      std::to_string(m_ctx.spec.services.jupyter_port) + ": " + with.error().message;
         else if (with->status != 200)
             problem = "JupyterLab refused the cluster's token (HTTP " + std::to_string(with->status) + ")";
         else if (!without || (without->status != 401 && without->status != 403))
-            problem = "JupyterLab answers without the token (HTTP " + std::to_string(without ? without->status : 0) + ")";
+            problem = "JupyterLab answers without the token (HTTP " +
+                      std::to_string(without ? without->status : 0) + ")";
         add(name, problem.empty() ? CheckStatus::passed : CheckStatus::failed, since(t0),
             problem.empty() ? "answers with the token, refuses without" : problem);
     }

@@ -100,7 +100,9 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     auto rendered_vars = ctx.cluster_dir() + "/rendered/ansible/vars.json";
     // Secrets reach Ansible through a 0600 file, never through its argv (visible in ps).
     std::string secrets = dir + "/secrets.json";
-    if (auto s = write_file_atomic(secrets, nlohmann::json{{"ddl_jupyter_token", ctx.state.jupyter_token}}.dump(), 0600); !s)
+    if (auto s = write_file_atomic(
+            secrets, nlohmann::json{{"ddl_jupyter_token", ctx.state.jupyter_token}}.dump(), 0600);
+        !s)
         return s.error();
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
                        "-e", nlohmann::json{{"ddl_dist_dir", dist_dir()}}.dump()},

@@ -9,8 +9,8 @@
 
 namespace ddl {
 
-Result<std::unique_ptr<LocalForward>> LocalForward::open(const SshEndpoint& ep, const std::string& remote_host,
-                                                         int remote_port) {
+Result<std::unique_ptr<LocalForward>> LocalForward::open(const SshEndpoint& ep,
+                                                         const std::string& remote_host, int remote_port) {
     std::unique_ptr<LocalForward> f(new LocalForward());
     auto s = SshSession::connect(ep, std::chrono::seconds(30));
     if (!s) return s.error();
@@ -24,7 +24,8 @@ Result<std::unique_ptr<LocalForward>> LocalForward::open(const SshEndpoint& ep, 
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = 0;
     socklen_t len = sizeof addr;
-    if (bind(f->m_listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(f->m_listen_fd, 4) != 0 ||
+    if (bind(f->m_listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        listen(f->m_listen_fd, 4) != 0 ||
         getsockname(f->m_listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
         return errno_error("cannot listen on 127.0.0.1");
     f->m_port = ntohs(addr.sin_port);
@@ -86,7 +87,8 @@ void LocalForward::bridge(int client) {
         if (!moved && !client_open) ssh_channel_poll_timeout(ch, 20, 0);
     }
     int n;
-    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) (void)!write(client, buf, static_cast<std::size_t>(n));
+    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0)
+        (void)!write(client, buf, static_cast<std::size_t>(n));
     ssh_channel_close(ch);
     ssh_channel_free(ch);
 }

@@ -3,12 +3,12 @@
 // remote_host:remote_port as seen from the SSH server. Used to reach services that nodes bind to
 // their localhost only (JupyterLab, Prometheus, Grafana). One connection at a time, which is what
 // ddl's HTTP checks need.
+#include "remote/SshSession.hpp"
+
 #include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include "remote/SshSession.hpp"
 
 namespace ddl {
 
