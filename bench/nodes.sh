@@ -1,5 +1,5 @@
 # Shared by bench/*.sh (sourced): N local nodes as network namespaces bbn1..bbnN (10.239.0.11..)
-# on bridge bbbr0, each veth shaped with tbf on both ends, as src/runtime/tools/netns_bench.sh does.
+# on bridge bbbr0, each veth shaped with tbf on both ends. Also used by src/runtime/tools/netns_bench.sh.
 # Needs root. The nodes share this machine's file system and cores.
 bb_br=bbbr0
 bb_subnet=10.239.0.0/24

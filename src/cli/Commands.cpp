@@ -310,12 +310,6 @@ int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b) {
     return out["wrong"].get<long long>() == 0 ? exit_code::k_ok : exit_code::k_failure;
 }
 
-int cmd_not_available(const std::string& command, const std::string& issue_hint) {
-    std::cerr << "ddl " << command << ": not available in this version of ddl; it arrives with " << issue_hint
-              << ". See the README's command table.\n";
-    return exit_code::k_failure;
-}
-
 int cmd_init(const GlobalOptions&, const std::string& target, const std::string& out, const std::string& name,
              bool force) {
     if (!is_dns_label(name)) {

@@ -69,6 +69,5 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b);
 int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::string& prefix, bool dry_run);
 struct SmokeArgs;
 int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a);
-int cmd_not_available(const std::string& command, const std::string& issue_hint);
 
 } // namespace ddl::cli
