@@ -23,8 +23,8 @@ using Record = std::map<std::string, std::string>;
 
 const std::vector<std::string> k_tools{"sbatch", "squeue", "scontrol", "scancel", "srun"};
 // Job states after which the job holds no nodes (COMPLETING still does, but is on its way out).
-const std::set<std::string> k_ended{"BOOT_FAIL", "CANCELLED", "COMPLETED", "COMPLETING", "DEADLINE",
-                                    "FAILED",    "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT"};
+const std::set<std::string> k_ended{"BOOT_FAIL", "CANCELLED", "COMPLETED",     "COMPLETING", "DEADLINE",
+                                    "FAILED",    "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",  "TIMEOUT"};
 
 std::string current_user() {
     if (const passwd* pw = getpwuid(geteuid()); pw != nullptr && pw->pw_name != nullptr) return pw->pw_name;
@@ -124,9 +124,10 @@ Status SlurmTarget::preflight(const Context& ctx) {
                          "the site needs it)"};
     }
     if (!ctx.spec.slurm.runtime_dir.empty() && !path_exists(ctx.spec.slurm.runtime_dir + "/bin"))
-        return Error{"slurm.runtime_dir " + ctx.spec.slurm.runtime_dir +
-                     " has no bin/: copy ddl's dist/bin and dist/lib there, or leave slurm.runtime_dir out and "
-                     "let ddl stage them in the cluster's state folder"};
+        return Error{
+            "slurm.runtime_dir " + ctx.spec.slurm.runtime_dir +
+            " has no bin/: copy ddl's dist/bin and dist/lib there, or leave slurm.runtime_dir out and "
+            "let ddl stage them in the cluster's state folder"};
     if (ctx.spec.slurm.runtime_dir.empty() && !path_exists(dist_dir() + "/bin"))
         return Error{"the bundled runtime is not built (no " + dist_dir() +
                      "/bin): build ddl first, or set DDL_DIST_DIR"};
@@ -165,7 +166,8 @@ Status SlurmTarget::stage_runtime(Context& ctx, std::string& runtime_dir) {
         if (!fs::exists(from)) continue;
         fs::create_directories(fs::path(runtime_dir) / sub, ec);
         fs::copy(from, fs::path(runtime_dir) / sub,
-                 fs::copy_options::recursive | fs::copy_options::overwrite_existing | fs::copy_options::copy_symlinks,
+                 fs::copy_options::recursive | fs::copy_options::overwrite_existing |
+                     fs::copy_options::copy_symlinks,
                  ec);
         if (ec) return Error{"cannot stage the runtime into " + runtime_dir + ": " + ec.message()};
     }
@@ -173,8 +175,9 @@ Status SlurmTarget::stage_runtime(Context& ctx, std::string& runtime_dir) {
 }
 
 Result<std::string> SlurmTarget::find_submitted(Context& ctx) {
-    Command c{.argv = {"squeue", "-h", "-u", current_user(), "-n", SlurmScript::job_name(ctx.spec), "-o", "%i|%k"},
-              .timeout = std::chrono::seconds(30)};
+    Command c{
+        .argv = {"squeue", "-h", "-u", current_user(), "-n", SlurmScript::job_name(ctx.spec), "-o", "%i|%k"},
+        .timeout = std::chrono::seconds(30)};
     auto r = ctx.proc.run(c);
     if (!r) return r.error();
     if (!r->success()) return Error{describe_failure(c, *r)};
@@ -185,7 +188,8 @@ Result<std::string> SlurmTarget::find_submitted(Context& ctx) {
             ids.push_back(trim(line.substr(0, bar)));
     }
     if (ids.size() > 1)
-        return Error{"several jobs of this cluster are queued (" + join(ids, ", ") + "); cancel the extra ones with "
+        return Error{"several jobs of this cluster are queued (" + join(ids, ", ") +
+                     "); cancel the extra ones with "
                      "scancel, then run `ddl deploy` again"};
     return ids.empty() ? std::string() : ids.front();
 }
@@ -195,7 +199,8 @@ Result<std::string> SlurmTarget::submit(Context& ctx) {
     if (auto s = stage_runtime(ctx, runtime_dir); !s) return s.error();
     ctx.state.target_data["runtime_dir"] = runtime_dir;
     const std::string script = ctx.cluster_dir() + "/rendered/" + SlurmScript::k_path;
-    if (!path_exists(script)) return Error{"the batch script " + script + " is missing; run the render phase"};
+    if (!path_exists(script))
+        return Error{"the batch script " + script + " is missing; run the render phase"};
     Command c{.argv = {"sbatch", "--parsable", "--comment=" + job_comment(ctx.state.cluster),
                        "--chdir=" + ctx.cluster_dir(), "--export=ALL,DDL_RUNTIME_DIR=" + runtime_dir, script},
               .cwd = ctx.cluster_dir(),
@@ -216,21 +221,23 @@ Result<std::string> SlurmTarget::submit(Context& ctx) {
 
 Status SlurmTarget::wait_running(Context& ctx, const std::string& job_id) {
     using clock = std::chrono::steady_clock;
-    const auto deadline_span = m_timing.start_deadline.value_or(
-        std::chrono::minutes(ctx.spec.slurm.start_timeout_minutes));
+    const auto deadline_span =
+        m_timing.start_deadline.value_or(std::chrono::minutes(ctx.spec.slurm.start_timeout_minutes));
     const auto t0 = clock::now();
     std::string last_seen;
     while (true) {
         auto job = show_job(ctx, job_id);
         if (!job) return job.error();
         if (!job->has_value())
-            return Error{"Slurm job " + job_id + " is gone (it ended a while ago or was removed); `ddl deploy` "
+            return Error{"Slurm job " + job_id +
+                         " is gone (it ended a while ago or was removed); `ddl deploy` "
                          "submits a new one"};
         const Record& rec = **job;
         const std::string state = state_of(rec);
         const std::string reason = rec.count("Reason") ? rec.at("Reason") : "";
         if (state + reason != last_seen) {
-            ctx.progress.note("job " + job_id + " " + state + (reason.empty() || reason == "None" ? "" : " (" + reason + ")"));
+            ctx.progress.note("job " + job_id + " " + state +
+                              (reason.empty() || reason == "None" ? "" : " (" + reason + ")"));
             last_seen = state + reason;
         }
         if (state == "RUNNING") {
@@ -252,11 +259,12 @@ Status SlurmTarget::wait_running(Context& ctx, const std::string& job_id) {
             return Error{"interrupted while job " + job_id + " was " + state +
                          "; `ddl deploy` goes on waiting for the same job, `ddl destroy` cancels it"};
         if (clock::now() - t0 >= deadline_span)
-            return Error{"Slurm job " + job_id + " is still " + state +
-                         (reason.empty() || reason == "None" ? "" : " (" + reason + ")") + " after " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(deadline_span).count()) +
-                         " s (slurm.start_timeout_minutes); `ddl deploy` goes on waiting for it, `ddl destroy` "
-                         "cancels it"};
+            return Error{
+                "Slurm job " + job_id + " is still " + state +
+                (reason.empty() || reason == "None" ? "" : " (" + reason + ")") + " after " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(deadline_span).count()) +
+                " s (slurm.start_timeout_minutes); `ddl deploy` goes on waiting for it, `ddl destroy` "
+                "cancels it"};
         std::this_thread::sleep_for(m_timing.poll);
     }
 }
@@ -275,7 +283,8 @@ Status SlurmTarget::record_nodes(Context& ctx, const std::string& job_id, const 
     std::map<std::string, std::string> addr;
     for (const auto& line : split_lines(nodes->out)) {
         auto rec = parse_scontrol_record(line);
-        if (!rec["NodeName"].empty()) addr[rec["NodeName"]] = rec["NodeAddr"].empty() ? rec["NodeName"] : rec["NodeAddr"];
+        if (!rec["NodeName"].empty())
+            addr[rec["NodeName"]] = rec["NodeAddr"].empty() ? rec["NodeName"] : rec["NodeAddr"];
     }
     ctx.state.nodes.clear();
     const std::string user = current_user();
@@ -283,7 +292,8 @@ Status SlurmTarget::record_nodes(Context& ctx, const std::string& job_id, const 
         const std::string name = trim(raw);
         if (name.empty()) continue;
         auto it = addr.find(name);
-        if (it == addr.end()) return Error{"`scontrol show node` did not describe node " + name + " of job " + job_id};
+        if (it == addr.end())
+            return Error{"`scontrol show node` did not describe node " + name + " of job " + job_id};
         NodeState n;
         n.name = name;
         n.group = ctx.state.nodes.empty() ? "master" : "workers";
@@ -294,8 +304,8 @@ Status SlurmTarget::record_nodes(Context& ctx, const std::string& job_id, const 
         ctx.state.nodes.push_back(n);
     }
     if (static_cast<int>(ctx.state.nodes.size()) != ctx.spec.slurm.nodes)
-        return Error{"job " + job_id + " got " + std::to_string(ctx.state.nodes.size()) + " node(s), the spec asks for " +
-                     std::to_string(ctx.spec.slurm.nodes)};
+        return Error{"job " + job_id + " got " + std::to_string(ctx.state.nodes.size()) +
+                     " node(s), the spec asks for " + std::to_string(ctx.spec.slurm.nodes)};
     auto& td = ctx.state.target_data;
     td["nodelist"] = nodelist;
     td["batch_host"] = job.count("BatchHost") ? job.at("BatchHost") : "";
@@ -355,8 +365,10 @@ Status SlurmTarget::destroy(Context& ctx) {
             return {};
         }
         if (clock::now() - t0 >= m_timing.cancel_deadline)
-            return Error{"job " + id + " is still " + state + " after scancel; ask the facility's admins, or check "
-                         "`scontrol show job " + id + "`"};
+            return Error{"job " + id + " is still " + state +
+                         " after scancel; ask the facility's admins, or check "
+                         "`scontrol show job " +
+                         id + "`"};
         std::this_thread::sleep_for(m_timing.poll);
     }
 }
@@ -366,8 +378,9 @@ Status SlurmTarget::probe(Context& ctx) {
     if (id.empty()) return Error{"no Slurm job in the state; run the provision phase first"};
     const std::string n = std::to_string(ctx.state.nodes.size());
     // One task per node inside the allocation, next to the job's own (holding) step.
-    Command c{.argv = {"srun", "--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
-                       "--label", "/bin/sh", "-c", "echo \"@slurm $SLURMD_NODENAME\"; " + probe_command()},
+    Command c{.argv = {"srun", "--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
+                       "--ntasks-per-node=1", "--label", "/bin/sh", "-c",
+                       "echo \"@slurm $SLURMD_NODENAME\"; " + probe_command()},
               .timeout = std::chrono::seconds(120)};
     auto r = ctx.proc.run(c);
     if (!r) return r.error();
@@ -397,8 +410,8 @@ Status SlurmTarget::probe(Context& ctx) {
         }
         it->slots = ctx.spec.slurm.tasks(); // srun starts this many ranks per node, whatever was probed
         probed.insert(it->name);
-        ctx.progress.node(it->name, std::to_string(it->gpus) + " GPU(s), " + std::to_string(it->cpus) + " CPU(s), " +
-                                        it->os);
+        ctx.progress.node(it->name, std::to_string(it->gpus) + " GPU(s), " + std::to_string(it->cpus) +
+                                        " CPU(s), " + it->os);
     }
     for (const auto& node : ctx.state.nodes)
         if (!probed.count(node.name)) problems.push_back(node.name + ": no probe answer");
@@ -408,8 +421,8 @@ Status SlurmTarget::probe(Context& ctx) {
 
 Status SlurmTarget::write_hostfile(Context& ctx) {
     // The nodes are the job's: no SSH to them, so the hostfile stays here (the job writes its own too).
-    return write_file_atomic(ctx.cluster_dir() + "/hostfile", format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format),
-                             0600);
+    return write_file_atomic(ctx.cluster_dir() + "/hostfile",
+                             format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format), 0600);
 }
 
 std::optional<Status> SlurmTarget::replace_phase(const std::string& phase, Context& ctx) {
@@ -418,8 +431,9 @@ std::optional<Status> SlurmTarget::replace_phase(const std::string& phase, Conte
         return Status{};
     }
     if (phase == "configure") {
-        ctx.progress.note("slurm: configure skipped (no root on a facility's nodes); the runtime is staged in " +
-                          ctx.state.target_data.value("runtime_dir", std::string("slurm.runtime_dir")));
+        ctx.progress.note(
+            "slurm: configure skipped (no root on a facility's nodes); the runtime is staged in " +
+            ctx.state.target_data.value("runtime_dir", std::string("slurm.runtime_dir")));
         return Status{};
     }
     if (phase == "probe") return probe(ctx);

@@ -43,7 +43,8 @@ private:
     Result<std::string> submit(Context& ctx);
     Result<std::string> find_submitted(Context& ctx);
     Status wait_running(Context& ctx, const std::string& job_id);
-    Status record_nodes(Context& ctx, const std::string& job_id, const std::map<std::string, std::string>& job);
+    Status record_nodes(Context& ctx, const std::string& job_id,
+                        const std::map<std::string, std::string>& job);
     Status probe(Context& ctx);
     Status write_hostfile(Context& ctx);
 

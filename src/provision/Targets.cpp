@@ -19,9 +19,10 @@ Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target) {
     };
     auto it = table.find(target);
     if (it == table.end())
-        return Error{"deploying to target " + to_string(target) +
-                     " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
-                     "target table"};
+        return Error{
+            "deploying to target " + to_string(target) +
+            " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
+            "target table"};
     return it->second();
 }
 

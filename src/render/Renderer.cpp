@@ -65,9 +65,10 @@ Result<RenderedFiles> render_slurm(const Spec& s) {
 }
 
 Result<RenderedFiles> not_yet(const Spec& s) {
-    return Error{"rendering for target " + to_string(s.target) +
-                 " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
-                 "target table"};
+    return Error{
+        "rendering for target " + to_string(s.target) +
+        " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
+        "target table"};
 }
 
 using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
@@ -76,7 +77,7 @@ using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
 const std::map<Target, RenderFn>& renderers() {
     static const std::map<Target, RenderFn> table{
         {Target::openstack, not_yet}, {Target::virtualwall, not_yet}, {Target::gpulab, not_yet},
-        {Target::ssh, render_ssh},    {Target::slurm, render_slurm},       {Target::local, render_local},
+        {Target::ssh, render_ssh},    {Target::slurm, render_slurm},  {Target::local, render_local},
     };
     return table;
 }

@@ -39,10 +39,13 @@ std::string SlurmScript::render(const Spec& s) {
     const auto& sl = s.slurm;
     std::string o;
     o += "#!/bin/bash\n";
-    o += "# Batch script of ddl cluster \"" + s.name + "\", written by `ddl render` from its spec (edit the spec,\n";
+    o += "# Batch script of ddl cluster \"" + s.name +
+         "\", written by `ddl render` from its spec (edit the spec,\n";
     o += "# not this file). Submit it from a directory the compute nodes share:\n";
-    o += "#   sbatch job.sbatch                  holds the nodes until scancel or the time limit (ddl deploy)\n";
-    o += "#   sbatch job.sbatch PROG [ARGS...]   runs PROG once per task with srun, e.g. ddl-allreduce-test\n";
+    o += "#   sbatch job.sbatch                  holds the nodes until scancel or the time limit (ddl "
+         "deploy)\n";
+    o +=
+        "#   sbatch job.sbatch PROG [ARGS...]   runs PROG once per task with srun, e.g. ddl-allreduce-test\n";
     o += "#SBATCH --job-name=" + job_name(s) + "\n";
     o += "#SBATCH --partition=" + sl.partition + "\n";
     o += "#SBATCH --nodes=" + std::to_string(sl.nodes) + "\n";
@@ -58,7 +61,8 @@ std::string SlurmScript::render(const Spec& s) {
     o += "runtime_dir=\"${DDL_RUNTIME_DIR:-" +
          (sl.runtime_dir.empty() ? std::string("$SLURM_SUBMIT_DIR/runtime") : sl.runtime_dir) + "}\"\n";
     o += "if [ ! -d \"$runtime_dir/bin\" ]; then\n";
-    o += "  echo \"ddl: no bundled runtime in $runtime_dir: set slurm.runtime_dir or DDL_RUNTIME_DIR to a shared \"\\\n";
+    o += "  echo \"ddl: no bundled runtime in $runtime_dir: set slurm.runtime_dir or DDL_RUNTIME_DIR to a "
+         "shared \"\\\n";
     o += "       \"folder holding ddl's dist/bin and dist/lib\" >&2\n";
     o += "  exit 2\n";
     o += "fi\n";
@@ -72,7 +76,8 @@ std::string SlurmScript::render(const Spec& s) {
     o += "mv \"$hostfile.tmp\" \"$hostfile\"\n";
     o += "export DDL_HOSTFILE=\"$hostfile\"\n\n";
 
-    o += "# Every task takes its rank from SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID; rank 0 runs on the first host.\n";
+    o += "# Every task takes its rank from SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID; rank 0 runs on the first "
+         "host.\n";
     o += "export DDL_MASTER_ADDR=\"${hosts[0]}\" MASTER_ADDR=\"${hosts[0]}\"\n";
     const std::string port = std::to_string(s.runtime.master_port);
     o += "export DDL_MASTER_PORT=" + port + " MASTER_PORT=" + port + "\n";
@@ -87,7 +92,8 @@ std::string SlurmScript::render(const Spec& s) {
     o += "  echo \"ddl: holding the allocation until scancel or the time limit\"\n";
     o += "  exec sleep infinity\n";
     o += "fi\n";
-    o += "# One failed rank stops the others, so a broken run ends instead of hanging until the time limit.\n";
+    o +=
+        "# One failed rank stops the others, so a broken run ends instead of hanging until the time limit.\n";
     o += "exec srun --kill-on-bad-exit=1 \"$@\"\n";
     return o;
 }

@@ -49,7 +49,8 @@ ddl::Status apply_slurm_step(const GetEnv& getenv, CommOptions& opts) {
             opts.local_size = *n;
             return {};
         }
-        return ddl::Error{std::string(name) + "='" + v + "' has no entry for SLURM_NODEID=" + std::to_string(node_id)};
+        return ddl::Error{std::string(name) + "='" + v +
+                          "' has no entry for SLURM_NODEID=" + std::to_string(node_id)};
     }
     return {};
 }

@@ -62,7 +62,8 @@ ddl::Result<std::vector<std::string>> expand_slurm_hostlist(const std::string& l
         std::size_t pos = 0;
         while (pos < part.size()) {
             auto open = part.find('[', pos);
-            std::string literal = part.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
+            std::string literal =
+                part.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
             if (literal.find(']') != std::string::npos)
                 return ddl::Error{"host list \"" + text + "\": unbalanced ']' in \"" + part + "\""};
             for (auto& n : names)

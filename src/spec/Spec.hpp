@@ -99,7 +99,9 @@ struct SlurmSpec {
     int start_timeout_minutes = 30; // how long deploy waits for the job to start running
 
     // Tasks (ranks) per node: tasks_per_node, else the GPUs per node, else 1.
-    int tasks() const { return tasks_per_node > 0 ? tasks_per_node : (gpus_per_node > 0 ? gpus_per_node : 1); }
+    int tasks() const {
+        return tasks_per_node > 0 ? tasks_per_node : (gpus_per_node > 0 ? gpus_per_node : 1);
+    }
 };
 
 struct LocalSpec {

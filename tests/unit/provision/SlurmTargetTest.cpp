@@ -70,10 +70,11 @@ struct Rig {
                                            .cancel_deadline = std::chrono::seconds(60)}};
     explicit Rig(const std::string& extra = "") {
         REQUIRE(make_dirs(dir.path() + "/runtime/bin").ok());
-        auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\nslurm:\n  partition: gpu\n"
-                                         "  nodes: 2\n  tasks_per_node: 2\n  runtime_dir: " +
-                                             dir.path() + "/runtime\n" + extra,
-                                         "c.yaml");
+        auto r =
+            SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\nslurm:\n  partition: gpu\n"
+                                    "  nodes: 2\n  tasks_per_node: 2\n  runtime_dir: " +
+                                        dir.path() + "/runtime\n" + extra,
+                                    "c.yaml");
         INFO(r.diagnostics.format_text());
         REQUIRE(r.spec.has_value());
         spec = *r.spec;
@@ -88,8 +89,9 @@ struct Rig {
     void nodes_known() {
         proc.when("scontrol show hostnames n[1-2]", {{0, "n1\nn2\n", ""}});
         proc.when("scontrol show node -o n[1-2]",
-                  {{0, "NodeName=n1 Arch=x86_64 NodeAddr=10.1.0.11 NodeHostName=n1 State=ALLOCATED\n"
-                       "NodeName=n2 Arch=x86_64 NodeAddr=10.1.0.12 NodeHostName=n2 State=ALLOCATED\n",
+                  {{0,
+                    "NodeName=n1 Arch=x86_64 NodeAddr=10.1.0.11 NodeHostName=n1 State=ALLOCATED\n"
+                    "NodeName=n2 Arch=x86_64 NodeAddr=10.1.0.12 NodeHostName=n2 State=ALLOCATED\n",
                     ""}});
     }
 };
@@ -97,7 +99,8 @@ struct Rig {
 } // namespace
 
 TEST_CASE("scontrol records keep values with spaces together") {
-    auto rec = parse_scontrol_record("JobId=7 JobName=a b JobState=RUNNING StdOut=/home/x y/ddl-7.out Reason=None");
+    auto rec =
+        parse_scontrol_record("JobId=7 JobName=a b JobState=RUNNING StdOut=/home/x y/ddl-7.out Reason=None");
     CHECK(rec["JobId"] == "7");
     CHECK(rec["JobName"] == "a b");
     CHECK(rec["StdOut"] == "/home/x y/ddl-7.out");
@@ -163,12 +166,12 @@ TEST_CASE("a job that fails before running is reported with the tail of its outp
     REQUIRE(write_file_atomic(out, "line 1\nddl: no bundled runtime in /x\n").ok());
     rig.proc.when("squeue", {{0, "", ""}});
     rig.proc.when("sbatch", {{0, "42\n", ""}});
-    rig.proc.when("scontrol show job -o 42",
-                  {{0, job_line("FAILED", "ExitCode=2:0 StdOut=" + out), ""}});
+    rig.proc.when("scontrol show job -o 42", {{0, job_line("FAILED", "ExitCode=2:0 StdOut=" + out), ""}});
     auto ctx = rig.ctx();
     auto s = rig.target.provision(ctx);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find("ended before the cluster was up: FAILED, exit code 2:0") != std::string::npos);
+    CHECK(s.error().message.find("ended before the cluster was up: FAILED, exit code 2:0") !=
+          std::string::npos);
     CHECK(s.error().message.find("| ddl: no bundled runtime in /x") != std::string::npos);
     CHECK_FALSE(rig.state.target_data.contains("job_id"));
 }
@@ -191,13 +194,15 @@ TEST_CASE("a job still pending at the deadline is an error that keeps the job fo
 TEST_CASE("sbatch's refusal of the partition names the spec key to fix") {
     Rig rig;
     rig.proc.when("squeue", {{0, "", ""}});
-    rig.proc.when("sbatch",
-                  {{1, "", "sbatch: error: Batch job submission failed: Invalid partition name specified\n"}});
+    rig.proc.when(
+        "sbatch",
+        {{1, "", "sbatch: error: Batch job submission failed: Invalid partition name specified\n"}});
     auto ctx = rig.ctx();
     auto s = rig.target.provision(ctx);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find("sbatch refused the job: sbatch: error: Batch job submission failed: Invalid "
-                                 "partition name specified") != std::string::npos);
+    CHECK(
+        s.error().message.find("sbatch refused the job: sbatch: error: Batch job submission failed: Invalid "
+                               "partition name specified") != std::string::npos);
     CHECK(s.error().message.find("hint: slurm.partition") != std::string::npos);
     CHECK_FALSE(rig.state.target_data.contains("job_id"));
 }
@@ -213,8 +218,9 @@ TEST_CASE("preflight names a missing Slurm tool and an unknown partition with th
     auto missing = rig.target.preflight(ctx);
     for (const char* tool : {"sbatch", "squeue", "scontrol", "scancel", "srun"})
         REQUIRE(write_file_atomic(bin + "/" + tool, "#!/bin/sh\n", 0755).ok());
-    rig.proc.when("scontrol show partition -o",
-                  {{0, "PartitionName=debug AllowGroups=ALL Default=YES\nPartitionName=long Nodes=n[1-2]\n", ""}});
+    rig.proc.when(
+        "scontrol show partition -o",
+        {{0, "PartitionName=debug AllowGroups=ALL Default=YES\nPartitionName=long Nodes=n[1-2]\n", ""}});
     auto unknown = rig.target.preflight(ctx);
     rig.spec.slurm.partition = "debug,long";
     auto ctx2 = rig.ctx();
@@ -223,7 +229,8 @@ TEST_CASE("preflight names a missing Slurm tool and an unknown partition with th
     REQUIRE_FALSE(missing.ok());
     CHECK(missing.error().message.find("`sbatch` on PATH") != std::string::npos);
     REQUIRE_FALSE(unknown.ok());
-    CHECK(unknown.error().message == "slurm.partition: no partition \"gpu\" on this Slurm cluster (it has: debug, long)");
+    CHECK(unknown.error().message ==
+          "slurm.partition: no partition \"gpu\" on this Slurm cluster (it has: debug, long)");
     CHECK(fine.ok());
 }
 
@@ -231,10 +238,9 @@ TEST_CASE("destroy cancels the job and waits until Slurm reports it gone") {
     Rig rig;
     rig.state.target_data["job_id"] = "42";
     rig.proc.when("scancel 42", {{0, "", ""}});
-    rig.proc.when("scontrol show job -o 42",
-                  {{0, job_line("RUNNING"), ""},
-                   {0, job_line("COMPLETING"), ""},
-                   {1, "", "slurm_load_jobs error: Invalid job id specified\n"}});
+    rig.proc.when("scontrol show job -o 42", {{0, job_line("RUNNING"), ""},
+                                              {0, job_line("COMPLETING"), ""},
+                                              {1, "", "slurm_load_jobs error: Invalid job id specified\n"}});
     auto ctx = rig.ctx();
     REQUIRE(rig.target.destroy(ctx).ok());
     CHECK(rig.proc.count("scancel 42") == 1);

@@ -1,5 +1,6 @@
-#include "runtime/CommOptions.hpp"
 #include "runtime/SlurmHostlist.hpp"
+
+#include "runtime/CommOptions.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>
