@@ -7,6 +7,7 @@
 #include "core/Log.hpp"
 #include "provision/HostfileWriter.hpp"
 #include "provision/Pipeline.hpp"
+#include "provision/SlurmTarget.hpp"
 #include "provision/SshRankTransport.hpp"
 #include "provision/Targets.hpp"
 #include "render/Renderer.hpp"
@@ -20,9 +21,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <signal.h>
 #include <unistd.h>
@@ -180,12 +183,50 @@ Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
     return j;
 }
 
+namespace {
+
+// A slurm cluster's ranks are an srun step of its job: ddl becomes srun, which streams the ranks'
+// output, forwards signals and stops every rank when one fails (--kill-on-bad-exit).
+int run_with_srun(Context& ctx, const RunArgs& a) {
+    if (!a.hostfile.empty() || a.max_nodes > 0 || !a.iface.empty() || a.port > 0) {
+        std::cerr
+            << "ddl run: on a slurm cluster the job's allocation decides the hosts; only -np and -x apply\n";
+        return exit_code::k_bad_input;
+    }
+    std::map<std::string, std::string> extra;
+    for (const auto& kv : a.env) {
+        auto eq = kv.find('=');
+        const char* here = std::getenv(kv.substr(0, eq).c_str());
+        extra[kv.substr(0, eq)] = eq != std::string::npos ? kv.substr(eq + 1) : (here ? here : "");
+    }
+    auto cmd = SlurmTarget::run_command(ctx, a.np, a.command, extra);
+    if (!cmd) {
+        std::cerr << "ddl run: " << cmd.error().message << "\n";
+        return exit_code::k_bad_input;
+    }
+    log::info("running " + printable_argv(*cmd));
+    for (const auto& name : cmd->env_unset)
+        unsetenv(name.c_str());
+    for (const auto& [name, value] : cmd->env_set)
+        setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& arg : cmd->argv)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::cerr << "ddl run: cannot start srun: " << std::strerror(errno) << "\n";
+    return exit_code::k_failure;
+}
+
+} // namespace
+
 int cmd_run(const GlobalOptions& g, const RunArgs& a) {
     auto oc = open_cluster(g, a.cluster, false, "");
     if (!oc) {
         std::cerr << "ddl run: " << oc.error().message << "\n";
         return exit_code::k_failure;
     }
+    if ((*oc)->ctx->spec.target == Target::slurm) return run_with_srun(*(*oc)->ctx, a);
     auto prepared = prepare_launch(*(*oc)->ctx, a);
     if (!prepared) {
         std::cerr << "ddl run: " << prepared.error().message << "\n";

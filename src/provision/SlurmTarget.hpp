@@ -38,6 +38,11 @@ public:
     // The comment ddl puts on the job it submits, so an interrupted deploy finds its own job again.
     static std::string job_comment(const std::string& cluster);
 
+    // `ddl run` on a slurm cluster: an srun step inside the deployed job, np ranks (0: every slot),
+    // each taking its rank from Slurm's variables; env_set carries the runtime's PATH and the master.
+    static Result<Command> run_command(const Context& ctx, int np, const std::vector<std::string>& argv,
+                                       const std::map<std::string, std::string>& extra_env);
+
 private:
     Status stage_runtime(Context& ctx, std::string& runtime_dir);
     Result<std::string> submit(Context& ctx);

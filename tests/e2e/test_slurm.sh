@@ -94,6 +94,9 @@ ddl status slurmjob | grep -q "^worker3 " || fail "the allocated nodes are not t
 ddl deploy slurmjob.yaml >deploy2.log 2>&1 || { cat deploy2.log; fail "second deploy"; }
 [ "$(squeue -h -n ddl-slurmjob -o %i | wc -l)" = 1 ] || fail "a second deploy submitted again: $(squeue)"
 ok "deploy: job $job1 submitted once and followed to RUNNING; nodes and hostfile from the allocation"
+ddl run --cluster slurmjob -np 4 -- ddl-allreduce-test --size 4M -n 3 >run.out 2>&1 || { cat run.out; fail "ddl run on slurm"; }
+grep -q "4 ranks" run.out && grep -q "all results exact" run.out || { cat run.out; fail "ddl run allreduce"; }
+ok "ddl run: an srun step in job $job1 runs the allreduce exactly on 4 ranks"
 
 # 4. An interrupted deploy of a job that must wait resumes with the same job.
 slurm_spec slurmwait e2e

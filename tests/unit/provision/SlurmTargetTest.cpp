@@ -300,3 +300,27 @@ TEST_CASE("the deploy pipeline probes slurm nodes through srun and skips SSH and
     REQUIRE(hostfile.ok());
     CHECK(hostfile->find("10.1.0.12 slots=2") != std::string::npos);
 }
+
+TEST_CASE("ddl run on a slurm cluster is an srun step of its job with the runtime and the master") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    CHECK_FALSE(SlurmTarget::run_command(ctx, 0, {"prog"}, {}).ok()); // nothing deployed
+    rig.state.target_data["job_id"] = "42";
+    rig.state.target_data["runtime_dir"] = "/shared/rt";
+    rig.state.nodes = {NodeState{.name = "n1", .address = "10.1.0.11"},
+                       NodeState{.name = "n2", .address = "10.1.0.12"}};
+    auto c = SlurmTarget::run_command(ctx, 0, {"ddl-allreduce-test", "--size", "1M"}, {{"FOO", "bar"}});
+    REQUIRE(c.ok());
+    CHECK(join(c->argv, " ") == "srun --jobid=42 --overlap --nodes=2 --ntasks=4 --kill-on-bad-exit=1 "
+                                "--export=ALL ddl-allreduce-test --size 1M");
+    CHECK(c->env_set.at("DDL_MASTER_ADDR") == "n1");
+    CHECK(c->env_set.at("FOO") == "bar");
+    CHECK(starts_with(c->env_set.at("PATH"), "/shared/rt/bin"));
+    CHECK(std::find(c->env_unset.begin(), c->env_unset.end(), "DDL_RANK") != c->env_unset.end());
+    auto one = SlurmTarget::run_command(ctx, 1, {"hostname"}, {});
+    REQUIRE(one.ok());
+    CHECK(join(one->argv, " ").find("--nodes=1 --ntasks=1 ") != std::string::npos);
+    auto too_many = SlurmTarget::run_command(ctx, 5, {"hostname"}, {});
+    REQUIRE_FALSE(too_many.ok());
+    CHECK(too_many.error().message == "-np 5 is more than the job's 4 task slots");
+}
