@@ -71,7 +71,8 @@ big = r["results"][-1]
 print("slurm allreduce: %d ranks, %d B: %.1f us, algbw %.4f GB/s, busbw %.4f GB/s, wrong %d"
       % (r["ranks"], big["size"], big["time_us"], big["algbw"], big["busbw"], r["wrong"]))
 PY
-printf 'sbatch --wait of the rendered job took %.1f s\n' "$(echo "$t1 - $t0" | bc)"
+printf 'rendered job %s: sbatch --wait returned after %.1f s (it polls); Slurm: %s\n' "$job" \
+  "$(echo "$t1 - $t0" | bc)" "$(scontrol show job -o "$job" | tr ' ' '\n' | grep -E '^(SubmitTime|StartTime|EndTime)=' | tr '\n' ' ')"
 hosts="ddl-slurmjob-$job.hosts"
 [ "$(grep -v '^#' "$hosts" | tr '\n' ' ')" = "master slots=1 worker1 slots=1 worker2 slots=1 worker3 slots=1 " ] \
   || { cat "$hosts"; fail "the job's hostfile"; }
