@@ -103,7 +103,13 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     return oc;
 }
 
+std::string slurm_needs_srun(const std::string& what) {
+    return what + " works over SSH, which a Slurm facility's nodes do not offer ddl; on a slurm cluster use "
+                  "`ddl run -- PROG` (an srun step of the job)";
+}
+
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
+    if (ctx.spec.target == Target::slurm) return Error{slurm_needs_srun("launching ranks over SSH")};
     if (!ctx.state.phase_done("probe"))
         return Error{"cluster " + ctx.state.cluster + " is not deployed yet; run `ddl deploy` first"};
     std::vector<runtime::HostfileEntry> hosts;
@@ -622,6 +628,10 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
         return exit_code::k_failure;
     }
     auto& ctx = *(*oc)->ctx;
+    if (ctx.spec.target == Target::slurm) {
+        std::cerr << "ddl exec: " << slurm_needs_srun("ddl exec") << "\n";
+        return exit_code::k_bad_input;
+    }
     std::vector<NodeState> nodes;
     for (const auto& n : ctx.state.nodes) {
         if (only.empty() || std::find(only.begin(), only.end(), n.name) != only.end()) nodes.push_back(n);
@@ -667,6 +677,10 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
         return exit_code::k_failure;
     }
     auto& ctx = *(*oc)->ctx;
+    if (ctx.spec.target == Target::slurm) {
+        std::cerr << "ddl ssh: " << slurm_needs_srun("ddl ssh") << "\n";
+        return exit_code::k_bad_input;
+    }
     const NodeState* n = ctx.state.node(node);
     if (!n) {
         std::vector<std::string> names;

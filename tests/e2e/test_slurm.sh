@@ -98,6 +98,8 @@ ok "deploy: job $job1 submitted once and followed to RUNNING; nodes and hostfile
 ddl run --cluster slurmjob -np 4 -- ddl-allreduce-test --size 4M -n 3 >run.out 2>&1 || { cat run.out; fail "ddl run on slurm"; }
 grep -q "4 ranks" run.out && grep -q "all results exact" run.out || { cat run.out; fail "ddl run allreduce"; }
 ok "ddl run: an srun step in job $job1 runs the allreduce exactly on 4 ranks"
+if ddl exec --cluster slurmjob -- true >exec.out 2>&1; then fail "ddl exec on a slurm cluster"; fi
+grep -q "use \`ddl run -- PROG\`" exec.out || { cat exec.out; fail "ddl exec message on slurm"; }
 
 # 4. An interrupted deploy of a job that must wait resumes with the same job.
 slurm_spec slurmwait e2e
