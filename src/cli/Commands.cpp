@@ -7,6 +7,7 @@
 #include "core/Log.hpp"
 #include "provision/HostfileWriter.hpp"
 #include "provision/Pipeline.hpp"
+#include "provision/SlurmTarget.hpp"
 #include "provision/SshRankTransport.hpp"
 #include "provision/Targets.hpp"
 #include "render/Renderer.hpp"
@@ -20,9 +21,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <signal.h>
 #include <unistd.h>
@@ -100,7 +103,13 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     return oc;
 }
 
+std::string slurm_needs_srun(const std::string& what) {
+    return what + " works over SSH, which a Slurm facility's nodes do not offer ddl; on a slurm cluster use "
+                  "`ddl run -- PROG` (an srun step of the job)";
+}
+
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
+    if (ctx.spec.target == Target::slurm) return Error{slurm_needs_srun("launching ranks over SSH")};
     if (!ctx.state.phase_done("probe"))
         return Error{"cluster " + ctx.state.cluster + " is not deployed yet; run `ddl deploy` first"};
     std::vector<runtime::HostfileEntry> hosts;
@@ -181,12 +190,50 @@ Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
     return j;
 }
 
+namespace {
+
+// A slurm cluster's ranks are an srun step of its job: ddl becomes srun, which streams the ranks'
+// output, forwards signals and stops every rank when one fails (--kill-on-bad-exit).
+int run_with_srun(Context& ctx, const RunArgs& a) {
+    if (!a.hostfile.empty() || a.max_nodes > 0 || !a.iface.empty() || a.port > 0) {
+        std::cerr
+            << "ddl run: on a slurm cluster the job's allocation decides the hosts; only -np and -x apply\n";
+        return exit_code::k_bad_input;
+    }
+    std::map<std::string, std::string> extra;
+    for (const auto& kv : a.env) {
+        auto eq = kv.find('=');
+        const char* here = std::getenv(kv.substr(0, eq).c_str());
+        extra[kv.substr(0, eq)] = eq != std::string::npos ? kv.substr(eq + 1) : (here ? here : "");
+    }
+    auto cmd = SlurmTarget::run_command(ctx, a.np, a.command, extra);
+    if (!cmd) {
+        std::cerr << "ddl run: " << cmd.error().message << "\n";
+        return exit_code::k_bad_input;
+    }
+    log::info("running " + printable_argv(*cmd));
+    for (const auto& name : cmd->env_unset)
+        unsetenv(name.c_str());
+    for (const auto& [name, value] : cmd->env_set)
+        setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& arg : cmd->argv)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::cerr << "ddl run: cannot start srun: " << std::strerror(errno) << "\n";
+    return exit_code::k_failure;
+}
+
+} // namespace
+
 int cmd_run(const GlobalOptions& g, const RunArgs& a) {
     auto oc = open_cluster(g, a.cluster, false, "");
     if (!oc) {
         std::cerr << "ddl run: " << oc.error().message << "\n";
         return exit_code::k_failure;
     }
+    if ((*oc)->ctx->spec.target == Target::slurm) return run_with_srun(*(*oc)->ctx, a);
     auto prepared = prepare_launch(*(*oc)->ctx, a);
     if (!prepared) {
         std::cerr << "ddl run: " << prepared.error().message << "\n";
@@ -582,6 +629,10 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
         return exit_code::k_failure;
     }
     auto& ctx = *(*oc)->ctx;
+    if (ctx.spec.target == Target::slurm) {
+        std::cerr << "ddl exec: " << slurm_needs_srun("ddl exec") << "\n";
+        return exit_code::k_bad_input;
+    }
     std::vector<NodeState> nodes;
     for (const auto& n : ctx.state.nodes) {
         if (only.empty() || std::find(only.begin(), only.end(), n.name) != only.end()) nodes.push_back(n);
@@ -676,6 +727,10 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
         return exit_code::k_failure;
     }
     auto& ctx = *(*oc)->ctx;
+    if (ctx.spec.target == Target::slurm) {
+        std::cerr << "ddl ssh: " << slurm_needs_srun("ddl ssh") << "\n";
+        return exit_code::k_bad_input;
+    }
     const NodeState* n = find_node_or_explain(ctx, node, "ddl ssh");
     if (!n) return exit_code::k_bad_input;
     // An interactive terminal is OpenSSH's job; ddl hands it the cluster's key and pinned host keys.
@@ -695,6 +750,10 @@ int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string
         return exit_code::k_failure;
     }
     auto& ctx = *(*oc)->ctx;
+    if (ctx.spec.target == Target::slurm) {
+        std::cerr << "ddl tunnel: " << slurm_needs_srun("ddl tunnel") << "\n";
+        return exit_code::k_bad_input;
+    }
     const NodeState* n = find_node_or_explain(
         ctx, node.empty() ? ctx.state.nodes.empty() ? "master" : ctx.state.nodes.front().name : node,
         "ddl tunnel");

@@ -42,6 +42,8 @@ struct PreparedLaunch {
     runtime::LaunchOptions opts;
 };
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a);
+// Why an SSH-based command does not apply to a slurm cluster, and what to use instead.
+std::string slurm_needs_srun(const std::string& what);
 // Runs a runtime tool that prints one JSON line on rank 0 (ddl-allreduce-test, ddl-train-bench
 // with --json) and returns that line; an Error names the failed rank or the tool's last error lines.
 Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a);

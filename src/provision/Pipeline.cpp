@@ -116,7 +116,8 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         }
         ctx.progress.phase_start(phase.name, phase.why);
         auto t0 = std::chrono::steady_clock::now();
-        auto status = phase.run(ctx, driver);
+        auto replaced = driver.replace_phase(phase.name, ctx);
+        auto status = replaced ? *replaced : phase.run(ctx, driver);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (!status) {
             (void)ctx.save();

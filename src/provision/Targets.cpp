@@ -1,6 +1,7 @@
 #include "provision/Targets.hpp"
 
 #include "provision/LocalTarget.hpp"
+#include "provision/SlurmTarget.hpp"
 #include "provision/SshTarget.hpp"
 
 #include <functional>
@@ -14,12 +15,14 @@ Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target) {
     static const std::map<Target, Factory> table{
         {Target::local, [] { return std::make_unique<LocalTarget>(); }},
         {Target::ssh, [] { return std::make_unique<SshTarget>(); }},
+        {Target::slurm, [] { return std::make_unique<SlurmTarget>(); }},
     };
     auto it = table.find(target);
     if (it == table.end())
-        return Error{"deploying to target " + to_string(target) +
-                     " is not available in this version of ddl (targets local and ssh are); see the README's "
-                     "target table"};
+        return Error{
+            "deploying to target " + to_string(target) +
+            " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
+            "target table"};
     return it->second();
 }
 

@@ -4,6 +4,7 @@
 #include "provision/Context.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace ddl {
@@ -17,6 +18,13 @@ public:
     virtual Status provision(Context& ctx) = 0;
     // Removes everything provision created; works from any partial state and when run twice.
     virtual Status destroy(Context& ctx) = 0;
+    // Called before each deploy phase after provision: a target whose nodes are not reached over SSH
+    // (a batch scheduler) returns its own outcome for the phase (or skips it); nullopt runs the common one.
+    virtual std::optional<Status> replace_phase(const std::string& phase, Context& ctx) {
+        (void)phase;
+        (void)ctx;
+        return std::nullopt;
+    }
 };
 
 // The driver for a target, or an Error naming what is not available in this version.

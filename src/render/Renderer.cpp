@@ -1,6 +1,7 @@
 #include "render/Renderer.hpp"
 
 #include "render/LocalPlan.hpp"
+#include "render/SlurmScript.hpp"
 #include "util/Files.hpp"
 
 #include <filesystem>
@@ -58,10 +59,17 @@ Result<RenderedFiles> render_ssh(const Spec& s) {
     return f;
 }
 
+Result<RenderedFiles> render_slurm(const Spec& s) {
+    RenderedFiles f;
+    f[SlurmScript::k_path] = SlurmScript::render(s);
+    return f;
+}
+
 Result<RenderedFiles> not_yet(const Spec& s) {
-    return Error{"rendering for target " + to_string(s.target) +
-                 " is not available in this version of ddl (targets local and ssh are); see the README's "
-                 "target table"};
+    return Error{
+        "rendering for target " + to_string(s.target) +
+        " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
+        "target table"};
 }
 
 using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
@@ -70,7 +78,7 @@ using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
 const std::map<Target, RenderFn>& renderers() {
     static const std::map<Target, RenderFn> table{
         {Target::openstack, not_yet}, {Target::virtualwall, not_yet}, {Target::gpulab, not_yet},
-        {Target::ssh, render_ssh},    {Target::slurm, not_yet},       {Target::local, render_local},
+        {Target::ssh, render_ssh},    {Target::slurm, render_slurm},  {Target::local, render_local},
     };
     return table;
 }

@@ -1,5 +1,6 @@
 #include "runtime/CommOptions.hpp"
 
+#include "runtime/SlurmHostlist.hpp"
 #include "util/Strings.hpp"
 
 #include <cstdlib>
@@ -36,6 +37,37 @@ ddl::Status read_int(const GetEnv& getenv, const char* name, std::int64_t min, s
     return {};
 }
 
+// srun describes the step's layout: the tasks on this task's node come from the step's
+// tasks-per-node list at this node's index (SLURM_NTASKS_PER_NODE is unset unless the user passed it).
+ddl::Status apply_slurm_step(const GetEnv& getenv, CommOptions& opts) {
+    int node_id = -1;
+    if (auto st = read_int(getenv, "SLURM_NODEID", 0, 1 << 20, node_id); !st) return st;
+    for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
+        const char* v = getenv(name);
+        if (v == nullptr || node_id < 0) continue;
+        if (auto n = slurm_tasks_on_node(v, node_id)) {
+            opts.local_size = *n;
+            return {};
+        }
+        return ddl::Error{std::string(name) + "='" + v +
+                          "' has no entry for SLURM_NODEID=" + std::to_string(node_id)};
+    }
+    return {};
+}
+
+// Without MASTER_ADDR, rank 0 is on the first node of the step: srun places task 0 there.
+ddl::Status slurm_master(const GetEnv& getenv, CommOptions& opts) {
+    for (const char* name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+        const char* v = getenv(name);
+        if (v == nullptr || *v == '\0') continue;
+        auto hosts = expand_slurm_hostlist(v);
+        if (!hosts) return ddl::Error{std::string(name) + ": " + hosts.error().message};
+        opts.master_addr = hosts->front();
+        return {};
+    }
+    return {}; // like the other launchers' variables without a master: the default, loopback
+}
+
 } // namespace
 
 const char* backend_kind_name(BackendKind kind) {
@@ -55,6 +87,7 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
     auto check = [&](ddl::Status st) {
         if (!st) errors.push_back(st.error().message);
     };
+    bool from_slurm = false;
     for (const Source& src : k_sources) {
         const char* rank = getenv(src.rank);
         const char* size = getenv(src.size);
@@ -64,14 +97,19 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
         check(read_int(getenv, src.local_rank, 0, 1 << 20, opts.local_rank));
         // SLURM_NTASKS_PER_NODE may be "4(x2)"; a bad local size is not worth failing for.
         if (!read_int(getenv, src.local_size, 1, 1 << 20, opts.local_size).ok()) opts.local_size = 1;
+        from_slurm = std::string(src.rank) == "SLURM_PROCID";
         break;
     }
+    if (from_slurm) check(apply_slurm_step(getenv, opts));
+    bool master_given = false;
     for (const char* name : {"DDL_MASTER_ADDR", "MASTER_ADDR"}) {
         if (const char* v = getenv(name); v != nullptr && *v != '\0') {
             opts.master_addr = trim(v);
+            master_given = true;
             break;
         }
     }
+    if (from_slurm && !master_given) check(slurm_master(getenv, opts));
     for (const char* name : {"DDL_MASTER_PORT", "MASTER_PORT"}) {
         if (getenv(name) != nullptr) {
             check(read_int(getenv, name, 1, 65535, opts.master_port));

@@ -2,7 +2,9 @@
 // CommOptions: everything a communicator needs to bootstrap, and where each value comes from in the
 // environment. Precedence: DDL_* (set by `ddl run`), then OpenMPI's OMPI_COMM_WORLD_*, then Slurm's
 // SLURM_*, then torchrun's RANK/WORLD_SIZE/LOCAL_RANK. MASTER_ADDR/MASTER_PORT are read as
-// DDL_MASTER_* first, then the torch names.
+// DDL_MASTER_* first, then the torch names. Under srun (SLURM_PROCID), the local size comes from the
+// step's tasks per node at SLURM_NODEID and, when no master address is given, the master is the first
+// host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST).
 #include "util/Result.hpp"
 
 #include <chrono>

@@ -123,7 +123,9 @@ nlohmann::json Spec::to_json() const {
                       {"gpus_per_node", slurm.gpus_per_node},
                       {"tasks_per_node", slurm.tasks_per_node},
                       {"time", slurm.time},
-                      {"account", slurm.account}};
+                      {"account", slurm.account},
+                      {"runtime_dir", slurm.runtime_dir},
+                      {"start_timeout_minutes", slurm.start_timeout_minutes}};
         break;
     case Target::local:
         j["local"] = {{"nodes", local.nodes},

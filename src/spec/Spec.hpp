@@ -94,6 +94,15 @@ struct SlurmSpec {
     int tasks_per_node = 0; // 0: gpus_per_node or 1
     std::string time = "01:00:00";
     std::string account;
+    // Where the compute nodes find the bundled runtime (bin/, lib/) on a shared file system; empty:
+    // `ddl deploy` stages it into the cluster's state folder, which sbatch jobs see as their submit dir.
+    std::string runtime_dir;
+    int start_timeout_minutes = 30; // how long deploy waits for the job to start running
+
+    // Tasks (ranks) per node: tasks_per_node, else the GPUs per node, else 1.
+    int tasks() const {
+        return tasks_per_node > 0 ? tasks_per_node : (gpus_per_node > 0 ? gpus_per_node : 1);
+    }
 };
 
 struct LocalSpec {

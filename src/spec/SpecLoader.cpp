@@ -80,6 +80,7 @@ public:
                                       : *f == "horovod" ? HostfileFormat::horovod
                                                         : HostfileFormat::mpich;
         }
+        if (target && m_s.target == Target::slurm) slurm_slots(doc);
     }
 
 private:
@@ -446,10 +447,23 @@ private:
 
     void slurm(const YAML::Node& n) {
         const std::string p = "slurm";
-        m_r.check_keys(n, p, {"partition", "nodes", "gpus_per_node", "tasks_per_node", "time", "account"});
+        m_r.check_keys(n, p,
+                       {"partition", "nodes", "gpus_per_node", "tasks_per_node", "time", "account",
+                        "runtime_dir", "start_timeout_minutes"});
         auto& s = m_s.slurm;
-        if (auto x = m_r.string(n, "partition", p, true, "the partition to submit to, e.g. \"gpu\""))
-            s.partition = *x;
+        // Names become #SBATCH lines of a shell script: only Slurm's own name characters get through.
+        static const std::regex name_re("^[A-Za-z0-9_.-]+$");
+        static const std::regex partitions_re("^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$");
+        if (auto x = m_r.string(n, "partition", p, true, "the partition to submit to, e.g. \"gpu\"")) {
+            if (!std::regex_match(*x, partitions_re))
+                m_r.diags().error(
+                    m_r.pos(n["partition"]),
+                    "slurm.partition must be a Slurm partition name (got \"" + printable(*x) + "\")",
+                    "letters, digits, '_', '.', '-'; several as \"gpu,gpu-long\"; `sinfo -s` lists "
+                    "them");
+            else
+                s.partition = *x;
+        }
         if (auto x = m_r.integer(n, "nodes", p, 1, 1024)) s.nodes = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "gpus_per_node", p, 0, 16)) s.gpus_per_node = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "tasks_per_node", p, 0, 256)) s.tasks_per_node = static_cast<int>(*x);
@@ -462,7 +476,30 @@ private:
             else
                 s.time = *x;
         }
-        if (auto x = m_r.string(n, "account", p)) s.account = *x;
+        if (auto x = m_r.string(n, "account", p)) {
+            if (!x->empty() && !std::regex_match(*x, name_re))
+                m_r.diags().error(
+                    m_r.pos(n["account"]),
+                    "slurm.account must be a Slurm account name (got \"" + printable(*x) + "\")",
+                    "letters, digits, '_', '.', '-'; `sacctmgr show assoc user=$USER` lists yours");
+            else
+                s.account = *x;
+        }
+        if (n["runtime_dir"].IsDefined()) abs_path(n, "runtime_dir", p, s.runtime_dir);
+        if (auto x = m_r.integer(n, "start_timeout_minutes", p, 1, 10080))
+            s.start_timeout_minutes = static_cast<int>(*x);
+    }
+
+    // On slurm the tasks per node are the slots; a second, different number would be silently ignored.
+    void slurm_slots(const YAML::Node& doc) {
+        const auto& s = m_s.slurm;
+        if (s.tasks_per_node > 0 && m_s.runtime.slots_per_node > 0 &&
+            s.tasks_per_node != m_s.runtime.slots_per_node)
+            m_r.diags().error(m_r.pos(doc["runtime"]["slots_per_node"]),
+                              "runtime.slots_per_node (" + std::to_string(m_s.runtime.slots_per_node) +
+                                  ") disagrees with slurm.tasks_per_node (" +
+                                  std::to_string(s.tasks_per_node) + ")",
+                              "on slurm the tasks per node are the slots: set only slurm.tasks_per_node");
     }
 
     void local(const YAML::Node& n) {

@@ -50,10 +50,59 @@ TEST_CASE("a local plan uses the spec's subnet and numbers nodes from .11") {
 }
 
 TEST_CASE("targets without a renderer say so instead of pretending") {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: s\ntarget: slurm\nslurm: {partition: gpu}\n",
+    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: s\ntarget: virtualwall\nnodes: {master: {}}\n"
+                                     "virtualwall: {project: p}\n",
                                      "c.yaml");
     REQUIRE(r.spec.has_value());
     auto files = render_spec(*r.spec);
     REQUIRE_FALSE(files.ok());
     CHECK(files.error().message.find("not available") != std::string::npos);
+}
+
+namespace {
+Spec slurm_spec(const std::string& body) {
+    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\n" + body, "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec.has_value());
+    return *r.spec;
+}
+bool has_line(const std::string& text, const std::string& line) {
+    return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+} // namespace
+
+TEST_CASE("the sbatch script asks for GPUs only when the spec has them") {
+    auto gpu = render_spec(slurm_spec("slurm: {partition: gpu, nodes: 2, gpus_per_node: 4}\n"));
+    REQUIRE(gpu.ok());
+    const auto& text = gpu->at("slurm/job.sbatch");
+    CHECK(has_line(text, "#SBATCH --gres=gpu:4"));
+    CHECK(has_line(text, "#SBATCH --ntasks-per-node=4"));
+    CHECK(has_line(text, "#SBATCH --nodes=2"));
+    CHECK(text.find("--account") == std::string::npos);
+    auto cpu = render_spec(slurm_spec("slurm: {partition: cpu, nodes: 3, account: proj1}\n"));
+    REQUIRE(cpu.ok());
+    const auto& c = cpu->at("slurm/job.sbatch");
+    CHECK(c.find("--gres") == std::string::npos);
+    CHECK(has_line(c, "#SBATCH --ntasks-per-node=1"));
+    CHECK(has_line(c, "#SBATCH --account=proj1"));
+}
+
+TEST_CASE("explicit tasks per node win over the GPU count and become the hostfile's slots") {
+    auto f = render_spec(slurm_spec("slurm: {partition: gpu, gpus_per_node: 4, tasks_per_node: 2}\n"
+                                    "hostfile: {format: mpich}\n"));
+    REQUIRE(f.ok());
+    const auto& text = f->at("slurm/job.sbatch");
+    CHECK(has_line(text, "#SBATCH --ntasks-per-node=2"));
+    CHECK(text.find("printf '%s:%s\\n' \"$h\" 2") != std::string::npos);
+}
+
+TEST_CASE("the runtime folder, backend and interface reach the job's environment") {
+    auto f = render_spec(slurm_spec("slurm: {partition: p, runtime_dir: /project/ddl/runtime}\n"
+                                    "runtime: {backend: tcp, interface: ib0, master_port: 29600}\n"));
+    REQUIRE(f.ok());
+    const auto& text = f->at("slurm/job.sbatch");
+    CHECK(has_line(text, "runtime_dir=\"${DDL_RUNTIME_DIR:-/project/ddl/runtime}\""));
+    CHECK(has_line(text, "export DDL_BACKEND=tcp"));
+    CHECK(has_line(text, "export DDL_IFACE=ib0 NCCL_SOCKET_IFNAME=ib0"));
+    CHECK(has_line(text, "export DDL_MASTER_PORT=29600 MASTER_PORT=29600"));
 }

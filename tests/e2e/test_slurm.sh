@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Target slurm against a real Slurm 22.05 (munged + slurmctld here, one slurmd per node of a local
+# cluster): the rendered batch script runs the bundled allreduce across 4 nodes with srun; plain srun
+# finds its master without MASTER_ADDR; ddl deploy submits, follows and resumes a job (no second
+# submission), reports a job that ends early and an unknown partition; ddl destroy scancels.
+source "$(dirname "$0")/lib.sh"
+HELPER="$(cd "$(dirname "$0")" && pwd)/helpers/slurm_cluster.sh"
+DIST="${DDL_BINARY_DIR:?}/dist"
+for tool in slurmctld slurmd munged sbatch srun; do
+  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || fail "$tool missing: run scripts/install-deps.sh"
+done
+SLURM_DIR="$WORK/slurm"
+SLURM_CLUSTERS=()
+# Slurm clusters are destroyed while the controller still runs, then Slurm stops, then lib.sh's
+# cleanup removes the local nodes and the work folder.
+slurm_cleanup() {
+  local rc=$?
+  for c in "${SLURM_CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy "$c" >/dev/null 2>&1 || true; done
+  bash "$HELPER" down "$SLURM_DIR" >/dev/null 2>&1 || true
+  set +e # lib.sh's cleanup reads the status from $?; under errexit `(exit 1)` would end this trap here
+  (exit $rc)
+  cleanup
+}
+trap slurm_cleanup EXIT
+
+slurm_spec() { # NAME PARTITION
+  SLURM_CLUSTERS+=("$1")
+  cat >"$1.yaml" <<YAML
+apiVersion: ddl/v1
+name: $1
+target: slurm
+slurm:
+  partition: $2
+  nodes: 4
+  time: "10"
+  start_timeout_minutes: 2
+runtime:
+  backend: tcp
+YAML
+}
+state_job() { ddl status "$1" --output json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_data"].get("job_id",""))' 2>/dev/null || true; }
+
+spec slurmnodes 4
+ddl deploy slurmnodes.yaml >nodes.log 2>&1 || { cat nodes.log; fail "deploy the local nodes"; }
+bash "$HELPER" up "$SLURM_DIR" "$STATE" slurmnodes e2e || fail "start Slurm on the local nodes"
+source "$SLURM_DIR/env"
+[ "$(sinfo -h -N -o %N | sort -u | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || fail "Slurm nodes: $(sinfo -N)"
+ok "Slurm up: slurmctld + 4 slurmd on the local nodes"
+
+# 1. The rendered batch script runs the allreduce across the 4 nodes with srun.
+slurm_spec slurmjob e2e
+ddl render slurmjob.yaml --out rendered >/dev/null || fail "render"
+script=rendered/slurm/job.sbatch
+for line in "#SBATCH --job-name=ddl-slurmjob" "#SBATCH --partition=e2e" "#SBATCH --nodes=4" \
+            "#SBATCH --ntasks-per-node=1" "#SBATCH --time=10" "#SBATCH --output=ddl-slurmjob-%j.out"; do
+  grep -qxF -- "$line" "$script" || fail "rendered script lacks: $line"
+done
+! grep -q -- "--gres" "$script" || fail "a CPU-only spec asked for GPUs"
+t0=$(date +%s.%N)
+DDL_RUNTIME_DIR="$DIST" sbatch --wait --parsable "$script" ddl-allreduce-test -b 1M -e 16M -n 5 --json \
+  >submit.out 2>submit.err || { cat submit.err; cat ddl-slurmjob-*.out; fail "the rendered job failed"; }
+t1=$(date +%s.%N)
+job=$(tail -1 submit.out)
+out="ddl-slurmjob-$job.out"
+python3 - "$out" <<'PY' || { cat "$out"; fail "allreduce result across the Slurm job"; }
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
+r = json.loads(lines[-1])
+assert r["ranks"] == 4 and r["wrong"] == 0 and r["backend"] == "tcp", r
+big = r["results"][-1]
+print("slurm allreduce: %d ranks, %d B: %.1f us, algbw %.4f GB/s, busbw %.4f GB/s, wrong %d"
+      % (r["ranks"], big["size"], big["time_us"], big["algbw"], big["busbw"], r["wrong"]))
+PY
+printf 'rendered job %s: sbatch --wait returned after %.1f s (it polls); Slurm: %s\n' "$job" \
+  "$(echo "$t1 - $t0" | bc)" "$(scontrol show job -o "$job" | tr ' ' '\n' | grep -E '^(SubmitTime|StartTime|EndTime)=' | tr '\n' ' ')"
+hosts="ddl-slurmjob-$job.hosts"
+[ "$(grep -v '^#' "$hosts" | tr '\n' ' ')" = "master slots=1 worker1 slots=1 worker2 slots=1 worker3 slots=1 " ] \
+  || { cat "$hosts"; fail "the job's hostfile"; }
+ok "rendered sbatch job: exact allreduce on 4 ranks over 4 nodes, hostfile from scontrol show hostnames"
+
+# 2. Workers started by plain srun take rank, size and master from Slurm's variables alone.
+env -u MASTER_ADDR -u DDL_MASTER_ADDR srun -p e2e -N4 --ntasks-per-node=1 "$DIST/bin/ddl-allreduce-test" --size 2M -n 2 \
+  >srun.out 2>&1 || { cat srun.out; fail "srun of the workers"; }
+grep -q "4 ranks" srun.out && grep -q "all results exact" srun.out || { cat srun.out; fail "srun allreduce"; }
+ok "srun starts the workers with no launcher and no MASTER_ADDR"
+
+# 3. ddl deploy submits, records the job, follows it to RUNNING; a second deploy submits nothing.
+ddl deploy slurmjob.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy on slurm"; }
+grep -E "RUNNING on master,worker\[1-3\] after" deploy.log || { cat deploy.log; fail "deploy did not follow the job"; }
+job1=$(state_job slurmjob)
+[ -n "$job1" ] || fail "no job id in the state"
+[ "$(squeue -h -j "$job1" -o %T)" = RUNNING ] || fail "job $job1 is not running: $(squeue)"
+ddl status slurmjob | grep -q "^worker3 " || fail "the allocated nodes are not the cluster's nodes"
+[ "$(ddl hostfile --cluster slurmjob | grep -c ' slots=1$')" = 4 ] || fail "hostfile of the slurm cluster"
+ddl deploy slurmjob.yaml >deploy2.log 2>&1 || { cat deploy2.log; fail "second deploy"; }
+[ "$(squeue -h -n ddl-slurmjob -o %i | wc -l)" = 1 ] || fail "a second deploy submitted again: $(squeue)"
+ok "deploy: job $job1 submitted once and followed to RUNNING; nodes and hostfile from the allocation"
+ddl run --cluster slurmjob -np 4 -- ddl-allreduce-test --size 4M -n 3 >run.out 2>&1 || { cat run.out; fail "ddl run on slurm"; }
+grep -q "4 ranks" run.out && grep -q "all results exact" run.out || { cat run.out; fail "ddl run allreduce"; }
+ok "ddl run: an srun step in job $job1 runs the allreduce exactly on 4 ranks"
+if ddl exec --cluster slurmjob -- true >exec.out 2>&1; then fail "ddl exec on a slurm cluster"; fi
+grep -q "use \`ddl run -- PROG\`" exec.out || { cat exec.out; fail "ddl exec message on slurm"; }
+
+# 4. An interrupted deploy of a job that must wait resumes with the same job.
+slurm_spec slurmwait e2e
+"$DDL" --state-dir "$STATE" deploy slurmwait.yaml >wait.log 2>&1 &
+pid=$!
+for _ in $(seq 100); do job2=$(state_job slurmwait); [ -n "$job2" ] && break; sleep 0.1; done
+[ -n "$job2" ] || { cat wait.log; fail "the waiting deploy recorded no job id"; }
+sleep 1
+[ "$(squeue -h -j "$job2" -o %T)" = PENDING ] || fail "job $job2 should wait for the nodes: $(squeue)"
+kill -TERM "$pid"
+if wait "$pid"; then fail "an interrupted deploy succeeded"; fi
+grep -q "interrupted while job $job2 was PENDING" wait.log || { cat wait.log; fail "interrupt message"; }
+[ "$(state_job slurmwait)" = "$job2" ] || fail "the interrupted deploy lost its job id"
+ok "interrupted while PENDING: job $job2 kept in the state"
+
+# 5. destroy cancels the job and waits until it is gone; the state goes.
+ddl destroy slurmjob >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
+[ -z "$(squeue -h -j "$job1" -o %T -t PD,R,CG 2>/dev/null)" ] || fail "job $job1 still queued after destroy"
+[ ! -e "$STATE/slurmjob" ] || fail "state of slurmjob left"
+ok "destroy: scancel $job1, job gone, state gone"
+
+ddl deploy slurmwait.yaml >wait2.log 2>&1 || { cat wait2.log; fail "resumed deploy"; }
+grep -q "following job $job2 from the state" wait2.log || { cat wait2.log; fail "the resumed deploy did not follow $job2"; }
+[ "$(squeue -h -n ddl-slurmwait -o %i | tr -d ' ')" = "$job2" ] || fail "resumed deploy submitted again: $(squeue)"
+ok "resumed deploy followed job $job2 to RUNNING, no second submission"
+
+# 6. A job that ends before it runs is reported as such; an unknown partition is refused up front.
+slurm_spec slurmearly e2e
+"$DDL" --state-dir "$STATE" deploy slurmearly.yaml >early.log 2>&1 &
+pid=$!
+for _ in $(seq 100); do job3=$(state_job slurmearly); [ -n "$job3" ] && break; sleep 0.1; done
+[ -n "$job3" ] || { cat early.log; fail "no job id for the early job"; }
+scancel "$job3"
+if wait "$pid"; then fail "deploy of a cancelled job succeeded"; fi
+grep -q "Slurm job $job3 ended before the cluster was up: CANCELLED" early.log || { cat early.log; fail "ended-early message"; }
+ddl destroy slurmearly >/dev/null 2>&1 || fail "destroy after an early end"
+ok "a job cancelled while pending: clear error, destroy still works"
+
+slurm_spec slurmbad nosuch
+if ddl deploy slurmbad.yaml >bad.log 2>&1; then fail "unknown partition accepted"; fi
+grep -q 'no partition "nosuch" on this Slurm cluster (it has: e2e)' bad.log || { cat bad.log; fail "partition message"; }
+[ -z "$(squeue -h -n ddl-slurmbad -o %i)" ] || fail "a job was submitted to an unknown partition"
+ddl destroy slurmbad >/dev/null 2>&1 || fail "destroy after a refused partition"
+ok "unknown partition refused before submitting, naming the partitions that exist"
+
+ddl destroy slurmwait >/dev/null 2>&1 || fail "destroy slurmwait"
+[ -z "$(squeue -h -o %i)" ] || fail "jobs left: $(squeue)"
+ok "all jobs gone"
