@@ -1,7 +1,9 @@
 #include "provision/Targets.hpp"
 
+#include "provision/GpulabTarget.hpp"
 #include "provision/LocalTarget.hpp"
 #include "provision/SshTarget.hpp"
+#include "provision/VirtualwallTarget.hpp"
 
 #include <functional>
 #include <map>
@@ -14,12 +16,14 @@ Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target) {
     static const std::map<Target, Factory> table{
         {Target::local, [] { return std::make_unique<LocalTarget>(); }},
         {Target::ssh, [] { return std::make_unique<SshTarget>(); }},
+        {Target::virtualwall, [] { return std::make_unique<VirtualwallTarget>(); }},
+        {Target::gpulab, [] { return std::make_unique<GpulabTarget>(); }},
     };
     auto it = table.find(target);
     if (it == table.end())
         return Error{"deploying to target " + to_string(target) +
-                     " is not available in this version of ddl (targets local and ssh are); see the README's "
-                     "target table"};
+                     " is not available in this version of ddl (targets local, ssh, virtualwall and gpulab "
+                     "are); see the README's target table"};
     return it->second();
 }
 
