@@ -545,8 +545,8 @@ int cmd_status(const GlobalOptions& g, const std::string& ref) {
                 "OS");
     for (const auto& n : st.nodes)
         std::printf("%-10s %-8s %-40s %5d %5d %6d  %s\n", n.name.c_str(), n.group.c_str(),
-                    (n.address + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus, n.slots,
-                    n.os.c_str());
+                    (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus,
+                    n.slots, n.os.c_str());
     return exit_code::k_ok;
 }
 

@@ -1,5 +1,9 @@
+#include "Fakes.hpp"
+#include "provision/Configure.hpp"
+#include "provision/HostfileWriter.hpp"
 #include "provision/RspecManifest.hpp"
 #include "provision/VirtualwallTarget.hpp"
+#include "runtime/Hostfile.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
 
@@ -168,4 +172,37 @@ TEST_CASE("the jFed run file names the RSpec and slice and project and expiratio
     CHECK(del.find("rspec:") == std::string::npos);
     CHECK(VirtualwallTarget::cli_argv("/opt/jfed/cli.jar", "f") ==
           std::vector<std::string>{"java", "-jar", "/opt/jfed/cli.jar", "run", "f"});
+}
+
+TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH labels intact") {
+    auto m = parse_manifest(data("wall2-4nodes.xml"));
+    REQUIRE(m.ok());
+    auto nodes = VirtualwallTarget::nodes_from_manifest(*m, wall(3), "/k/id");
+    REQUIRE(nodes.ok());
+    const std::string v6 = "2001:6a8:1d80:2031:225:90ff:fe5c:dfec";
+    CHECK(format_hostfile(*nodes, HostfileFormat::openmpi).find("\n" + v6 + " slots=1\n") !=
+          std::string::npos);
+    CHECK(format_hostfile(*nodes, HostfileFormat::horovod).rfind(v6 + " slots=1\n", 0) == 0);
+    CHECK(format_hostfile(*nodes, HostfileFormat::mpich).rfind("[" + v6 + "]:1\n", 0) == 0);
+    // Every format reads back to the same hosts.
+    for (auto f : {HostfileFormat::openmpi, HostfileFormat::horovod, HostfileFormat::mpich}) {
+        auto back = runtime::parse_hostfile(format_hostfile(*nodes, f));
+        REQUIRE(back.ok());
+        CHECK((*back)[0].host == v6);
+    }
+    SshEndpoint ep;
+    ep.host = v6;
+    ep.port = 2222;
+    ep.user = "ubuntu";
+    CHECK(ep.label() == "ubuntu@[" + v6 + "]:2222");
+    TempDir dir;
+    StateStore store(dir.path());
+    ClusterState state;
+    state.cluster = "ddl-wall";
+    state.nodes = *nodes;
+    test::FakeProcess proc;
+    test::FakeRemote remote;
+    test::FakeProgress progress;
+    Context ctx{wall(3), state, store, proc, remote, progress, {}, nullptr};
+    CHECK(render_inventory(ctx).find("ansible_host: \"" + v6 + "\"") != std::string::npos);
 }
