@@ -54,7 +54,7 @@ Result<GpulabClient::Reply> GpulabClient::call(const std::string& method, const 
         std::string m = r.error().message;
         // A refused client certificate shows up as a failed handshake, not as an HTTP status.
         if (m.find("SSL") != std::string::npos || m.find("certificate") != std::string::npos ||
-            m.find("receiving data") != std::string::npos)
+            m.find("peer") != std::string::npos || m.find("handshake") != std::string::npos)
             m +=
                 "; the TLS connection failed: check that the client certificate (GPULAB_CERT or gpulab.cert) "
                 "is your current iLab.t certificate with its key, and that gpulab.api_url is right";

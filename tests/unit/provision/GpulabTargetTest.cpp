@@ -33,19 +33,26 @@ public:
         const auto& s = per_node.count(node_of(id)) ? per_node.at(node_of(id)) : script;
         int n = gets[id]++;
         std::string status = s[std::min<std::size_t>(static_cast<std::size_t>(n), s.size() - 1)];
-        nlohmann::json j{{"uuid", id}, {"name", submitted[std::stoul(id.substr(4))]["name"]}, {"state", {{"status", status}}}};
+        nlohmann::json j{{"uuid", id},
+                         {"name", submitted[std::stoul(id.substr(4))]["name"]},
+                         {"state", {{"status", status}}}};
         if (status == "Queued")
-            j["state"]["scheduling"] = {{"queuedExplanations", {"project ddlproject uses its full GPU quota"}}};
+            j["state"]["scheduling"] = {
+                {"queuedExplanations", {"project ddlproject uses its full GPU quota"}}};
         if (status == "Running")
             j["state"]["resources"] = {{"slaveHost", "gpu7.example"},
-                                       {"portMappings", {{{"containerPort", 22}, {"hostPort", 30000 + std::stoi(id.substr(4))},
-                                                          {"hostIp", "0.0.0.0"}}}}};
+                                       {"portMappings",
+                                        {{{"containerPort", 22},
+                                          {"hostPort", 30000 + std::stoi(id.substr(4))},
+                                          {"hostIp", "0.0.0.0"}}}}};
         return j;
     }
     Result<nlohmann::json> list() override {
         nlohmann::json all = extra_listed;
         for (std::size_t i = 0; i < submitted.size(); ++i)
-            all.push_back({{"uuid", "job-" + std::to_string(i)}, {"name", submitted[i]["name"]}, {"state", {{"status", "Running"}}}});
+            all.push_back({{"uuid", "job-" + std::to_string(i)},
+                           {"name", submitted[i]["name"]},
+                           {"state", {{"status", "Running"}}}});
         return all;
     }
     Status cancel(const std::string& id) override {
@@ -53,7 +60,8 @@ public:
         return {};
     }
     Result<std::string> logs(const std::string&) override {
-        return std::string("ddl: installing openssh-server\nddl: cannot install openssh-server:\nE: Unable to locate package\n");
+        return std::string("ddl: installing openssh-server\nddl: cannot install openssh-server:\nE: Unable "
+                           "to locate package\n");
     }
 };
 
@@ -68,10 +76,12 @@ struct Rig {
     FakeGpulab* api = nullptr;
     std::unique_ptr<FakeGpulab> owned = std::make_unique<FakeGpulab>();
     explicit Rig(const std::string& extra = "") {
-        auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
-                                         "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
-                                         "  docker_image: img:1\n  wait_minutes: 1\n" + extra,
-                                         "c.yaml");
+        auto r = SpecLoader::load_string(
+            "apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
+            "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
+            "  docker_image: img:1\n  wait_minutes: 1\n" +
+                extra,
+            "c.yaml");
         REQUIRE(r.spec.has_value());
         spec = *r.spec;
         state.cluster = "gl";
@@ -128,7 +138,8 @@ TEST_CASE("a gpulab job that ends while starting fails provision with its log ta
     auto t = rig.target();
     auto s = t.provision(ctx);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find("GPULab job job-1 for node worker1 ended before it was ready (status FAILED)") !=
+    CHECK(s.error().message.find(
+              "GPULab job job-1 for node worker1 ended before it was ready (status FAILED)") !=
           std::string::npos);
     CHECK(s.error().message.find("| E: Unable to locate package") != std::string::npos);
     CHECK(rig.state.target_data["jobs"].size() == 3); // recorded, so destroy can cancel them
@@ -148,8 +159,9 @@ TEST_CASE("gpulab jobs still queued at the deadline fail provision with the sche
     ctx.spec.gpulab.wait_minutes = 0;
     auto s = t.provision(ctx);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find("these GPULab jobs are still not running: master (job job-0, QUEUED: project "
-                                 "ddlproject uses its full GPU quota)") != std::string::npos);
+    CHECK(
+        s.error().message.find("these GPULab jobs are still not running: master (job job-0, QUEUED: project "
+                               "ddlproject uses its full GPU quota)") != std::string::npos);
     CHECK(s.error().message.find("raise gpulab.wait_minutes") != std::string::npos);
 }
 
@@ -158,9 +170,10 @@ TEST_CASE("gpulab destroy cancels the recorded jobs and any other job named for 
     auto ctx = rig.ctx();
     auto t = rig.target();
     REQUIRE(t.provision(ctx).ok());
-    rig.api->extra_listed = {{{"uuid", "orphan-1"}, {"name", "ddl-gl-worker9"}, {"state", {{"status", "Queued"}}}},
-                             {{"uuid", "done-1"}, {"name", "ddl-gl-worker8"}, {"state", {{"status", "Finished"}}}},
-                             {{"uuid", "other-1"}, {"name", "ddl-other-master"}, {"state", {{"status", "Running"}}}}};
+    rig.api->extra_listed = {
+        {{"uuid", "orphan-1"}, {"name", "ddl-gl-worker9"}, {"state", {{"status", "Queued"}}}},
+        {{"uuid", "done-1"}, {"name", "ddl-gl-worker8"}, {"state", {{"status", "Finished"}}}},
+        {{"uuid", "other-1"}, {"name", "ddl-other-master"}, {"state", {{"status", "Running"}}}}};
     REQUIRE(t.destroy(ctx).ok());
     std::sort(rig.api->cancelled.begin(), rig.api->cancelled.end());
     CHECK(rig.api->cancelled == std::vector<std::string>{"job-0", "job-1", "job-2", "orphan-1"});
@@ -174,13 +187,16 @@ TEST_CASE("the gpulab client certificate must hold a certificate and a decrypted
     std::string pem = rig.dir.path() + "/cert.pem";
     ctx.spec.gpulab.cert = pem;
     unsetenv("GPULAB_CERT");
-    REQUIRE(write_file_atomic(pem, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 0600).ok());
+    REQUIRE(
+        write_file_atomic(pem, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 0600).ok());
     auto s = t.preflight(ctx);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().message.find("has no private key") != std::string::npos);
-    REQUIRE(write_file_atomic(pem, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
-                                   "-----BEGIN ENCRYPTED PRIVATE KEY-----\nBBBB\n-----END ENCRYPTED PRIVATE KEY-----\n",
-                              0600)
+    REQUIRE(write_file_atomic(
+                pem,
+                "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----\nBBBB\n-----END ENCRYPTED PRIVATE KEY-----\n",
+                0600)
                 .ok());
     s = t.preflight(ctx);
     REQUIRE_FALSE(s.ok());
