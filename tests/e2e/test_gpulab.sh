@@ -5,7 +5,7 @@
 # jobs that never leave the queue.
 source "$(dirname "$0")/lib.sh"
 fakes="$DDL_SOURCE_DIR/tests/fakes"
-export DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
+export DDL_FAKE_NODES="${DDL_FAKE_NODES:-$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes}"
 [ -x "$DDL_FAKE_NODES" ] || fail "missing $DDL_FAKE_NODES (build the tests/fakes tools)"
 server_pid=""
 stop_server() {

@@ -4,7 +4,7 @@
 # slice; then the jFed-GUI way: a manifest given with --manifest, and destroy saying what to delete.
 source "$(dirname "$0")/lib.sh"
 fakes="$DDL_SOURCE_DIR/tests/fakes"
-export DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
+export DDL_FAKE_NODES="${DDL_FAKE_NODES:-$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes}"
 [ -x "$DDL_FAKE_NODES" ] || fail "missing $DDL_FAKE_NODES (build the tests/fakes tools)"
 export FAKE_JFED_STATE="$WORK/jfed" FAKE_JFED_LOG="$WORK/jfed.log"
 mkdir -p "$FAKE_JFED_STATE"
