@@ -138,6 +138,12 @@ Result<std::vector<NodeState>> VirtualwallTarget::nodes_from_manifest(const Mani
         ns.port = login->port;
         ns.user = login->username;
         ns.key = key_path;
+        // The experiment LAN the RSpec asked for (with its capacity) carries the training traffic; the
+        // login address is the control network. Hostfiles and ranks use the LAN when the manifest has it.
+        for (const auto& iface : found->interfaces)
+            if (iface.client_id == want.client_id + ":if0")
+                for (const auto& ip : iface.ips)
+                    if (ip.type == "ipv4" && ns.private_address.empty()) ns.private_address = ip.address;
         out.push_back(ns);
     }
     if (!problems.empty()) return Error{join(problems, "\n      ")};

@@ -81,6 +81,8 @@ TEST_CASE("nodes from a manifest use the public IPv6 address by default and the 
     CHECK((*nodes)[0].address == "2001:6a8:1d80:2031:225:90ff:fe5c:dfec");
     CHECK((*nodes)[0].user == "ubuntu");
     CHECK((*nodes)[0].key == "/k/id");
+    CHECK((*nodes)[0].private_address == "192.168.0.1"); // the experiment LAN, for hostfiles and ranks
+    CHECK((*nodes)[3].private_address == "192.168.0.4");
     CHECK((*nodes)[3].group == "workers");
     auto by_name = VirtualwallTarget::nodes_from_manifest(*m, wall(3, "  connect_via: hostname\n"), "k");
     REQUIRE(by_name.ok());
@@ -180,6 +182,8 @@ TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH 
     auto nodes = VirtualwallTarget::nodes_from_manifest(*m, wall(3), "/k/id");
     REQUIRE(nodes.ok());
     const std::string v6 = "2001:6a8:1d80:2031:225:90ff:fe5c:dfec";
+    for (auto& n : *nodes)
+        n.private_address.clear(); // as when the manifest has no LAN addresses: IPv6 all the way
     CHECK(format_hostfile(*nodes, HostfileFormat::openmpi).find("\n" + v6 + " slots=1\n") !=
           std::string::npos);
     CHECK(format_hostfile(*nodes, HostfileFormat::horovod).rfind(v6 + " slots=1\n", 0) == 0);
