@@ -65,6 +65,8 @@ int run_app(int argc, char** argv) {
     deploy->add_flag("-y,--yes", da.yes, "Do not ask for confirmation");
     deploy->add_option("--ssh-timeout", da.ssh_timeout_s, "Seconds to wait for SSH on every node")
         ->capture_default_str();
+    deploy->add_option("--manifest", da.manifest,
+                       "virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved for the slice");
     deploy->callback([&] { action = [&] { return cmd_deploy(g, da); }; });
 
     auto* destroy = app.add_subcommand("destroy", "Tear down everything ddl created for a cluster");

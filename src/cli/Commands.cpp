@@ -464,6 +464,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
     DeployOptions opts;
     opts.yes = a.yes;
     opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
+    opts.manifest_path = a.manifest;
     oc->ctx.emplace(Context{spec, state, store, oc->proc, oc->remote, oc->progress, opts, &g_interrupted});
     return oc;
 }
@@ -475,6 +476,11 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
         return exit_code::k_bad_input;
     }
     const Spec& spec = *loaded.spec;
+    if (!a.manifest.empty() && spec.target != Target::virtualwall) {
+        std::cerr << "ddl deploy: --manifest is for target virtualwall (this spec's target is "
+                  << to_string(spec.target) << ")\n";
+        return exit_code::k_bad_input;
+    }
     int rc = 0;
     auto oc = open_for_deploy(g, spec, a, "ddl deploy " + a.file, rc);
     if (!oc) {
@@ -587,8 +593,8 @@ int cmd_status(const GlobalOptions& g, const std::string& ref) {
                 "OS");
     for (const auto& n : st.nodes)
         std::printf("%-10s %-8s %-40s %5d %5d %6d  %s\n", n.name.c_str(), n.group.c_str(),
-                    (n.address + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus, n.slots,
-                    n.os.c_str());
+                    (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus,
+                    n.slots, n.os.c_str());
     return exit_code::k_ok;
 }
 

@@ -20,6 +20,7 @@ struct DeployArgs {
     std::string only;
     bool yes = false;
     int ssh_timeout_s = 90;
+    std::string manifest; // virtualwall: the manifest RSpec saved by the jFed GUI
 };
 int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
 int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes);

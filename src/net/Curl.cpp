@@ -143,4 +143,33 @@ Status send_mail(const SmtpSettings& smtp, const MailMessage& msg, std::chrono::
     return {};
 }
 
+Result<HttpResponse> http_request(const HttpRequest& req) {
+    global_init();
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    curl_slist* raw = nullptr;
+    for (const auto& h : req.headers)
+        raw = curl_slist_append(raw, h.c_str());
+    if (!req.body.empty()) raw = curl_slist_append(raw, "Content-Type: application/json");
+    SlistPtr list(raw);
+    curl_easy_setopt(c.get(), CURLOPT_URL, req.url.c_str());
+    if (list) curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, list.get());
+    if (req.method == "POST" || req.method == "PUT" || !req.body.empty()) {
+        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, req.body.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
+    }
+    if (req.method != "GET" && req.method != "POST")
+        curl_easy_setopt(c.get(), CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    if (!req.client_cert.empty()) {
+        curl_easy_setopt(c.get(), CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c.get(), CURLOPT_SSLCERT, req.client_cert.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_SSLKEYTYPE, "PEM");
+        curl_easy_setopt(c.get(), CURLOPT_SSLKEY,
+                         (req.client_key.empty() ? req.client_cert : req.client_key).c_str());
+    }
+    if (!req.ca_bundle.empty()) curl_easy_setopt(c.get(), CURLOPT_CAINFO, req.ca_bundle.c_str());
+    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+    return perform(c.get(), req.url);
+}
+
 } // namespace ddl

@@ -31,6 +31,22 @@ public:
                              std::chrono::milliseconds timeout) override;
 };
 
+// One HTTP(S) request with everything explicit, for REST clients that need methods other than GET/POST
+// and TLS client certificates. Paths only: certificate and key material never pass through ddl's memory.
+struct HttpRequest {
+    std::string method = "GET"; // GET | POST | PUT | DELETE
+    std::string url;
+    std::string body; // sent as application/json when not empty
+    std::vector<std::string> headers;
+    std::string client_cert; // PEM file: client certificate (may also hold the key)
+    std::string client_key;  // PEM file: its private key (empty: in client_cert)
+    std::string ca_bundle;   // PEM file of CAs to trust instead of the system's (empty: system)
+    std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+};
+// The response, whatever its status; an Error only when no response came (DNS, TCP, TLS, timeout), with
+// libcurl's reason.
+Result<HttpResponse> http_request(const HttpRequest& req);
+
 struct SmtpSettings {
     std::string url; // smtp://host:port or smtps://host:port
     std::string from;

@@ -18,6 +18,7 @@ struct DeployOptions {
     bool yes = false;
     std::chrono::milliseconds ssh_deadline{std::chrono::seconds(90)};
     std::size_t parallel = 16; // concurrent SSH operations
+    std::string manifest_path; // virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved
 };
 
 struct Context {

@@ -1,8 +1,10 @@
 #include "provision/Targets.hpp"
 
+#include "provision/GpulabTarget.hpp"
 #include "provision/LocalTarget.hpp"
 #include "provision/SlurmTarget.hpp"
 #include "provision/SshTarget.hpp"
+#include "provision/VirtualwallTarget.hpp"
 
 #include <functional>
 #include <map>
@@ -16,13 +18,14 @@ Result<std::unique_ptr<TargetDriver>> make_target_driver(Target target) {
         {Target::local, [] { return std::make_unique<LocalTarget>(); }},
         {Target::ssh, [] { return std::make_unique<SshTarget>(); }},
         {Target::slurm, [] { return std::make_unique<SlurmTarget>(); }},
+        {Target::virtualwall, [] { return std::make_unique<VirtualwallTarget>(); }},
+        {Target::gpulab, [] { return std::make_unique<GpulabTarget>(); }},
     };
     auto it = table.find(target);
     if (it == table.end())
-        return Error{
-            "deploying to target " + to_string(target) +
-            " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
-            "target table"};
+        return Error{"deploying to target " + to_string(target) +
+                     " is not available in this version of ddl (targets local, ssh, slurm, virtualwall and "
+                     "gpulab are); see the README's target table"};
     return it->second();
 }
 

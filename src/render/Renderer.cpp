@@ -1,6 +1,8 @@
 #include "render/Renderer.hpp"
 
+#include "render/GpulabJobs.hpp"
 #include "render/LocalPlan.hpp"
+#include "render/RequestRspec.hpp"
 #include "render/SlurmScript.hpp"
 #include "util/Files.hpp"
 
@@ -16,11 +18,13 @@ std::string dump(const nlohmann::json& j) {
 
 // Variables every configure run receives (Ansible extra-vars), from the spec alone.
 nlohmann::json ansible_vars(const Spec& s) {
+    // GPULab jobs run in containers on GPU hosts it manages: drivers and container runtime are its own.
+    const bool driver_roles = s.target != Target::gpulab;
     return {{"ddl_cluster", s.name},
             {"ddl_target", to_string(s.target)},
-            {"ddl_gpu_driver", s.gpu.driver},
+            {"ddl_gpu_driver", driver_roles && s.gpu.driver},
             {"ddl_gpu_driver_branch", s.gpu.driver_branch},
-            {"ddl_container_toolkit", s.gpu.container_toolkit},
+            {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
             {"ddl_allow_reboot", s.gpu.allow_reboot},
             {"ddl_nfs_enabled", s.services.nfs},
             {"ddl_nfs_export", s.services.nfs_export},
@@ -65,10 +69,33 @@ Result<RenderedFiles> render_slurm(const Spec& s) {
     return f;
 }
 
+// The request RSpec jFed reads, and what ddl tells jFed about the slice (no dates: those are set at deploy).
+Result<RenderedFiles> render_virtualwall(const Spec& s) {
+    const auto& vw = s.virtualwall;
+    RenderedFiles f;
+    f["virtualwall/request.rspec"] = render_request_rspec(s);
+    f["virtualwall/slice.json"] = dump({{"slice", vw.slice_name(s.name)},
+                                        {"project", vw.project},
+                                        {"testbed", vw.testbed},
+                                        {"authority", virtualwall_cm_urn(vw.testbed)},
+                                        {"expiry_hours", vw.expiry_hours}});
+    return f;
+}
+
+// One job request per file, in submit order; the cluster's public key is filled in at deploy.
+Result<RenderedFiles> render_gpulab(const Spec& s) {
+    RenderedFiles f;
+    auto jobs = render_gpulab_jobs(s, k_gpulab_key_placeholder);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        f["gpulab/" + jobs[i].node + ".json"] = dump(jobs[i].request);
+    return f;
+}
+
 Result<RenderedFiles> not_yet(const Spec& s) {
     return Error{
         "rendering for target " + to_string(s.target) +
-        " is not available in this version of ddl (targets local, ssh and slurm are); see the README's "
+        " is not available in this version of ddl (targets local, ssh, slurm, virtualwall and gpulab are); see "
+        "the README's "
         "target table"};
 }
 
@@ -77,8 +104,9 @@ using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
 // One entry per target, in Target order.
 const std::map<Target, RenderFn>& renderers() {
     static const std::map<Target, RenderFn> table{
-        {Target::openstack, not_yet}, {Target::virtualwall, not_yet}, {Target::gpulab, not_yet},
-        {Target::ssh, render_ssh},    {Target::slurm, render_slurm},  {Target::local, render_local},
+        {Target::openstack, not_yet},    {Target::virtualwall, render_virtualwall},
+        {Target::gpulab, render_gpulab}, {Target::ssh, render_ssh},
+        {Target::slurm, render_slurm},   {Target::local, render_local},
     };
     return table;
 }

@@ -46,6 +46,9 @@ int Spec::node_count() const {
         return static_cast<int>(ssh.hosts.size());
     case Target::slurm:
         return slurm.nodes;
+    case Target::gpulab:
+        // One job is one node: a single job with every GPU, or one job per GPU.
+        return gpulab.layout == "one-job" ? 1 : total_gpus();
     default:
         return master.count + workers.count;
     }
@@ -90,18 +93,18 @@ nlohmann::json Spec::to_json() const {
                             {"disk_image", virtualwall.disk_image},
                             {"link_capacity", format_rate(virtualwall.link_capacity_bps)},
                             {"jfed_cli", virtualwall.jfed_cli},
-                            {"expiry_hours", virtualwall.expiry_hours}};
+                            {"expiry_hours", virtualwall.expiry_hours},
+                            {"slice", virtualwall.slice},
+                            {"connect_via", virtualwall.connect_via}};
         break;
     case Target::gpulab:
-        j["gpulab"] = {{"project", gpulab.project},
-                       {"cluster_id", gpulab.cluster_id},
-                       {"docker_image", gpulab.docker_image},
-                       {"layout", gpulab.layout},
-                       {"gpu_model", gpulab.gpu_model},
-                       {"min_cuda_version", gpulab.min_cuda_version},
-                       {"cpus_per_gpu", gpulab.cpus_per_gpu},
-                       {"memory_gb_per_gpu", gpulab.memory_gb_per_gpu},
-                       {"api_url", gpulab.api_url}};
+        j["gpulab"] = {{"project", gpulab.project},           {"cluster_id", gpulab.cluster_id},
+                       {"docker_image", gpulab.docker_image}, {"layout", gpulab.layout},
+                       {"gpu_model", gpulab.gpu_model},       {"min_cuda_version", gpulab.min_cuda_version},
+                       {"cpus_per_gpu", gpulab.cpus_per_gpu}, {"memory_gb_per_gpu", gpulab.memory_gb_per_gpu},
+                       {"api_url", gpulab.api_url},           {"cert", gpulab.cert},
+                       {"wait_minutes", gpulab.wait_minutes}, {"ssh_port", gpulab.ssh_port},
+                       {"max_duration", gpulab.max_duration}};
         break;
     case Target::ssh: {
         json hosts = json::array();

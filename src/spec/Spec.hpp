@@ -58,6 +58,11 @@ struct VirtualwallSpec {
     std::uint64_t link_capacity_bps = 10'000'000'000ULL;
     std::string jfed_cli; // path to the experimenter CLI jar/wrapper; empty: use --manifest
     int expiry_hours = 24;
+    std::string slice; // GENI slice name; empty: the cluster name (which must then fit the slice rules)
+    std::string connect_via = "ipv6"; // ipv6 | hostname | ipv4: which manifest address ddl uses for SSH
+
+    // The slice ddl creates/deletes: `slice`, or the cluster name.
+    std::string slice_name(const std::string& cluster) const { return slice.empty() ? cluster : slice; }
 };
 
 struct GpulabSpec {
@@ -70,6 +75,10 @@ struct GpulabSpec {
     int cpus_per_gpu = 4;
     int memory_gb_per_gpu = 16;
     std::string api_url = "https://gpulab.ilabt.imec.be/api/gpulab/v3.0";
+    std::string cert;      // PEM with client certificate + key; GPULAB_CERT overrides; never logged
+    int wait_minutes = 30; // how long jobs may stay QUEUED/STARTING before deploy gives up
+    int ssh_port = 22;     // port the job's sshd listens on inside the container
+    std::string max_duration = "1 day"; // scheduling.maxDuration
 };
 
 struct SshHost {
@@ -160,6 +169,8 @@ struct Spec {
 
     // Total nodes the cluster will have, whatever the target.
     int node_count() const;
+    // GPUs the node groups ask for (master + workers), for targets sized by GPUs (gpulab).
+    int total_gpus() const { return master.count * master.gpus + workers.count * workers.gpus; }
     // The normalized spec with defaults, stable key order (used by render and state).
     nlohmann::json to_json() const;
 };

@@ -65,6 +65,10 @@ public:
                               "target " + *target +
                                   " needs nodes.master and nodes.workers (count, flavor, gpus)");
         }
+        if (target && m_s.target == Target::gpulab && doc["nodes"].IsDefined() && m_s.total_gpus() < 1)
+            m_r.diags().error(m_r.pos(doc["nodes"]), "target gpulab needs at least one GPU (nodes ask for 0)",
+                              "set nodes.master.gpus (and nodes.workers.gpus): one GPULab job per GPU, or "
+                              "one job with all of them (gpulab.layout: one-job)");
         if (auto a = doc["access"]; a.IsDefined()) access(a);
         if (target && m_s.target == Target::openstack && m_s.access.allowed_cidrs.empty() && !had_cidrs)
             m_r.diags().error(
@@ -303,7 +307,7 @@ private:
         const std::string p = "virtualwall";
         m_r.check_keys(n, p,
                        {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
-                        "expiry_hours"});
+                        "expiry_hours", "slice", "connect_via"});
         auto& v = m_s.virtualwall;
         if (auto x = m_r.choice(n, "testbed", p, {"wall1", "wall2"})) v.testbed = *x;
         if (auto x = m_r.string(n, "project", p, true, "your Fed4FIRE project name")) v.project = *x;
@@ -320,22 +324,62 @@ private:
         rate(n, "link_capacity", p, v.link_capacity_bps, 1'000'000, 100'000'000'000ULL, false);
         if (auto x = m_r.string(n, "jfed_cli", p)) v.jfed_cli = *x;
         if (auto x = m_r.integer(n, "expiry_hours", p, 1, 336)) v.expiry_hours = static_cast<int>(*x);
+        if (auto x = m_r.choice(n, "connect_via", p, {"ipv6", "hostname", "ipv4"})) v.connect_via = *x;
+        // GENI slice names: a letter, then letters, digits or '-', at most 19 characters.
+        static const std::regex slice_re("^[a-zA-Z][-a-zA-Z0-9]{0,18}$");
+        if (auto x = m_r.string(n, "slice", p)) {
+            if (!std::regex_match(*x, slice_re))
+                m_r.diags().error(m_r.pos(n["slice"]),
+                                  "virtualwall.slice must be a slice name (got \"" + printable(*x) + "\")",
+                                  "a letter, then letters, digits or '-', at most 19 characters");
+            else
+                v.slice = *x;
+        } else if (!m_s.name.empty() && !std::regex_match(m_s.name, slice_re)) {
+            std::string shorter = m_s.name.substr(0, 19);
+            while (shorter.back() == '-')
+                shorter.pop_back();
+            m_r.diags().error(m_r.pos(n),
+                              "the cluster name \"" + m_s.name + "\" is " + std::to_string(m_s.name.size()) +
+                                  " characters, too long for a GENI slice name (at most 19)",
+                              "set virtualwall.slice to a shorter name, e.g. \"" + shorter + "\"");
+        }
     }
 
     void gpulab(const YAML::Node& n) {
         const std::string p = "gpulab";
         m_r.check_keys(n, p,
                        {"project", "cluster_id", "docker_image", "layout", "gpu_model", "min_cuda_version",
-                        "cpus_per_gpu", "memory_gb_per_gpu", "api_url"});
+                        "cpus_per_gpu", "memory_gb_per_gpu", "api_url", "cert", "wait_minutes", "ssh_port",
+                        "max_duration"});
         auto& g = m_s.gpulab;
         if (auto x = m_r.string(n, "project", p, true, "the GPULab project the jobs run in")) g.project = *x;
-        if (auto x = m_r.string(n, "cluster_id", p)) g.cluster_id = *x;
+        // GPULab takes both as integers; a typo here would only fail at submit time.
+        auto digits = [](const std::string& x) {
+            return !x.empty() && x.size() <= 9 && x.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (auto x = m_r.string(n, "cluster_id", p)) {
+            if (!digits(*x))
+                m_r.diags().error(m_r.pos(n["cluster_id"]),
+                                  "gpulab.cluster_id must be a cluster number (got \"" + printable(*x) +
+                                      "\")",
+                                  "`gpulab-cli clusters --short` lists them, e.g. \"4\"");
+            else
+                g.cluster_id = *x;
+        }
         if (auto x = m_r.string(n, "docker_image", p, true,
                                 "the image the jobs run, e.g. nvcr.io/nvidia/pytorch:24.05-py3"))
             g.docker_image = *x;
         if (auto x = m_r.choice(n, "layout", p, {"one-job", "jobs-per-gpu"})) g.layout = *x;
         if (auto x = m_r.string(n, "gpu_model", p)) g.gpu_model = *x;
-        if (auto x = m_r.string(n, "min_cuda_version", p)) g.min_cuda_version = *x;
+        if (auto x = m_r.string(n, "min_cuda_version", p)) {
+            if (!digits(*x))
+                m_r.diags().error(m_r.pos(n["min_cuda_version"]),
+                                  "gpulab.min_cuda_version must be a CUDA major version (got \"" +
+                                      printable(*x) + "\")",
+                                  "e.g. \"12\"");
+            else
+                g.min_cuda_version = *x;
+        }
         if (auto x = m_r.integer(n, "cpus_per_gpu", p, 1, 64)) g.cpus_per_gpu = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "memory_gb_per_gpu", p, 1, 1024))
             g.memory_gb_per_gpu = static_cast<int>(*x);
@@ -345,6 +389,18 @@ private:
                                   "the client certificate must never travel over plain HTTP");
             else
                 g.api_url = *x;
+        }
+        if (auto x = m_r.string(n, "cert", p)) g.cert = *x;
+        if (auto x = m_r.integer(n, "wait_minutes", p, 1, 1440)) g.wait_minutes = static_cast<int>(*x);
+        if (auto x = m_r.integer(n, "ssh_port", p, 1, 65535)) g.ssh_port = static_cast<int>(*x);
+        if (auto x = m_r.string(n, "max_duration", p)) {
+            static const std::regex re("^[1-9][0-9]{0,4} ?(minutes?|hours?|days?|weeks?|[mhdw])$");
+            if (!std::regex_match(*x, re))
+                m_r.diags().error(m_r.pos(n["max_duration"]),
+                                  "gpulab.max_duration must be a duration (got \"" + printable(*x) + "\")",
+                                  "a number and a unit, e.g. \"12 hours\", \"2 days\", \"1 week\"");
+            else
+                g.max_duration = *x;
         }
     }
 

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Target gpulab against an HTTPS stand-in of the GPULab API (tests/fakes/gpulab_server.py) that requires
+# a client certificate from a test CA made here with openssl; started jobs become real local nodes.
+# deploy -> exec on every job -> destroy cancels every job; refused certificates; a job dying early;
+# jobs that never leave the queue.
+source "$(dirname "$0")/lib.sh"
+fakes="$DDL_SOURCE_DIR/tests/fakes"
+export DDL_FAKE_NODES="${DDL_FAKE_NODES:-$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes}"
+[ -x "$DDL_FAKE_NODES" ] || fail "missing $DDL_FAKE_NODES (build the tests/fakes tools)"
+server_pid=""
+stop_server() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  server_pid=""
+  for d in "$WORK"/gl-*/nodes/*/; do [ -d "$d" ] && "$DDL_FAKE_NODES" down --id "$(basename "$d")" --state-dir "$(dirname "$d")" >/dev/null 2>&1; done
+  return 0
+}
+trap 'rc=$?; stop_server; (exit $rc); cleanup' EXIT
+
+# Test PKI: a CA, the server's certificate for 127.0.0.1, alice's client certificate (cert + key in one PEM,
+# as iLab.t hands it out), mallory's from the same CA (not a GPULab user) and eve's self-signed one.
+pki() {
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=ddl test CA" -keyout ca.key -out ca.pem 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout server.key -out server.csr 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\n' >san.ext
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile san.ext -out server.pem 2>/dev/null
+  for u in alice mallory; do
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$u" -keyout $u.key -out $u.csr 2>/dev/null
+    openssl x509 -req -in $u.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -out $u.crt 2>/dev/null
+    cat $u.crt $u.key >$u.pem; chmod 600 $u.pem
+  done
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=alice" -keyout eve.key -out eve.crt 2>/dev/null
+  cat eve.crt eve.key >eve.pem; chmod 600 eve.pem
+}
+pki
+export GPULAB_CA_BUNDLE="$WORK/ca.pem"
+
+start_server() { # MODE
+  stop_server
+  local dir="$WORK/gl-$1"; mkdir -p "$dir"; rm -f "$dir/port"
+  python3 "$fakes/gpulab_server.py" --cert server.pem --key server.key --ca ca.pem --state "$dir" \
+    --port-file "$dir/port" --users alice --project ddltest --mode "$1" --log "$dir/events.log" 2>"$dir/server.err" &
+  server_pid=$!
+  for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
+  [ -s "$dir/port" ] || { cat "$dir/server.err"; fail "the GPULab stand-in did not start"; }
+  port=$(cat "$dir/port"); events="$dir/events.log"
+}
+
+write_spec() { # NAME LAYOUT [extra lines]
+  local name=$1 layout=$2; shift 2
+  { cat <<YAML
+apiVersion: ddl/v1
+name: $name
+target: gpulab
+nodes:
+  master: {gpus: 1}
+  workers: {count: 2, gpus: 1}
+gpulab:
+  project: ddltest
+  cluster_id: "3"
+  docker_image: gitlab.ilabt.imec.be:4567/ddl/pytorch:24.05
+  layout: $layout
+  api_url: https://127.0.0.1:$port/api/gpulab/v3.0
+  wait_minutes: 1
+gpu:
+  driver: false
+services:
+  nfs: {enabled: false}
+YAML
+    for l in "$@"; do printf '%s\n' "$l"; done; } >"$name.yaml"
+  CLUSTERS+=("$name")
+}
+
+start_server normal
+write_spec gle2e jobs-per-gpu
+GPULAB_CERT="$WORK/alice.pem" ddl deploy gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
+[ "$(grep -c '^Queued ' "$events")" = 3 ] || { cat "$events"; fail "three jobs submitted"; }
+grep -q "Running .* ddl-gle2e-worker2$" "$events" || fail "job of worker2 running"
+out=$(ddl exec --cluster gle2e -- hostname) || fail "exec on every job"
+[ "$(grep -c '^\[' <<<"$out")" = 3 ] || { echo "$out"; fail "exec output of three jobs"; }
+grep -q "alice.pem\|BEGIN" "$STATE/gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
+ok "deploy: three single-GPU jobs submitted over TLS with a client certificate, RUNNING, reached over SSH"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
+[ "$(grep -c '^Cancelled ' "$events")" = 3 ] || { cat "$events"; fail "destroy cancelled every job"; }
+sleep 1
+if ip netns list | grep -q "^ddl-gl"; then fail "job nodes left after destroy: $(ip netns list | grep '^ddl-gl')"; fi
+[ ! -e "$STATE/gle2e" ] || fail "state of gle2e left"
+ok "destroy cancelled every job of the cluster; nothing left"
+
+write_spec glauth one-job
+rc=0; GPULAB_CERT="$WORK/mallory.pem" ddl deploy glauth.yaml >a.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "a certificate of a non-user was accepted"
+grep -q "GPULab answered HTTP 403 (user mallory is not allowed to use GPULab); the client certificate was not accepted" a.log \
+  || { cat a.log; fail "403 message"; }
+rc=0; GPULAB_CERT="$WORK/eve.pem" ddl deploy glauth.yaml >e.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "a certificate from another CA was accepted"
+grep -q "the TLS connection failed: check that the client certificate" e.log || { cat e.log; fail "handshake message"; }
+grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
+ok "refused certificates: 403 and a failed handshake, each with what to check"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy glauth >/dev/null 2>&1 || fail "destroy after auth failure"
+
+start_server die-early:worker1
+write_spec gldie jobs-per-gpu
+rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy gldie.yaml >f.log 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat f.log; fail "deploy with a dying job should fail"; }
+grep -q "for node worker1 ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
+grep -q "| E: Unable to locate package openssh-server" f.log || { cat f.log; fail "log tail"; }
+GPULAB_CERT="$WORK/alice.pem" ddl destroy gldie >/dev/null 2>&1 || fail "destroy after a dead job"
+[ "$(grep -c '^Cancelled ' "$events")" = 2 ] || { cat "$events"; fail "the two live jobs cancelled"; }
+ok "a job dying early fails deploy with its log tail; destroy cancels the others"
+
+start_server never-start
+write_spec glq one-job
+rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy glq.yaml >q.log 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
+grep -q "still not running: master (job .*, QUEUED: No worker has a free GPU" q.log || { cat q.log; fail "queue message"; }
+GPULAB_CERT="$WORK/alice.pem" ddl destroy glq >/dev/null 2>&1 || fail "destroy of queued jobs"
+grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
+ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancels them"

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Stand-in for the GPULab REST API (v3.0) over HTTPS with a required client certificate.
+
+Endpoints, under /api/gpulab/v3.0: POST /jobs (submit), GET /jobs (the caller's jobs), GET /jobs/ID,
+DELETE /jobs/ID (cancel), GET /jobs/ID/logs. A job request is checked field by field like GPULab's job
+model (version 2, camelCase, no unknown fields) and refused with 400 and the reason. The caller is the
+client certificate's CN: not in --users -> 403; the job's owner project not --project -> 403.
+A submitted job goes QUEUED -> STARTING -> RUNNING; on starting, a real local node is made with
+$DDL_FAKE_NODES that admits the key in the job's DDL_AUTHORIZED_KEY, and the job's port mapping points at
+that node's sshd. Cancelling removes the node. Failure modes (--mode): normal, never-start (jobs stay
+QUEUED, with the scheduler's explanation), die-early:NODE (the job whose DDL_NODE is NODE fails while
+starting, with a log saying why). Python 3 standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PREFIX = "/api/gpulab/v3.0"
+IMAGE = re.compile(r"^((?P<username>[\w\-+_.]+):(?P<password>[^@ ]+)@)?(?P<repository>[\w.\-_]+(?::\d+|)\/)?"
+                   r"(?P<image>[a-z0-9.\-_]+(?:\/[a-z0-9.\-_]+|)+)(:(?P<tag>[\w.\-_]{1,127}))?$")
+DURATION = re.compile(r"^\d+ ?(s|sec|seconds?|m|min|minutes?|h|hours?|d|days?|w|weeks?)$")
+PROJECT_URN = re.compile(r"^urn:publicid:IDN\+(?P<authority>[^+:]+)(:[^+]+)?\+project\+(?P<name>[^+]+)$")
+ENV_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+ARGS = None
+LOCK = threading.Lock()
+JOBS = {}  # uuid -> job dict (GPULab's shape) + private "_owner", "_log", "_node_id"
+
+
+class Bad(Exception):
+    pass
+
+
+def need(cond, msg):
+    if not cond:
+        raise Bad(msg)
+
+
+def check_keys(obj, where, required, optional=()):
+    need(isinstance(obj, dict), f"{where} must be an object")
+    for k in obj:
+        need(k in required or k in optional, f"{where}: unknown field {k!r}")
+    for k in required:
+        need(k in obj, f"{where}: missing field {k!r}")
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def validate(job):
+    check_keys(job, "job", ["name", "request"], ["description", "owner", "deploymentEnvironment"])
+    need(isinstance(job["name"], str) and job["name"], "job.name must be a non-empty string")
+    owner = job.get("owner")
+    check_keys(owner, "job.owner", ["projectUrn"])
+    m = PROJECT_URN.match(owner["projectUrn"]) if isinstance(owner["projectUrn"], str) else None
+    need(m, "job.owner.projectUrn is not a project URN")
+    req = job["request"]
+    check_keys(req, "request", ["resources", "docker"], ["scheduling", "extra"])
+    res = req["resources"]
+    check_keys(res, "request.resources", ["cpus", "gpus", "cpuMemoryGb"],
+               ["gpuMemoryGb", "features", "gpuModel", "minCudaVersion", "clusterId", "slaveName", "slaveInstanceId"])
+    need(is_int(res["cpus"]) and res["cpus"] > 0, "request.resources.cpus must be an integer > 0")
+    need(is_int(res["gpus"]) and res["gpus"] >= 0, "request.resources.gpus must be an integer >= 0")
+    need(is_int(res["cpuMemoryGb"]) and res["cpuMemoryGb"] > 0, "request.resources.cpuMemoryGb must be an integer > 0")
+    if "clusterId" in res:
+        need(is_int(res["clusterId"]) and res["clusterId"] >= 0, "request.resources.clusterId must be an integer")
+    if "minCudaVersion" in res:
+        need(is_int(res["minCudaVersion"]) and res["minCudaVersion"] >= 0,
+             "request.resources.minCudaVersion must be an integer")
+    if "gpuModel" in res:
+        gm = res["gpuModel"] if isinstance(res["gpuModel"], list) else [res["gpuModel"]]
+        need(all(isinstance(x, str) and len(x) >= 2 for x in gm), "request.resources.gpuModel must be model names")
+    d = req["docker"]
+    check_keys(d, "request.docker", ["image"],
+               ["command", "environment", "storage", "portMappings", "projectGidVariableName", "workingDir",
+                "groupAdd", "user"])
+    need(isinstance(d["image"], str) and IMAGE.match(d["image"]), f"request.docker.image {d['image']!r} is not an image")
+    cmd = d.get("command", [])
+    need(isinstance(cmd, str) or (isinstance(cmd, list) and all(isinstance(x, str) for x in cmd)),
+         "request.docker.command must be a string or a list of strings")
+    env = d.get("environment", {})
+    need(isinstance(env, dict), "request.docker.environment must be an object")
+    for k, v in env.items():
+        need(ENV_NAME.match(k), f"request.docker.environment: {k!r} is not a variable name")
+        need(isinstance(v, (str, int, bool)), f"request.docker.environment.{k} must be a string, number or bool")
+    need(isinstance(d.get("storage", []), list), "request.docker.storage must be a list")
+    pms = d.get("portMappings", [])
+    need(isinstance(pms, list), "request.docker.portMappings must be a list")
+    for pm in pms:
+        if is_int(pm):
+            continue
+        check_keys(pm, "request.docker.portMappings[]", ["containerPort"], ["hostPort", "hostIp"])
+        need(is_int(pm["containerPort"]) and 0 < pm["containerPort"] < 65536, "containerPort must be a port")
+        if pm.get("hostPort") is not None:
+            need(is_int(pm["hostPort"]), "hostPort must be a port")
+    sched = req.get("scheduling", {})
+    check_keys(sched, "request.scheduling", [],
+               ["interactive", "restartable", "minDuration", "maxDuration", "killableAfter", "reservationIds",
+                "maxSimultaneousJobs", "notBefore", "notAfter", "allowHaltWithoutSignal"])
+    for k in ("interactive", "restartable"):
+        if k in sched:
+            need(isinstance(sched[k], bool), f"request.scheduling.{k} must be true or false")
+    for k in ("minDuration", "maxDuration"):
+        if k in sched:
+            need(isinstance(sched[k], str) and DURATION.match(sched[k]),
+                 f"request.scheduling.{k} {sched[k]!r} is not a duration like '12 hours'")
+    return m.group("name")
+
+
+def log_event(line):
+    if ARGS.log:
+        with open(ARGS.log, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+def fake_nodes(*args):
+    r = subprocess.run([os.environ["DDL_FAKE_NODES"], *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    return r.stdout
+
+
+def set_status(job, status):
+    job["state"]["status"] = status
+    job["state"]["eventTimes"][status.upper()] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    log_event(f"{status} {job['uuid']} {job['name']}")
+
+
+def run_job(job_id):
+    """The scheduler and worker: starts the job a moment after it was queued."""
+    time.sleep(0.3)
+    with LOCK:
+        job = JOBS[job_id]
+        env = job["request"]["docker"].get("environment", {})
+        if ARGS.mode == "never-start" or job["state"]["status"] != "Queued":
+            return
+        set_status(job, "Starting")
+        node = env.get("DDL_NODE", "")
+    if ARGS.mode.startswith("die-early:") and node == ARGS.mode.split(":", 1)[1]:
+        with LOCK:
+            job["_log"] += ("ddl: installing openssh-server\nddl: cannot install openssh-server:\n"
+                            "E: Unable to locate package openssh-server\n")
+            set_status(job, "Failed")
+        return
+    key = str(env.get("DDL_AUTHORIZED_KEY", ""))
+    node_id = "gl" + job_id.replace("-", "")[:8]
+    pub = os.path.join(ARGS.state, node_id + ".pub")
+    with open(pub, "w", encoding="utf-8") as f:
+        f.write(key + "\n")
+    try:
+        made = json.loads(fake_nodes("up", "--id", node_id, "--state-dir", os.path.join(ARGS.state, "nodes"),
+                                     "--names", "job", "--pubkey-file", pub))["nodes"][0]
+    except Exception as e:  # the worker could not start the container
+        with LOCK:
+            job["_log"] += f"worker: cannot start the container: {e}\n"
+            set_status(job, "Failed")
+        return
+    with LOCK:
+        job["_node_id"] = node_id
+        if job["state"]["status"] != "Starting":  # cancelled meanwhile
+            threading.Thread(target=node_down, args=(node_id,)).start()
+            return
+        port = 22
+        pms = job["request"]["docker"].get("portMappings", [])
+        job["state"]["resources"] = {
+            "clusterId": job["request"]["resources"].get("clusterId", 1), "gpuIds": [0], "cpuIds": [0, 1],
+            "cpuMemoryGb": job["request"]["resources"]["cpuMemoryGb"], "gpuMemoryGb": 16,
+            "slaveName": "fake-worker", "slaveHost": "fake-worker.example", "slaveInstanceId": "i1",
+            "slaveInstancePid": 1, "workerId": 0,
+            "portMappings": [{"containerPort": (pm if isinstance(pm, int) else pm["containerPort"]),
+                              "hostPort": made["port"] if i == 0 else port + 1000 + i,
+                              "hostIp": made["public_address"]} for i, pm in enumerate(pms)]}
+        job["_log"] += f"ddl: sshd for node {node} of cluster {env.get('DDL_CLUSTER')} on port {env.get('DDL_SSH_PORT')}\n"
+        set_status(job, "Running")
+
+
+def node_down(node_id):
+    try:
+        fake_nodes("down", "--id", node_id, "--state-dir", os.path.join(ARGS.state, "nodes"))
+    except RuntimeError as e:
+        print(f"gpulab_server: removing node {node_id}: {e}", file=sys.stderr)
+
+
+def public(job):
+    return {k: v for k, v in job.items() if not k.startswith("_")}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, code, body, ctype="application/json"):
+        data = (json.dumps(body) if ctype == "application/json" else body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def caller(self):
+        cert = self.connection.getpeercert() or {}
+        for rdn in cert.get("subject", ()):
+            for k, v in rdn:
+                if k == "commonName":
+                    return v
+        return ""
+
+    def route(self, method):
+        user = self.caller()
+        if user not in ARGS.users:
+            log_event(f"403 {method} {self.path} {user}")
+            return self.reply(403, {"detail": f"user {user or '?'} is not allowed to use GPULab"})
+        if not self.path.startswith(PREFIX + "/jobs"):
+            return self.reply(404, {"detail": f"no such endpoint {self.path}"})
+        parts = self.path[len(PREFIX):].split("/")[1:]  # ["jobs", id?, "logs"?]
+        if method == "POST" and parts == ["jobs"]:
+            length = int(self.headers.get("Content-Length", "0"))
+            if self.headers.get("Content-Type", "").split(";")[0] != "application/json":
+                return self.reply(415, {"detail": "send the job as application/json"})
+            try:
+                job = json.loads(self.rfile.read(length))
+                project = validate(job)
+            except (ValueError, Bad) as e:
+                log_event(f"400 {e}")
+                return self.reply(400, {"detail": f"invalid job request: {e}"})
+            if project != ARGS.project:
+                return self.reply(403, {"detail": f"user {user} is not a member of project {project}"})
+            job_id = str(uuid.uuid4())
+            with LOCK:
+                JOBS[job_id] = dict(job, uuid=job_id, _owner=user, _log="", state={
+                    "status": "Queued", "eventTimes": {},
+                    "scheduling": {"queuedExplanations": ["No worker has a free GPU for this job; project " +
+                                                          project + " uses its full GPU quota"]
+                                   if ARGS.mode == "never-start" else []}})
+                set_status(JOBS[job_id], "Queued")
+            threading.Thread(target=run_job, args=(job_id,), daemon=True).start()
+            return self.reply(201, {"uuid": job_id})
+        if method == "GET" and parts == ["jobs"]:
+            with LOCK:
+                return self.reply(200, [public(j) for j in JOBS.values() if j["_owner"] == user])
+        with LOCK:
+            job = JOBS.get(parts[1]) if len(parts) >= 2 else None
+            if job is None or job["_owner"] != user:
+                return self.reply(404, {"detail": "no such job"})
+            if method == "GET" and len(parts) == 2:
+                return self.reply(200, public(job))
+            if method == "GET" and parts[2:] == ["logs"]:
+                return self.reply(200, job["_log"], "text/plain")
+            if method == "DELETE" and len(parts) == 2:
+                if job["state"]["status"] in ("Queued", "Starting", "Running", "Assigned"):
+                    set_status(job, "Cancelled")
+                    if job.get("_node_id"):
+                        threading.Thread(target=node_down, args=(job["_node_id"],)).start()
+                return self.reply(200, public(job))
+        return self.reply(405, {"detail": f"{method} not allowed here"})
+
+    def do_GET(self):
+        self.route("GET")
+
+    def do_POST(self):
+        self.route("POST")
+
+    def do_DELETE(self):
+        self.route("DELETE")
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--cert", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--ca", required=True, help="CA whose client certificates are accepted")
+    p.add_argument("--state", required=True)
+    p.add_argument("--port-file", required=True)
+    p.add_argument("--users", required=True, help="comma separated CNs allowed to use the API")
+    p.add_argument("--project", required=True)
+    p.add_argument("--mode", default="normal")
+    p.add_argument("--log")
+    ARGS = p.parse_args()
+    ARGS.users = ARGS.users.split(",")
+    os.makedirs(os.path.join(ARGS.state, "nodes"), exist_ok=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(ARGS.cert, ARGS.key)
+    ctx.load_verify_locations(ARGS.ca)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    with open(ARGS.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.serve_forever()
+    finally:
+        for j in JOBS.values():
+            if j.get("_node_id"):
+                node_down(j["_node_id"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+#include "provision/GpulabTarget.hpp"
+
+#include "Fakes.hpp"
+#include "spec/SpecLoader.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+#include <catch2/catch.hpp>
+#include <map>
+
+using namespace ddl;
+
+namespace {
+
+// GPULab as a script: each job walks through `script` (one status per get), staying on the last one.
+class FakeGpulab : public GpulabApi {
+public:
+    std::vector<std::string> script{"Queued", "Starting", "Running"};
+    std::map<std::string, std::vector<std::string>> per_node; // DDL_NODE -> its own script
+    std::vector<nlohmann::json> submitted;
+    std::vector<std::string> cancelled;
+    std::map<std::string, int> gets;
+    nlohmann::json extra_listed = nlohmann::json::array();
+
+    std::string node_of(const std::string& id) const {
+        return submitted[std::stoul(id.substr(4))]["request"]["docker"]["environment"]["DDL_NODE"];
+    }
+    Result<std::string> submit(const nlohmann::json& job) override {
+        submitted.push_back(job);
+        return "job-" + std::to_string(submitted.size() - 1);
+    }
+    Result<nlohmann::json> get(const std::string& id) override {
+        const auto& s = per_node.count(node_of(id)) ? per_node.at(node_of(id)) : script;
+        int n = gets[id]++;
+        std::string status = s[std::min<std::size_t>(static_cast<std::size_t>(n), s.size() - 1)];
+        nlohmann::json j{{"uuid", id},
+                         {"name", submitted[std::stoul(id.substr(4))]["name"]},
+                         {"state", {{"status", status}}}};
+        if (status == "Queued")
+            j["state"]["scheduling"] = {
+                {"queuedExplanations", {"project ddlproject uses its full GPU quota"}}};
+        if (status == "Running")
+            j["state"]["resources"] = {{"slaveHost", "gpu7.example"},
+                                       {"portMappings",
+                                        {{{"containerPort", 22},
+                                          {"hostPort", 30000 + std::stoi(id.substr(4))},
+                                          {"hostIp", "0.0.0.0"}}}}};
+        return j;
+    }
+    Result<nlohmann::json> list() override {
+        nlohmann::json all = extra_listed;
+        for (std::size_t i = 0; i < submitted.size(); ++i)
+            all.push_back({{"uuid", "job-" + std::to_string(i)},
+                           {"name", submitted[i]["name"]},
+                           {"state", {{"status", "Running"}}}});
+        return all;
+    }
+    Status cancel(const std::string& id) override {
+        cancelled.push_back(id);
+        return {};
+    }
+    Result<std::string> logs(const std::string&) override {
+        return std::string("ddl: installing openssh-server\nddl: cannot install openssh-server:\nE: Unable "
+                           "to locate package\n");
+    }
+};
+
+struct Rig {
+    TempDir dir;
+    StateStore store{dir.path()};
+    ClusterState state;
+    test::FakeProcess proc;
+    test::FakeRemote remote;
+    test::FakeProgress progress;
+    Spec spec;
+    FakeGpulab* api = nullptr;
+    std::unique_ptr<FakeGpulab> owned = std::make_unique<FakeGpulab>();
+    explicit Rig(const std::string& extra = "") {
+        auto r = SpecLoader::load_string(
+            "apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
+            "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
+            "  docker_image: img:1\n  wait_minutes: 1\n" +
+                extra,
+            "c.yaml");
+        REQUIRE(r.spec.has_value());
+        spec = *r.spec;
+        state.cluster = "gl";
+        state.target = "gpulab";
+        REQUIRE(store.ensure_cluster_dir("gl").ok());
+        api = owned.get();
+    }
+    Context ctx() { return Context{spec, state, store, proc, remote, progress, {}, nullptr}; }
+    GpulabTarget target() {
+        return GpulabTarget(
+            [this](const Context&) -> Result<std::unique_ptr<GpulabApi>> {
+                // The target owns its client; the rig keeps looking at the same fake through `api`.
+                struct Borrowed : GpulabApi {
+                    FakeGpulab* f;
+                    explicit Borrowed(FakeGpulab* x) : f(x) {}
+                    Result<std::string> submit(const nlohmann::json& j) override { return f->submit(j); }
+                    Result<nlohmann::json> get(const std::string& id) override { return f->get(id); }
+                    Result<nlohmann::json> list() override { return f->list(); }
+                    Status cancel(const std::string& id) override { return f->cancel(id); }
+                    Result<std::string> logs(const std::string& id) override { return f->logs(id); }
+                };
+                return std::unique_ptr<GpulabApi>(std::make_unique<Borrowed>(api));
+            },
+            std::chrono::milliseconds(0));
+    }
+};
+
+} // namespace
+
+TEST_CASE("gpulab provision submits one job per GPU and makes RUNNING jobs SSH nodes") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    REQUIRE(t.provision(ctx).ok());
+    REQUIRE(rig.api->submitted.size() == 3);
+    auto key = read_file(ctx.key_path() + ".pub");
+    REQUIRE(key.ok());
+    CHECK(rig.api->submitted[0]["request"]["docker"]["environment"]["DDL_AUTHORIZED_KEY"] == ddl::trim(*key));
+    REQUIRE(rig.state.nodes.size() == 3);
+    CHECK(rig.state.nodes[0].name == "master");
+    CHECK(rig.state.nodes[0].address == "gpu7.example"); // a wildcard bind means the worker's host
+    CHECK(rig.state.nodes[2].port == 30002);
+    CHECK(rig.state.nodes[1].user == "root");
+    CHECK(rig.state.target_data["jobs"]["worker2"] == "job-2");
+    // A second provision keeps the running jobs instead of submitting new ones.
+    REQUIRE(t.provision(ctx).ok());
+    CHECK(rig.api->submitted.size() == 3);
+}
+
+TEST_CASE("a gpulab job that ends while starting fails provision with its log tail") {
+    Rig rig;
+    rig.api->per_node["worker1"] = {"Queued", "Starting", "Failed"};
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    auto s = t.provision(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find(
+              "GPULab job job-1 for node worker1 ended before it was ready (status FAILED)") !=
+          std::string::npos);
+    CHECK(s.error().message.find("| E: Unable to locate package") != std::string::npos);
+    CHECK(rig.state.target_data["jobs"].size() == 3); // recorded, so destroy can cancel them
+}
+
+TEST_CASE("gpulab jobs still queued at the deadline fail provision with the scheduler's reason") {
+    Rig rig;
+    rig.api->script = {"Queued"};
+    auto ctx = rig.ctx();
+    auto t = GpulabTarget(
+        [&rig](const Context&) -> Result<std::unique_ptr<GpulabApi>> {
+            return std::unique_ptr<GpulabApi>(std::move(rig.owned));
+        },
+        std::chrono::milliseconds(0));
+    // wait_minutes is 1: the fake answers at once, so let the deadline pass by asking for none.
+    rig.spec.gpulab.wait_minutes = 0;
+    ctx.spec.gpulab.wait_minutes = 0;
+    auto s = t.provision(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(
+        s.error().message.find("these GPULab jobs are still not running: master (job job-0, QUEUED: project "
+                               "ddlproject uses its full GPU quota)") != std::string::npos);
+    CHECK(s.error().message.find("raise gpulab.wait_minutes") != std::string::npos);
+}
+
+TEST_CASE("gpulab destroy cancels the recorded jobs and any other job named for the cluster") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    REQUIRE(t.provision(ctx).ok());
+    rig.api->extra_listed = {
+        {{"uuid", "orphan-1"}, {"name", "ddl-gl-worker9"}, {"state", {{"status", "Queued"}}}},
+        {{"uuid", "done-1"}, {"name", "ddl-gl-worker8"}, {"state", {{"status", "Finished"}}}},
+        {{"uuid", "other-1"}, {"name", "ddl-other-master"}, {"state", {{"status", "Running"}}}}};
+    REQUIRE(t.destroy(ctx).ok());
+    std::sort(rig.api->cancelled.begin(), rig.api->cancelled.end());
+    CHECK(rig.api->cancelled == std::vector<std::string>{"job-0", "job-1", "job-2", "orphan-1"});
+    CHECK_FALSE(rig.state.target_data.contains("jobs"));
+}
+
+TEST_CASE("the gpulab client certificate must hold a certificate and a decrypted key") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    std::string pem = rig.dir.path() + "/cert.pem";
+    ctx.spec.gpulab.cert = pem;
+    unsetenv("GPULAB_CERT");
+    REQUIRE(
+        write_file_atomic(pem, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 0600).ok());
+    auto s = t.preflight(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("has no private key") != std::string::npos);
+    REQUIRE(write_file_atomic(
+                pem,
+                "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----\nBBBB\n-----END ENCRYPTED PRIVATE KEY-----\n",
+                0600)
+                .ok());
+    s = t.preflight(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("is encrypted") != std::string::npos);
+    CHECK(s.error().message.find("BBBB") == std::string::npos); // key material never in messages
+    ctx.spec.gpulab.cert.clear();
+    s = t.preflight(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("set GPULAB_CERT") != std::string::npos);
+}

@@ -1,0 +1,115 @@
+#include "render/GpulabJobs.hpp"
+#include "render/RequestRspec.hpp"
+#include "spec/SpecLoader.hpp"
+
+#include <catch2/catch.hpp>
+#include <pugixml.hpp>
+#include <set>
+
+using namespace ddl;
+
+namespace {
+
+Spec load(const std::string& text) {
+    auto r = SpecLoader::load_string(text, "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec.has_value());
+    return *r.spec;
+}
+
+Spec wall(int workers, const std::string& extra = "") {
+    return load("apiVersion: ddl/v1\nname: vw\ntarget: virtualwall\nnodes:\n  master: {gpus: 1}\n  workers: "
+                "{count: " +
+                std::to_string(workers) + ", gpus: 1}\nvirtualwall:\n  project: p\n" + extra);
+}
+
+Spec lab(const std::string& layout, const std::string& extra = "") {
+    return load(
+        "apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 2}\n  workers: {count: 1, "
+        "gpus: 1}\ngpulab:\n  project: proj\n  docker_image: img:1\n  layout: " +
+        layout + "\n" + extra);
+}
+
+} // namespace
+
+TEST_CASE("the RSpec gives every ordered pair of interfaces the link capacity in kbit/s") {
+    auto text = render_request_rspec(wall(3, "  link_capacity: 1gbit\n"));
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(text.c_str()));
+    auto link = doc.child("rspec").child("link");
+    REQUIRE(link);
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (auto p : link.children("property")) {
+        CHECK(std::string(p.attribute("capacity").value()) == "1000000");
+        pairs.insert({p.attribute("source_id").value(), p.attribute("dest_id").value()});
+    }
+    CHECK(pairs.size() == 12); // 4 nodes, 4 * 3 directions
+    CHECK(pairs.count({"master:if0", "worker3:if0"}) == 1);
+    CHECK(pairs.count({"worker3:if0", "master:if0"}) == 1);
+    int refs = 0;
+    for ([[maybe_unused]] auto r : link.children("interface_ref"))
+        ++refs;
+    CHECK(refs == 4);
+    CHECK(std::string(link.child("link_type").attribute("name").value()) == "lan");
+}
+
+TEST_CASE("the RSpec names the chosen testbed's component manager on nodes and the link") {
+    auto text = render_request_rspec(wall(1, "  testbed: wall1\n"));
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(text.c_str()));
+    const std::string cm = "urn:publicid:IDN+wall1.ilabt.iminds.be+authority+cm";
+    for (auto n : doc.child("rspec").children("node")) {
+        CHECK(n.attribute("component_manager_id").value() == cm);
+        CHECK(std::string(n.child("sliver_type").attribute("name").value()) == "raw-pc");
+        CHECK(std::string(n.child("hardware_type").attribute("name").value()) == "gpunode");
+        CHECK_FALSE(n.child("sliver_type").child("disk_image")); // no image given: the testbed default
+    }
+    CHECK(doc.child("rspec").child("link").child("component_manager").attribute("name").value() == cm);
+}
+
+TEST_CASE("a one-node RSpec has no LAN and every node a distinct LAN address") {
+    auto one = render_request_rspec(wall(0));
+    CHECK(one.find("<link") == std::string::npos);
+    auto nodes = rspec_nodes(wall(256));
+    REQUIRE(nodes.size() == 257);
+    std::set<std::string> addrs;
+    for (const auto& n : nodes)
+        addrs.insert(n.lan_address);
+    CHECK(addrs.size() == 257);
+    CHECK(nodes[0].lan_address == "192.168.0.1");
+    CHECK(nodes[256].lan_address == "192.168.1.1");
+}
+
+TEST_CASE("gpulab jobs-per-gpu renders one single-GPU job per GPU named after ddl nodes") {
+    auto jobs = render_gpulab_jobs(lab("jobs-per-gpu", "  cluster_id: \"7\"\n  min_cuda_version: \"12\"\n"),
+                                   "ssh-ed25519 AAAA test");
+    REQUIRE(jobs.size() == 3);
+    CHECK(jobs[0].node == "master");
+    CHECK(jobs[2].node == "worker2");
+    for (const auto& j : jobs) {
+        const auto& res = j.request["request"]["resources"];
+        CHECK(res["gpus"] == 1);
+        CHECK(res["cpus"] == 4);
+        CHECK(res["cpuMemoryGb"] == 16);
+        CHECK(res["clusterId"] == 7); // an integer, as GPULab takes it
+        CHECK(res["minCudaVersion"] == 12);
+        CHECK_FALSE(res.contains("gpuModel"));
+        const auto& docker = j.request["request"]["docker"];
+        CHECK(docker["environment"]["DDL_AUTHORIZED_KEY"] == "ssh-ed25519 AAAA test");
+        CHECK(docker["portMappings"][0]["containerPort"] == 22);
+        CHECK(j.request["owner"]["projectUrn"] == "urn:publicid:IDN+ilabt.imec.be+project+proj");
+    }
+}
+
+TEST_CASE("gpulab one-job renders a single job with every GPU and scaled CPUs and memory") {
+    auto jobs = render_gpulab_jobs(lab("one-job", "  gpu_model: A100\n  ssh_port: 2200\n"), "k");
+    REQUIRE(jobs.size() == 1);
+    const auto& res = jobs[0].request["request"]["resources"];
+    CHECK(res["gpus"] == 3);
+    CHECK(res["cpus"] == 12);
+    CHECK(res["cpuMemoryGb"] == 48);
+    CHECK(res["gpuModel"] == nlohmann::json::array({"A100"}));
+    CHECK_FALSE(res.contains("clusterId"));
+    CHECK(jobs[0].request["request"]["docker"]["environment"]["DDL_SSH_PORT"] == "2200");
+    CHECK(jobs[0].request["request"]["docker"]["portMappings"][0]["containerPort"] == 2200);
+}
