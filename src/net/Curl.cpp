@@ -1,6 +1,8 @@
 #include "net/Curl.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <ctime>
 #include <curl/curl.h>
 #include <memory>
@@ -54,7 +56,67 @@ Result<HttpResponse> perform(CURL* c, const std::string& url) {
     return r;
 }
 
+size_t collect_header(char* data, size_t size, size_t n, void* out) {
+    std::string line(data, size * n);
+    auto colon = line.find(':');
+    if (colon != std::string::npos) {
+        std::string name = line.substr(0, colon);
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        std::string value = line.substr(colon + 1);
+        auto b = value.find_first_not_of(" \t");
+        auto e = value.find_last_not_of(" \t\r\n");
+        (*static_cast<std::map<std::string, std::string>*>(out))[name] =
+            b == std::string::npos ? "" : value.substr(b, e - b + 1);
+    }
+    return size * n;
+}
+
 } // namespace
+
+Result<HttpResponse> CurlHttpClient::send(const HttpRequest& req) {
+    global_init();
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    curl_slist* raw = nullptr;
+    for (const auto& h : req.headers)
+        raw = curl_slist_append(raw, h.c_str());
+    SlistPtr list(raw);
+    HttpResponse r;
+    curl_easy_setopt(c.get(), CURLOPT_URL, req.url.c_str());
+    if (list) curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, list.get());
+    if (req.method == "POST") {
+        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, req.body.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
+    } else if (req.method != "GET") {
+        curl_easy_setopt(c.get(), CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    }
+    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+    if (!req.ca_file.empty()) curl_easy_setopt(c.get(), CURLOPT_CAINFO, req.ca_file.c_str());
+    if (!req.verify) {
+        curl_easy_setopt(c.get(), CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c.get(), CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    curl_easy_setopt(c.get(), CURLOPT_HEADERFUNCTION, collect_header);
+    curl_easy_setopt(c.get(), CURLOPT_HEADERDATA, &r.headers);
+    curl_easy_setopt(c.get(), CURLOPT_WRITEFUNCTION, append);
+    curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(c.get(), CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode rc = curl_easy_perform(c.get());
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(req.timeout.count()) / 1000.0);
+        return Error{req.method + " " + req.url + ": no answer within " + secs + " s (timed out)"};
+    }
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+        rc == CURLE_SSL_CONNECT_ERROR)
+        return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) +
+                     " (is the server's CA in clouds.yaml `cacert` or OS_CACERT?)"};
+    if (rc != CURLE_OK) return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc)};
+    curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &r.status);
+    return r;
+}
 
 Result<HttpResponse> CurlHttpClient::post_json(const std::string& url, const std::string& body,
                                                std::chrono::milliseconds timeout) {

@@ -4,6 +4,7 @@
 #include "util/Result.hpp"
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,17 @@ namespace ddl {
 struct HttpResponse {
     long status = 0;
     std::string body;
+    std::map<std::string, std::string> headers; // names lower-cased; the last value of a repeated header
+};
+
+struct HttpRequest {
+    std::string method = "GET"; // GET | POST
+    std::string url;
+    std::vector<std::string> headers; // "Name: value"; may carry tokens: never logged
+    std::string body;                 // may carry passwords: never logged
+    std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+    std::string ca_file; // PEM bundle to verify the server with; empty: the system's
+    bool verify = true;  // false only when the user's configuration says so (clouds.yaml verify: false)
 };
 
 class HttpClient {
@@ -21,6 +33,8 @@ public:
                                            std::chrono::milliseconds timeout) = 0;
     virtual Result<HttpResponse> get(const std::string& url, const std::vector<std::string>& headers,
                                      std::chrono::milliseconds timeout) = 0;
+    // Any request; an Error only when no HTTP response came (connection, TLS, timeout), naming the URL.
+    virtual Result<HttpResponse> send(const HttpRequest& request) = 0;
 };
 
 class CurlHttpClient : public HttpClient {
@@ -29,6 +43,7 @@ public:
                                    std::chrono::milliseconds timeout) override;
     Result<HttpResponse> get(const std::string& url, const std::vector<std::string>& headers,
                              std::chrono::milliseconds timeout) override;
+    Result<HttpResponse> send(const HttpRequest& request) override;
 };
 
 struct SmtpSettings {

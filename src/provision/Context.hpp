@@ -16,7 +16,9 @@ namespace ddl {
 struct DeployOptions {
     bool yes = false;
     std::chrono::milliseconds ssh_deadline{std::chrono::seconds(90)};
-    std::size_t parallel = 16; // concurrent SSH operations
+    std::size_t parallel = 16;   // concurrent SSH operations
+    bool skip_preflight = false; // target checks against the cloud's APIs (openstack)
+    std::string terraform_bin;   // openstack: "terraform", "tofu" or a path; empty: the spec's choice
 };
 
 struct Context {

@@ -1,6 +1,7 @@
 #include "render/Renderer.hpp"
 
 #include "render/LocalPlan.hpp"
+#include "render/OpenstackInputs.hpp"
 #include "util/Files.hpp"
 
 #include <filesystem>
@@ -32,14 +33,25 @@ nlohmann::json ansible_vars(const Spec& s) {
             {"ddl_master_port", s.runtime.master_port}};
 }
 
-Result<RenderedFiles> render_local(const Spec& s) {
+// The module as compiled in, its inputs and backend: a folder `terraform init/plan/apply` runs in.
+Result<RenderedFiles> render_openstack(const Spec& s, const RenderInputs& in) {
+    RenderedFiles f;
+    const std::string dir = std::string(k_openstack_terraform_dir) + "/";
+    for (const auto& [name, text] : OpenstackInputs::module_files())
+        f[dir + name] = text;
+    f[dir + "terraform.tfvars.json"] = dump(OpenstackInputs::tfvars(s, in.public_key));
+    f[dir + "backend.tf.json"] = dump(OpenstackInputs::backend(s));
+    return f;
+}
+
+Result<RenderedFiles> render_local(const Spec& s, const RenderInputs&) {
     RenderedFiles f;
     f["local/plan.json"] = dump(LocalPlan::from_spec(s).to_json());
     return f;
 }
 
 // The machines as ddl will reach them; keys are paths on this machine, never key material.
-Result<RenderedFiles> render_ssh(const Spec& s) {
+Result<RenderedFiles> render_ssh(const Spec& s, const RenderInputs&) {
     nlohmann::json hosts = nlohmann::json::array();
     for (std::size_t i = 0; i < s.ssh.hosts.size(); ++i) {
         const auto& h = s.ssh.hosts[i];
@@ -57,27 +69,32 @@ Result<RenderedFiles> render_ssh(const Spec& s) {
     return f;
 }
 
-Result<RenderedFiles> not_yet(const Spec& s) {
-    return Error{"rendering for target " + to_string(s.target) +
-                 " is not available in this version of ddl (targets local and ssh are); see the README's "
-                 "target table"};
+Result<RenderedFiles> not_yet(const Spec& s, const RenderInputs&) {
+    return Error{
+        "rendering for target " + to_string(s.target) +
+        " is not available in this version of ddl (targets openstack, local and ssh are); see the README's "
+        "target table"};
 }
 
-using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
+using RenderFn = std::function<Result<RenderedFiles>(const Spec&, const RenderInputs&)>;
 
 // One entry per target, in Target order.
 const std::map<Target, RenderFn>& renderers() {
     static const std::map<Target, RenderFn> table{
-        {Target::openstack, not_yet}, {Target::virtualwall, not_yet}, {Target::gpulab, not_yet},
-        {Target::ssh, render_ssh},    {Target::slurm, not_yet},       {Target::local, render_local},
+        {Target::openstack, render_openstack},
+        {Target::virtualwall, not_yet},
+        {Target::gpulab, not_yet},
+        {Target::ssh, render_ssh},
+        {Target::slurm, not_yet},
+        {Target::local, render_local},
     };
     return table;
 }
 
 } // namespace
 
-Result<RenderedFiles> render_spec(const Spec& spec) {
-    auto target_files = renderers().at(spec.target)(spec);
+Result<RenderedFiles> render_spec(const Spec& spec, const RenderInputs& inputs) {
+    auto target_files = renderers().at(spec.target)(spec, inputs);
     if (!target_files) return target_files.error();
     RenderedFiles files = std::move(*target_files);
     files["spec.json"] = dump(spec.to_json());
