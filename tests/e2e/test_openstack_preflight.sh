@@ -30,6 +30,15 @@ grep -q "nothing was created" d0.log || { cat d0.log; fail "destroy message"; }
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 ok "destroy after a pre-flight failure has nothing to do"
 
+ddl -v deploy ospre.yaml --only render >sr.log 2>&1 || { cat sr.log; fail "render phase"; }
+ddl -v deploy ospre.yaml --only provision --skip-preflight >skip.log 2>&1 || { cat skip.log; fail "--skip-preflight"; }
+grep -q "pre-flight checks of the cloud skipped (--skip-preflight)" skip.log || { cat skip.log; fail "skip noted"; }
+if grep -q "quota:" skip.log; then fail "pre-flight ran despite --skip-preflight"; fi
+ddl destroy ospre >sd.log 2>&1 || { cat sd.log; fail "destroy after --skip-preflight"; }
+grep -q "^down --id ospre" "$NODES_LOG" || fail "instances of the skipped-preflight deploy not removed"
+rm -f "$NODES_LOG"
+ok "--skip-preflight goes straight to Terraform"
+
 sed -i 's/flavor: g1.small}/flavor: g1.smal}/' ospre.yaml
 write_cloud 20 0
 if ddl deploy ospre.yaml >flavor.log 2>&1; then fail "deploy passed with an unknown flavor"; fi
