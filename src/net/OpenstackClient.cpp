@@ -55,11 +55,13 @@ nlohmann::json OpenstackClient::auth_body(const CloudAuth& a) {
     if (!a.project_id.empty()) {
         project = {{"id", a.project_id}};
     } else {
-        project = {{"name", a.project_name},
-                   {"domain",
-                    domain(a.project_domain_id, a.project_domain_name.empty() && a.project_domain_id.empty()
-                                                    ? a.user_domain_name
-                                                    : a.project_domain_name)}};
+        // As keystoneauth does: the project's domain defaults to the user's, then to "Default".
+        std::string id = a.project_domain_id, name = a.project_domain_name;
+        if (id.empty() && name.empty()) {
+            id = a.user_domain_id;
+            name = a.user_domain_name;
+        }
+        project = {{"name", a.project_name}, {"domain", domain(id, name)}};
     }
     return {{"auth", {{"identity", identity}, {"scope", {{"project", project}}}}}};
 }

@@ -138,3 +138,21 @@ TEST_CASE("OS_CACERT is used when the entry names no cacert, and must be readabl
     CHECK(c.error().message.find("cacert: cannot read " + rig.dir.path() + "/missing-ca.pem") !=
           std::string::npos);
 }
+
+TEST_CASE("password auth scopes to the project in the user's domain unless the project's is given") {
+    CloudAuth a;
+    a.username = "alice";
+    a.password = "pw";
+    a.project_name = "ml";
+    a.user_domain_name = "Users";
+    auto body = OpenstackClient::auth_body(a);
+    CHECK(body["auth"]["identity"]["password"]["user"]["domain"]["name"] == "Users");
+    CHECK(body["auth"]["scope"]["project"]["name"] == "ml");
+    CHECK(body["auth"]["scope"]["project"]["domain"]["name"] == "Users");
+    a.project_domain_id = "d-7";
+    body = OpenstackClient::auth_body(a);
+    CHECK(body["auth"]["scope"]["project"]["domain"] == nlohmann::json{{"id", "d-7"}});
+    a.project_id = "p-1";
+    body = OpenstackClient::auth_body(a);
+    CHECK(body["auth"]["scope"]["project"] == nlohmann::json{{"id", "p-1"}});
+}
