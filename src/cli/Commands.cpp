@@ -111,7 +111,7 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     } else {
         for (const auto& n : ctx.state.nodes) {
             runtime::HostfileEntry e;
-            e.host = n.address;
+            e.host = n.cluster_address();
             e.slots = n.slots;
             hosts.push_back(e);
         }
@@ -120,7 +120,8 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
         hosts.resize(static_cast<std::size_t>(a.max_nodes));
     auto find_node = [&ctx](const std::string& host) -> const NodeState* {
         for (const auto& n : ctx.state.nodes)
-            if (n.address == host || n.name == host || n.hostname == host) return &n;
+            if (n.address == host || n.cluster_address() == host || n.name == host || n.hostname == host)
+                return &n;
         return nullptr;
     };
     for (const auto& h : hosts) {
@@ -680,7 +681,11 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
                                   "StrictHostKeyChecking=yes",
                                   "-p",
                                   std::to_string(n->port),
-                                  n->user + "@" + n->address};
+                                  "-l",
+                                  n->user,
+                                  n->address};
+    if (auto j = ctx.jump_endpoint(*n))
+        argv.insert(argv.end() - 5, {"-o", "ProxyCommand=" + ctx.openssh_proxy_command(*j)});
     if (!command.empty()) {
         argv.push_back("--");
         argv.insert(argv.end(), command.begin(), command.end());

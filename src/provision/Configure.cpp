@@ -31,8 +31,7 @@ void stop_ssh_masters(const Context& ctx, const std::string& control_dir) {
 } // namespace
 
 std::string render_inventory(const Context& ctx) {
-    std::string ssh_args = "-o UserKnownHostsFile=" + ctx.known_hosts_path() +
-                           " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes";
+    std::string ssh_args = ctx.openssh_options();
     std::string out =
         "# Written by ddl from the cluster state; regenerated on every configure run.\nall:\n  vars:\n";
     out += "    ansible_ssh_private_key_file: " + yaml_quote(ctx.key_path()) + "\n";
@@ -48,7 +47,12 @@ std::string render_inventory(const Context& ctx) {
                 "        " + n.name + ":\n          ansible_host: " + yaml_quote(n.address) +
                 "\n          ansible_port: " + std::to_string(n.port) +
                 "\n          ansible_user: " + yaml_quote(n.user) + "\n" +
-                (n.key.empty() ? "" : "          ansible_ssh_private_key_file: " + yaml_quote(n.key) + "\n");
+                (n.key.empty() ? "" : "          ansible_ssh_private_key_file: " + yaml_quote(n.key) + "\n") +
+                "          ddl_cluster_address: " + yaml_quote(n.cluster_address()) + "\n";
+            if (auto j = ctx.jump_endpoint(n))
+                out += "          ansible_ssh_common_args: " +
+                       yaml_quote(ssh_args + " -o ProxyCommand=\"" + ctx.openssh_proxy_command(*j) + "\"") +
+                       "\n";
         }
         if (!any)
             out.replace(out.size() - std::string("      hosts:\n").size(), std::string::npos,

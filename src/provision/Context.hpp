@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace ddl {
@@ -35,7 +36,14 @@ struct Context {
     std::string cluster_dir() const { return store.cluster_dir(state.cluster); }
     std::string key_path() const { return cluster_dir() + "/id_ed25519"; }
     std::string known_hosts_path() const { return cluster_dir() + "/known_hosts"; }
+    // How to reach a node: through its jump host (another node, or user@host:port) when it has one.
     SshEndpoint endpoint(const NodeState& node) const;
+    std::optional<SshEndpoint> jump_endpoint(const NodeState& node) const;
+    // OpenSSH options that pin host keys in the cluster's known_hosts (for ssh, Ansible).
+    std::string openssh_options() const;
+    // An OpenSSH ProxyCommand through `jump` with the same pinning. ProxyCommand rather than
+    // ProxyJump: OpenSSH does not pass -o options on to the jump connection.
+    std::string openssh_proxy_command(const SshEndpoint& jump) const;
     Status save() const { return store.save(state); }
     bool stop_requested() const { return interrupted && interrupted->load(); }
 
@@ -43,6 +51,9 @@ struct Context {
     Status run(const Command& cmd) const;
     Result<ProcessResult> run_capture(const Command& cmd) const;
 };
+
+// Parses "user@host:port" (host may be a bracketed IPv6 address; user and port optional).
+std::optional<SshEndpoint> parse_jump_spec(const std::string& text, const std::string& default_user);
 
 // Where playbooks/ and other data files are found: $DDL_DATA_DIR, else the build's source tree,
 // else the installed share/ddl.

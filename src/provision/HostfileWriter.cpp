@@ -8,7 +8,7 @@ std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat 
     std::vector<runtime::HostfileEntry> entries;
     for (const auto& n : nodes) {
         runtime::HostfileEntry e;
-        e.host = n.address;
+        e.host = n.cluster_address();
         e.slots = n.slots;
         entries.push_back(e);
     }

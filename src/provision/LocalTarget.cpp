@@ -76,6 +76,14 @@ Status LocalTarget::preflight(const Context& ctx) {
 }
 
 Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
+    if (plan.bastion && !link_exists(ctx, plan.private_bridge)) {
+        // No address in the root namespace: the machine itself cannot reach the workers, only the master.
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", plan.private_bridge, "type", "bridge"}}); !s)
+            return s;
+    }
+    if (plan.bastion) {
+        if (auto s = ctx.run({.argv = {"ip", "link", "set", plan.private_bridge, "up"}}); !s) return s;
+    }
     if (!link_exists(ctx, plan.bridge)) {
         if (auto s = ctx.run({.argv = {"ip", "link", "add", plan.bridge, "type", "bridge"}}); !s) return s;
     }
@@ -97,32 +105,33 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
     chmod((dir + "/etc_ddl").c_str(), 0755);
     std::string hosts = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n";
     for (const auto& n : plan.nodes)
-        hosts += n.address + " " + n.name + " " + plan.cluster + "-" + n.name + "\n";
+        hosts += n.private_address + " " + n.name + " " + plan.cluster + "-" + n.name + "\n";
     auto pub = read_file(ctx.key_path() + ".pub");
     if (!pub) return pub.error();
     auto host_key = ensure_keypair(dir + "/ssh_host_ed25519_key", "host-" + node.name);
     if (!host_key) return host_key.error();
-    std::string sshd_config = "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
-                              "\n"
-                              "ListenAddress " +
-                              node.address +
-                              "\n"
-                              "Port 22\n"
-                              "HostKey " +
-                              dir + "/ssh_host_ed25519_key\n" + "PidFile " + dir + "/sshd.pid\n" +
-                              "AuthorizedKeysFile " + dir +
-                              "/authorized_keys\n"
-                              "PermitRootLogin prohibit-password\n"
-                              "PubkeyAuthentication yes\n"
-                              "PasswordAuthentication no\n"
-                              "KbdInteractiveAuthentication no\n"
-                              "UsePAM yes\n"
-                              "StrictModes no\n"
-                              "UseDNS no\n"
-                              "MaxStartups 200:30:400\n"
-                              "MaxSessions 128\n"
-                              "AcceptEnv DDL_*\n"
-                              "Subsystem sftp internal-sftp\n";
+    std::string sshd_config =
+        "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
+        "\n"
+        "ListenAddress " +
+        node.address + "\n" +
+        (node.private_address != node.address ? "ListenAddress " + node.private_address + "\n"
+                                              : std::string()) +
+        "Port 22\n"
+        "HostKey " +
+        dir + "/ssh_host_ed25519_key\n" + "PidFile " + dir + "/sshd.pid\n" + "AuthorizedKeysFile " + dir +
+        "/authorized_keys\n"
+        "PermitRootLogin prohibit-password\n"
+        "PubkeyAuthentication yes\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+        "UsePAM yes\n"
+        "StrictModes no\n"
+        "UseDNS no\n"
+        "MaxStartups 200:30:400\n"
+        "MaxSessions 128\n"
+        "AcceptEnv DDL_*\n"
+        "Subsystem sftp internal-sftp\n";
     std::string resolv = "# Names resolve from /etc/hosts; nothing answers here, so lookups fail at once.\n"
                          "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
     std::string init = "#!/bin/sh\n# Runs inside the node's private mount and UTS namespaces, then becomes "
@@ -163,39 +172,59 @@ Status LocalTarget::start_sshd(const Context& ctx, const LocalNodePlan& node) {
                     .timeout = std::chrono::seconds(20)});
 }
 
+namespace {
+
+// One veth pair from `bridge` into the node's namespace, named `inner` there, with `addr` (CIDR form).
+// Converges from any half-made state an interrupted run left.
+Status setup_link(const Context& ctx, const std::string& netns, const std::string& veth_host,
+                  const std::string& veth_node, const std::string& bridge, const std::string& inner,
+                  const std::string& addr) {
+    if (!link_exists(ctx, veth_host)) {
+        // The node end may sit in the namespace already.
+        if (link_exists(ctx, inner, netns))
+            (void)ctx.proc.run({.argv = {"ip", "-n", netns, "link", "del", inner}});
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", veth_host, "type", "veth", "peer", "name",
+                                       veth_node, "netns", netns}});
+            !s)
+            return s;
+    }
+    if (auto s = ctx.run({.argv = {"ip", "link", "set", veth_host, "master", bridge, "up"}}); !s) return s;
+    if (!link_exists(ctx, inner, netns)) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", netns, "link", "set", veth_node, "name", inner}}); !s)
+            return s;
+    }
+    auto r = ctx.proc.run({.argv = {"ip", "-n", netns, "-o", "addr", "show", "dev", inner}});
+    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", netns, "addr", "add", addr, "dev", inner}}); !s) return s;
+    }
+    return ctx.run({.argv = {"ip", "-n", netns, "link", "set", inner, "up"}});
+}
+
+} // namespace
+
 Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index) {
     const auto& n = plan.nodes[index];
     if (!has_netns(ctx, n.netns)) {
         if (auto s = ctx.run({.argv = {"ip", "netns", "add", n.netns}}); !s) return s;
     }
-    if (!link_exists(ctx, n.veth_host)) {
-        // A half-made pair from an interrupted run: the node end may sit in the namespace already.
-        if (link_exists(ctx, "eth0", n.netns))
-            (void)ctx.proc.run({.argv = {"ip", "-n", n.netns, "link", "del", "eth0"}});
-        if (auto s = ctx.run({.argv = {"ip", "link", "add", n.veth_host, "type", "veth", "peer", "name",
-                                       n.veth_node, "netns", n.netns}});
+    auto prefix = "/" + std::to_string(plan.prefix);
+    const auto& bridge = n.behind_bastion ? plan.private_bridge : plan.bridge;
+    if (auto s = setup_link(ctx, n.netns, n.veth_host, n.veth_node, bridge, "eth0", n.address + prefix); !s)
+        return s;
+    if (!n.veth2_host.empty()) {
+        if (auto s = setup_link(ctx, n.netns, n.veth2_host, n.veth2_node, plan.private_bridge, "eth1",
+                                n.private_address + "/24");
             !s)
             return s;
     }
-    if (auto s = ctx.run({.argv = {"ip", "link", "set", n.veth_host, "master", plan.bridge, "up"}}); !s)
-        return s;
-    if (!link_exists(ctx, "eth0", n.netns)) {
-        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", n.veth_node, "name", "eth0"}}); !s)
+    if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", "lo", "up"}}); !s) return s;
+    // Nodes behind the bastion have no way out, like workers without a floating IP or router.
+    if (!n.behind_bastion) {
+        if (auto s = ctx.run(
+                {.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}});
+            !s)
             return s;
     }
-    auto addr = n.address + "/" + std::to_string(plan.prefix);
-    auto r = ctx.proc.run({.argv = {"ip", "-n", n.netns, "-o", "addr", "show", "dev", "eth0"}});
-    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
-        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "addr", "add", addr, "dev", "eth0"}}); !s)
-            return s;
-    }
-    for (const auto& dev : {"lo", "eth0"}) {
-        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", dev, "up"}}); !s) return s;
-    }
-    if (auto s = ctx.run(
-            {.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}});
-        !s)
-        return s;
     if (auto s = write_node_files(ctx, plan, index); !s) return s;
     return start_sshd(ctx, n);
 }
@@ -204,7 +233,12 @@ Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::
     for (const auto& n : plan.nodes) {
         std::vector<std::vector<std::string>> ends{{"tc", "qdisc"}, {"tc", "-n", n.netns, "qdisc"}};
         std::vector<std::string> devs{n.veth_host, "eth0"};
-        for (std::size_t e = 0; e < 2; ++e) {
+        if (!n.veth2_host.empty()) {
+            ends.push_back({"tc", "qdisc"});
+            ends.push_back({"tc", "-n", n.netns, "qdisc"});
+            devs.insert(devs.end(), {n.veth2_host, "eth1"});
+        }
+        for (std::size_t e = 0; e < ends.size(); ++e) {
             Command c{.argv = ends[e]};
             if (bps == 0) {
                 c.argv.insert(c.argv.end(), {"del", "dev", devs[e], "root"});
@@ -254,6 +288,8 @@ Status LocalTarget::provision(Context& ctx) {
         ns.name = n.name;
         ns.group = n.name == "master" ? "master" : "workers";
         ns.address = n.address;
+        ns.private_address = n.private_address;
+        if (n.behind_bastion) ns.jump = plan.nodes.front().name;
         ns.port = 22;
         ns.user = "root";
         ns.netns = n.netns;
@@ -282,14 +318,15 @@ Status LocalTarget::destroy(Context& ctx) {
             if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s)
                 problems.push_back(s.error().message);
         }
-        if (link_exists(ctx, n.veth_host)) {
-            if (auto s = ctx.run({.argv = {"ip", "link", "del", n.veth_host}}); !s)
+        for (const auto& veth : {n.veth_host, n.veth2_host}) {
+            if (veth.empty() || !link_exists(ctx, veth)) continue;
+            if (auto s = ctx.run({.argv = {"ip", "link", "del", veth}}); !s)
                 problems.push_back(s.error().message);
         }
     }
-    if (link_exists(ctx, plan.bridge)) {
-        if (auto s = ctx.run({.argv = {"ip", "link", "del", plan.bridge}}); !s)
-            problems.push_back(s.error().message);
+    for (const auto& br : {plan.bridge, plan.private_bridge}) {
+        if (br.empty() || !link_exists(ctx, br)) continue;
+        if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s) problems.push_back(s.error().message);
     }
     // Mount points go only when no other local cluster's node still uses them.
     bool others = false;

@@ -24,9 +24,6 @@ Status SshTarget::preflight(const Context& ctx) {
     for (std::size_t i = 0; i < ctx.spec.ssh.hosts.size(); ++i) {
         const auto& h = ctx.spec.ssh.hosts[i];
         std::string where = "ssh.hosts[" + std::to_string(i) + "] (" + h.name + ")";
-        if (!h.jump.empty())
-            problems.push_back(where + ": jump hosts are not supported by this version of ddl; reach " +
-                               h.address + " directly or through an SSH tunnel");
         std::string key = key_for(ctx.spec, h);
         if (key.empty())
             problems.push_back(where + ": no key to log in with; set access.private_key or ssh.hosts[" +
@@ -49,6 +46,8 @@ Status SshTarget::provision(Context& ctx) {
         n.port = h.port;
         n.user = h.user.empty() ? ctx.spec.access.user : h.user;
         n.key = key_for(ctx.spec, h);
+        n.jump = h.jump;
+        n.private_address = h.private_address;
         ctx.state.nodes.push_back(n);
     }
     return {};

@@ -2,15 +2,76 @@
 
 #include "util/Net.hpp"
 
+#include <atomic>
 #include <fcntl.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 
 namespace ddl {
 
-struct SshSession::Bridge {};
+// A connection to a host behind a bastion: a direct-tcpip channel on the bastion's session, pumped
+// to one end of a socketpair whose other end the inner session uses as its socket. libssh 0.10 has no
+// in-library ProxyJump (it would run OpenSSH's client), see LOCAL-CLUSTER-NOTES.md.
+struct SshSession::Bridge {
+    std::unique_ptr<SshSession> jump; // declared first: destroyed last, after the channel
+    ssh_channel channel = nullptr;
+    int fd = -1; // our end of the socketpair
+    std::atomic<bool> stop{false};
+    std::thread thread;
+
+    Bridge() = default;
+    Bridge(const Bridge&) = delete;
+    Bridge& operator=(const Bridge&) = delete;
+    ~Bridge() {
+        stop = true;
+        if (thread.joinable()) thread.join();
+        if (channel) {
+            if (ssh_channel_is_open(channel)) ssh_channel_close(channel);
+            ssh_channel_free(channel);
+        }
+        if (fd >= 0) close(fd);
+    }
+
+    // Moves bytes both ways until either side closes or the owner stops it. Only this thread touches
+    // the bastion's session once the channel is open.
+    void pump() {
+        std::string to_fd;
+        char buf[32768];
+        bool fd_open = true;
+        while (!stop) {
+            pollfd p[2] = {
+                {fd, static_cast<short>((fd_open ? POLLIN : 0) | (to_fd.empty() ? 0 : POLLOUT)), 0},
+                {ssh_get_fd(jump->m_session), POLLIN, 0}};
+            (void)poll(p, 2, 50);
+            if (fd_open && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+                ssize_t n = read(fd, buf, sizeof buf);
+                if (n > 0) {
+                    if (ssh_channel_write(channel, buf, static_cast<uint32_t>(n)) == SSH_ERROR) break;
+                } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                    fd_open = false;
+                    ssh_channel_send_eof(channel);
+                }
+            }
+            int n = ssh_channel_read_nonblocking(channel, buf, sizeof buf, 0);
+            if (n == SSH_ERROR) break;
+            if (n > 0) to_fd.append(buf, static_cast<std::size_t>(n));
+            if (!to_fd.empty()) {
+                ssize_t w = write(fd, to_fd.data(), to_fd.size());
+                if (w > 0)
+                    to_fd.erase(0, static_cast<std::size_t>(w));
+                else if (w < 0 && errno != EAGAIN && errno != EINTR)
+                    break;
+            }
+            if (to_fd.empty() && (ssh_channel_is_eof(channel) || !ssh_channel_is_open(channel))) break;
+        }
+        // The inner session sees its socket close.
+        shutdown(fd, SHUT_RDWR);
+    }
+};
 
 std::string SshEndpoint::label() const {
     return user + "@" + host_for_port(host) + ":" + std::to_string(port);
@@ -19,17 +80,16 @@ std::string SshEndpoint::label() const {
 SshSession::SshSession() = default;
 
 SshSession::~SshSession() {
+    // The inner session goes first so that its goodbye still crosses the bridge.
     if (m_session) {
         ssh_disconnect(m_session);
         ssh_free(m_session);
     }
+    m_bridge.reset();
 }
 
-SshSession::SshSession(SshSession&& o) noexcept
-    : m_session(o.m_session), m_jump(std::move(o.m_jump)), m_bridge_fd(o.m_bridge_fd),
-      m_bridge(std::move(o.m_bridge)) {
+SshSession::SshSession(SshSession&& o) noexcept : m_session(o.m_session), m_bridge(std::move(o.m_bridge)) {
     o.m_session = nullptr;
-    o.m_bridge_fd = -1;
 }
 
 SshSession& SshSession::operator=(SshSession&& o) noexcept {
@@ -99,9 +159,34 @@ Status verify_host(ssh_session s, const SshEndpoint& ep) {
 } // namespace
 
 Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milliseconds timeout) {
-    if (ep.jump) return Error{"jump hosts are not supported by this version of ddl (" + ep.label() + ")"};
     SshSession out;
+    int inner_fd = -1;
+    if (ep.jump) {
+        auto bridge = std::make_unique<Bridge>();
+        auto jump = connect(*ep.jump, timeout);
+        if (!jump)
+            return Error{"cannot reach " + ep.label() + " through its jump host: " + jump.error().message};
+        bridge->jump = std::make_unique<SshSession>(std::move(*jump));
+        ssh_session js = bridge->jump->m_session;
+        bridge->channel = ssh_channel_new(js);
+        if (!bridge->channel) return Error{"cannot open a channel on the jump host " + ep.jump->label()};
+        if (ssh_channel_open_forward(bridge->channel, ep.host.c_str(), ep.port, "127.0.0.1", 0) != SSH_OK)
+            return Error{"jump host " + ep.jump->label() + " cannot connect to " + host_for_port(ep.host) +
+                         ":" + std::to_string(ep.port) + ": " + ssh_get_error(js)};
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+            return errno_error("socketpair for the jump host connection");
+        bridge->fd = pair[0];
+        inner_fd = pair[1];
+        fcntl(bridge->fd, F_SETFL, fcntl(bridge->fd, F_GETFL) | O_NONBLOCK);
+        bridge->thread = std::thread([b = bridge.get()] { b->pump(); });
+        out.m_bridge = std::move(bridge);
+    }
     out.m_session = ssh_new();
+    if (!out.m_session) {
+        if (inner_fd >= 0) close(inner_fd);
+        return Error{"cannot create an SSH session"};
+    }
     if (!out.m_session) return Error{"cannot create an SSH session"};
     ssh_session s = out.m_session;
     long secs = std::max<long>(1, static_cast<long>(timeout.count() / 1000));
@@ -117,6 +202,8 @@ Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milli
     ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
     ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no_config);
     ssh_options_set(s, SSH_OPTIONS_HOSTKEYS, "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256");
+    // The session owns (and closes) the bridged socket from here on.
+    if (inner_fd >= 0) ssh_options_set(s, SSH_OPTIONS_FD, &inner_fd);
     if (ssh_connect(s) != SSH_OK) return Error{"cannot connect to " + ep.label() + ": " + ssh_get_error(s)};
     if (auto v = verify_host(s, ep); !v) return v.error();
     ssh_key key = nullptr;

@@ -40,7 +40,8 @@ public:
     SshSession(const SshSession&) = delete;
     SshSession& operator=(const SshSession&) = delete;
 
-    // Connects, verifies/pins the host key and authenticates with the endpoint's key.
+    // Connects (through ep.jump when set, recursively), verifies/pins the host key and authenticates with
+    // the endpoint's key.
     static Result<SshSession> connect(const SshEndpoint& ep, std::chrono::milliseconds timeout);
 
     // Runs `command` through the remote user's shell; stdin optional; output kept apart.
@@ -53,9 +54,7 @@ public:
 
 private:
     ssh_session_struct* m_session = nullptr;
-    std::unique_ptr<SshSession> m_jump; // kept alive while the forwarded connection is used
-    int m_bridge_fd = -1;               // our end of the socketpair bridged to the jump's channel
-    struct Bridge;
+    struct Bridge; // the bastion's session and the channel carrying this one, when reached through a jump
     std::unique_ptr<Bridge> m_bridge;
 };
 

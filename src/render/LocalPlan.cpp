@@ -3,6 +3,7 @@
 #include "util/Net.hpp"
 
 #include <cstdio>
+#include <optional>
 
 namespace ddl {
 
@@ -33,13 +34,33 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
     p.bridge = std::string("ddlbr-") + tag;
     p.bridge_address = cidr.v4_host(1);
     p.bandwidth_bps = spec.local.bandwidth_bps;
+    p.bastion = spec.local.bastion;
+    std::optional<Cidr> priv;
+    if (p.bastion) {
+        // 172.16.0.0/12: a different range from the bridges, so no route of the machine covers it.
+        p.private_subnet =
+            "172." + std::to_string(16 + (h >> 12) % 16) + "." + std::to_string((h >> 4) & 255) + ".0/24";
+        p.private_bridge = std::string("ddlpb-") + tag;
+        priv = parse_cidr(p.private_subnet);
+    }
     for (int i = 0; i < spec.local.nodes; ++i) {
         LocalNodePlan n;
         n.name = i == 0 ? "master" : "worker" + std::to_string(i);
-        n.address = cidr.v4_host(static_cast<std::uint32_t>(10 + i + 1));
+        auto host = static_cast<std::uint32_t>(10 + i + 1);
         n.netns = "ddl-" + spec.name + "-" + n.name;
         n.veth_host = std::string("ddl") + tag + "h" + std::to_string(i);
         n.veth_node = std::string("ddl") + tag + "n" + std::to_string(i);
+        if (!p.bastion) {
+            n.address = n.private_address = cidr.v4_host(host);
+        } else if (i == 0) {
+            n.address = cidr.v4_host(host);
+            n.private_address = priv->v4_host(host);
+            n.veth2_host = std::string("ddl") + tag + "p" + std::to_string(i);
+            n.veth2_node = std::string("ddl") + tag + "q" + std::to_string(i);
+        } else {
+            n.address = n.private_address = priv->v4_host(host);
+            n.behind_bastion = true;
+        }
         p.nodes.push_back(n);
     }
     return p;
@@ -47,19 +68,30 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
 
 nlohmann::json LocalPlan::to_json() const {
     nlohmann::json nodes_json = nlohmann::json::array();
-    for (const auto& n : nodes)
-        nodes_json.push_back({{"name", n.name},
-                              {"address", n.address},
-                              {"netns", n.netns},
-                              {"veth_host", n.veth_host},
-                              {"veth_node", n.veth_node}});
-    return {{"cluster", cluster},
-            {"subnet", subnet},
-            {"prefix", prefix},
-            {"bridge", bridge},
-            {"bridge_address", bridge_address},
-            {"bandwidth", format_rate(bandwidth_bps)},
-            {"nodes", nodes_json}};
+    for (const auto& n : nodes) {
+        nlohmann::json j{{"name", n.name},           {"address", n.address},
+                         {"netns", n.netns},         {"veth_host", n.veth_host},
+                         {"veth_node", n.veth_node}, {"private_address", n.private_address}};
+        if (!n.veth2_host.empty()) {
+            j["veth2_host"] = n.veth2_host;
+            j["veth2_node"] = n.veth2_node;
+        }
+        if (n.behind_bastion) j["behind_bastion"] = true;
+        nodes_json.push_back(j);
+    }
+    nlohmann::json j{{"cluster", cluster},
+                     {"subnet", subnet},
+                     {"prefix", prefix},
+                     {"bridge", bridge},
+                     {"bridge_address", bridge_address},
+                     {"bandwidth", format_rate(bandwidth_bps)},
+                     {"nodes", nodes_json}};
+    if (bastion) {
+        j["bastion"] = true;
+        j["private_subnet"] = private_subnet;
+        j["private_bridge"] = private_bridge;
+    }
+    return j;
 }
 
 LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
@@ -70,9 +102,21 @@ LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
     p.bridge = j.at("bridge");
     p.bridge_address = j.at("bridge_address");
     p.bandwidth_bps = parse_rate(j.at("bandwidth").get<std::string>()).value_or(0);
-    for (const auto& n : j.at("nodes"))
-        p.nodes.push_back(
-            {n.at("name"), n.at("address"), n.at("netns"), n.at("veth_host"), n.at("veth_node")});
+    p.bastion = j.value("bastion", false);
+    p.private_subnet = j.value("private_subnet", "");
+    p.private_bridge = j.value("private_bridge", "");
+    for (const auto& n : j.at("nodes")) {
+        LocalNodePlan np{.name = n.at("name"),
+                         .address = n.at("address"),
+                         .private_address = n.value("private_address", n.at("address").get<std::string>()),
+                         .netns = n.at("netns"),
+                         .veth_host = n.at("veth_host"),
+                         .veth_node = n.at("veth_node"),
+                         .veth2_host = n.value("veth2_host", ""),
+                         .veth2_node = n.value("veth2_node", ""),
+                         .behind_bastion = n.value("behind_bastion", false)};
+        p.nodes.push_back(np);
+    }
     return p;
 }
 

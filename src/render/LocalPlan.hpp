@@ -10,11 +10,16 @@
 namespace ddl {
 
 struct LocalNodePlan {
-    std::string name;      // master, worker1, ...
-    std::string address;   // on the cluster bridge
-    std::string netns;     // network namespace name
-    std::string veth_host; // end in the root namespace, enslaved to the bridge
-    std::string veth_node; // end inside the namespace (renamed eth0 there)
+    std::string name;    // master, worker1, ...
+    std::string address; // where ddl reaches it: the cluster bridge, or the private one behind a bastion
+    std::string private_address; // where the other nodes reach it (== address without a bastion)
+    std::string netns;           // network namespace name
+    std::string veth_host;       // end in the root namespace, enslaved to a bridge
+    std::string veth_node;       // end inside the namespace (renamed eth0 there)
+    // Bastion layout, master only: its second link, on the private bridge (eth1 inside).
+    std::string veth2_host;
+    std::string veth2_node;
+    bool behind_bastion = false; // only on the private bridge (eth0 there)
 };
 
 struct LocalPlan {
@@ -24,6 +29,10 @@ struct LocalPlan {
     std::string bridge;
     std::string bridge_address;
     std::uint64_t bandwidth_bps = 0;
+    bool bastion = false;
+    std::string
+        private_subnet; // bastion layout: the workers' network; the root namespace has no address on it
+    std::string private_bridge;
     std::vector<LocalNodePlan> nodes;
 
     static LocalPlan from_spec(const Spec& spec);

@@ -62,6 +62,7 @@ Result<RenderedFiles> render_ssh(const Spec& s, const RenderInputs&) {
                          {"user", h.user.empty() ? s.access.user : h.user},
                          {"key", h.key.empty() ? s.access.private_key : h.key},
                          {"jump", h.jump},
+                         {"private_address", h.private_address},
                          {"gpus", h.gpus}});
     }
     RenderedFiles f;

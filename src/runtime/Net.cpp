@@ -162,6 +162,26 @@ ddl::Result<Socket> accept_tcp(const Socket& listener, Clock::time_point deadlin
     }
 }
 
+ddl::Result<std::string> source_address_towards(const std::string& host) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* raw = nullptr;
+    if (int rc = ::getaddrinfo(host.c_str(), "9", &hints, &raw); rc != 0)
+        return ddl::Error{"cannot resolve " + host + ": " + gai_strerror(rc)};
+    std::unique_ptr<addrinfo, void (*)(addrinfo*)> list(raw, ::freeaddrinfo);
+    for (const addrinfo* ai = list.get(); ai != nullptr; ai = ai->ai_next) {
+        int fd = ::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) continue;
+        sockaddr_storage local{};
+        socklen_t len = sizeof local;
+        bool ok = ::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
+        ::close(fd);
+        if (ok) return address_text(reinterpret_cast<const sockaddr*>(&local));
+    }
+    return ddl::Error{"no route to " + host};
+}
+
 ddl::Result<std::string> interface_address(const std::string& iface, int family) {
     ifaddrs* raw = nullptr;
     if (::getifaddrs(&raw) != 0) return ddl::errno_error("getifaddrs");

@@ -29,6 +29,10 @@ namespace ddl::runtime {
 // The address a rank advertises: the first address of `iface` (preferring `family`), or, with an
 // empty iface, of the first interface that is up, not loopback and not docker*. Falls back to the
 // loopback address when nothing else exists.
+// The local address the kernel would send from towards `host` (a connected UDP socket; nothing is
+// sent). With several interfaces (a bastion's public and private links) this is the one peers reach.
+[[nodiscard]] ddl::Result<std::string> source_address_towards(const std::string& host);
+
 [[nodiscard]] ddl::Result<std::string> interface_address(const std::string& iface, int family);
 [[nodiscard]] bool is_loopback_host(const std::string& host);
 

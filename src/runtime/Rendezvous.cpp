@@ -108,7 +108,11 @@ Rendezvous::Rendezvous(const CommOptions& opts) : m_rank(opts.rank), m_size(opts
     if (!family) throw CommError(CommErrorKind::bootstrap, "bootstrap: " + family.error().message);
     // On a loopback master (tests, a single machine) the peers are all here: advertise loopback.
     const std::string iface = opts.iface.empty() && is_loopback_host(opts.master_addr) ? "lo" : opts.iface;
-    auto my_host = interface_address(iface, *family);
+    // Without a named interface: the address that routes to the master, which is the network the
+    // hostfile's addresses live on (a bastion master has a public and a private one).
+    auto my_host =
+        iface.empty() ? source_address_towards(opts.master_addr) : interface_address(iface, *family);
+    if (!my_host && iface.empty()) my_host = interface_address(iface, *family);
     if (!my_host) throw CommError(CommErrorKind::bootstrap, "bootstrap: " + my_host.error().message);
     auto my_family = resolve_family(*my_host);
     auto listener = listen_tcp(my_family ? *my_family : *family, 0, 4);

@@ -113,6 +113,7 @@ nlohmann::json Spec::to_json() const {
                              {"user", h.user},
                              {"key", h.key},
                              {"jump", h.jump},
+                             {"private_address", h.private_address},
                              {"gpus", h.gpus}});
         j["ssh"] = {{"hosts", hosts}};
         break;
@@ -129,7 +130,8 @@ nlohmann::json Spec::to_json() const {
         j["local"] = {{"nodes", local.nodes},
                       {"subnet", local.subnet},
                       {"bandwidth", format_rate(local.bandwidth_bps)},
-                      {"nodes_as", local.nodes_as}};
+                      {"nodes_as", local.nodes_as},
+                      {"bastion", local.bastion}};
         break;
     }
     j["gpu"] = {{"driver", gpu.driver},

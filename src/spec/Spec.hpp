@@ -77,10 +77,11 @@ struct SshHost {
     std::string name;
     std::string address;
     int port = 22;
-    std::string user; // empty: access.user
-    std::string key;  // empty: cluster key
-    std::string jump; // another host's name or user@host:port
-    int gpus = -1;    // -1: probe
+    std::string user;            // empty: access.user
+    std::string key;             // empty: cluster key
+    std::string jump;            // another host's name or user@host:port
+    std::string private_address; // how the other hosts reach it; empty: address
+    int gpus = -1;               // -1: probe
 };
 
 struct SshTargetSpec {
@@ -101,6 +102,9 @@ struct LocalSpec {
     std::string subnet;                  // empty: derived from the cluster name
     std::uint64_t bandwidth_bps = 0;     // 0: unshaped
     std::string nodes_as = "namespaces"; // namespaces | containers
+    // Cloud-like layout: only the master on the machine's bridge; workers on a private bridge that only
+    // the master reaches, so everything goes through it as a bastion (ProxyJump).
+    bool bastion = false;
 };
 
 struct GpuSpec {

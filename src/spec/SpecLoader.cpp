@@ -379,7 +379,8 @@ private:
             std::string hp = "ssh.hosts[" + std::to_string(i) + "]";
             auto h = hosts[i];
             if (!m_r.expect_map(h, hp)) continue;
-            m_r.check_keys(h, hp, {"name", "address", "port", "user", "key", "jump", "gpus"});
+            m_r.check_keys(h, hp,
+                           {"name", "address", "private_address", "port", "user", "key", "jump", "gpus"});
             SshHost host;
             host.name = "host" + std::to_string(i + 1);
             if (auto x = m_r.string(h, "name", hp)) {
@@ -404,6 +405,15 @@ private:
                                   "duplicate host name \"" + host.name + "\" (also ssh.hosts[" +
                                       std::to_string(it->second) + "])",
                                   "give every host its own name");
+            if (auto x = m_r.string(h, "private_address", hp)) {
+                if (x->empty() || x->find_first_of(" /\\@[]") != std::string::npos)
+                    m_r.diags().error(
+                        m_r.pos(h["private_address"]),
+                        hp + ".private_address must be an IP address or host name",
+                        "the address the other hosts reach this one at; leave it out when that is address");
+                else
+                    host.private_address = *x;
+            }
             if (auto x = m_r.integer(h, "port", hp, 1, 65535)) host.port = static_cast<int>(*x);
             if (auto x = m_r.string(h, "user", hp)) host.user = *x;
             if (auto x = m_r.string(h, "key", hp)) host.key = *x;
@@ -413,7 +423,18 @@ private:
         }
         for (std::size_t i = 0; i < m_s.ssh.hosts.size(); ++i) {
             const auto& j = m_s.ssh.hosts[i].jump;
-            if (j.empty() || j.find('@') != std::string::npos || j.find(':') != std::string::npos) continue;
+            if (j.empty()) continue;
+            if (j.find('@') != std::string::npos || j.find(':') != std::string::npos) {
+                static const std::regex k_jump(
+                    R"(^([A-Za-z0-9._-]+@)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$)");
+                if (!std::regex_match(j, k_jump))
+                    m_r.diags().error(m_r.pos(hosts[i]["jump"]),
+                                      "ssh.hosts[" + std::to_string(i) +
+                                          "].jump is neither a host name nor user@host:port (got \"" +
+                                          printable(j) + "\")",
+                                      "e.g. jump: ops@bastion.example.org:22 (IPv6: ops@[2001:db8::1]:22)");
+                continue;
+            }
             if (!names.count(j))
                 m_r.diags().error(m_r.pos(hosts[i]["jump"]),
                                   "ssh.hosts[" + std::to_string(i) + "].jump names no host (\"" +
@@ -422,6 +443,13 @@ private:
             else if (j == m_s.ssh.hosts[i].name)
                 m_r.diags().error(m_r.pos(hosts[i]["jump"]),
                                   "ssh.hosts[" + std::to_string(i) + "] jumps through itself");
+            else if (auto via = std::find_if(m_s.ssh.hosts.begin(), m_s.ssh.hosts.end(),
+                                             [&](const SshHost& o) { return o.name == j; });
+                     via != m_s.ssh.hosts.end() && !via->jump.empty())
+                m_r.diags().error(m_r.pos(hosts[i]["jump"]),
+                                  "ssh.hosts[" + std::to_string(i) + "].jump goes through " + j +
+                                      ", which has a jump host itself; chained jumps are not supported",
+                                  "jump through a host that is reachable directly");
         }
     }
 
@@ -448,7 +476,7 @@ private:
 
     void local(const YAML::Node& n) {
         const std::string p = "local";
-        m_r.check_keys(n, p, {"nodes", "subnet", "bandwidth", "nodes_as"});
+        m_r.check_keys(n, p, {"nodes", "subnet", "bandwidth", "nodes_as", "bastion"});
         auto& l = m_s.local;
         if (auto x = m_r.integer(n, "nodes", p, 1, 16)) l.nodes = static_cast<int>(*x);
         if (auto x = m_r.string(n, "subnet", p)) {
@@ -465,6 +493,7 @@ private:
         }
         rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
         if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
+        if (auto x = m_r.boolean(n, "bastion", p)) l.bastion = *x;
     }
 
     void rate(const YAML::Node& n, const std::string& key, const std::string& p, std::uint64_t& out,

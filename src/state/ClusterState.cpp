@@ -43,6 +43,7 @@ nlohmann::json ClusterState::to_json() const {
         ns.push_back({{"name", n.name},
                       {"group", n.group},
                       {"address", n.address},
+                      {"private_address", n.private_address},
                       {"port", n.port},
                       {"user", n.user},
                       {"jump", n.jump},
@@ -81,6 +82,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.name = n.at("name");
             ns.group = n.value("group", "workers");
             ns.address = n.at("address");
+            ns.private_address = n.value("private_address", "");
             ns.port = n.value("port", 22);
             ns.user = n.value("user", "");
             ns.jump = n.value("jump", "");

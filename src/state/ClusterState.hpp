@@ -13,8 +13,9 @@ namespace ddl {
 
 struct NodeState {
     std::string name;
-    std::string group; // master | workers
-    std::string address;
+    std::string group;           // master | workers
+    std::string address;         // where ddl reaches it (through `jump` when set)
+    std::string private_address; // where the other nodes reach it; empty: `address`
     int port = 22;
     std::string user;
     std::string jump;  // "" or the name of the node used as bastion
@@ -30,6 +31,9 @@ struct NodeState {
     std::string kernel;
     std::string hostname;
     int slots = 1;
+
+    // The address for node-to-node traffic (hostfile, runtime rendezvous).
+    const std::string& cluster_address() const { return private_address.empty() ? address : private_address; }
 };
 
 struct PhaseState {

@@ -30,8 +30,30 @@ ddl exec --cluster sshbase -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test && test
   || fail "destroy left ddl's files on the hosts"
 ddl exec --cluster sshbase -- true >/dev/null || fail "destroy harmed the machines"
 ok "destroy removed only what ddl installed"
-sed -e 's/{name: beta, address: \(.*\)}/{name: beta, address: \1, jump: alpha}/' -e 's/name: sshhosts/name: sshjump/' hosts.yaml >jump.yaml
+# Jump hosts: machines behind a bastion (a local cluster in the bastion layout). beta jumps through
+# another host of the list, gamma through a bastion written as user@host:port.
+spec sshbast 3 "  bastion: true"
+ddl deploy sshbast.yaml >bb.log 2>&1 || { cat bb.log; fail "deploy bastion base"; }
+read -r pub priv w1 w2 <<<"$(ddl status sshbast --output json | python3 -c 'import json,sys; n=json.load(sys.stdin)["nodes"]; print(n[0]["address"], n[0]["private_address"], n[1]["address"], n[2]["address"])')"
+cat >jump.yaml <<YAML
+apiVersion: ddl/v1
+name: sshjump
+target: ssh
+access:
+  user: root
+  private_key: $STATE/sshbast/id_ed25519
+ssh:
+  hosts:
+    - {name: alpha, address: $pub, private_address: $priv}
+    - {name: beta, address: $w1, jump: alpha}
+    - {name: gamma, address: $w2, jump: "root@$pub:22"}
+YAML
 CLUSTERS+=(sshjump)
-if ddl deploy jump.yaml >j.log 2>&1; then fail "jump host accepted"; fi
-grep -q "ssh.hosts\[1\] (beta): jump hosts are not supported" j.log || { cat j.log; fail "jump message"; }
-ok "unsupported jump host refused with the host named"
+ddl deploy jump.yaml >j.log 2>&1 || { cat j.log; fail "deploy through jump hosts"; }
+ddl hostfile --cluster sshjump | grep -q "^$priv slots=1$" || fail "hostfile names alpha's private address"
+ddl run --cluster sshjump -- ddl-allreduce-test -b 1M -e 1M -n 2 >jrun.out 2>&1 || { cat jrun.out; fail "allreduce through jumps"; }
+grep -q "all results exact" jrun.out || fail "allreduce result through jumps"
+[ "$(ddl ssh --cluster sshjump gamma -- hostname)" = worker2 ] || fail "ddl ssh through user@host:port"
+ddl destroy sshjump >jd.log 2>&1 || { cat jd.log; fail "destroy through jumps"; }
+ddl exec --cluster sshbast -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test' || fail "destroy through jumps left files"
+ok "jump hosts (by name and as user@host:port): deploy, run, ssh, destroy"

@@ -39,6 +39,59 @@ TEST_CASE("the inventory has groups master, workers and gpu with the pinned know
                    "/known_hosts -o StrictHostKeyChecking=yes") != std::string::npos);
 }
 
+TEST_CASE("a node behind a bastion is reached through a ProxyCommand that pins the bastion's key too") {
+    TempDir dir;
+    StateStore store(dir.path());
+    ClusterState st;
+    st.cluster = "demo";
+    NodeState m, w;
+    m.name = "master";
+    m.group = "master";
+    m.address = "10.0.0.11";
+    m.private_address = "172.16.0.11";
+    m.user = "root";
+    w.name = "worker1";
+    w.group = "workers";
+    w.address = "172.16.0.12";
+    w.user = "root";
+    w.jump = "master";
+    st.nodes = {m, w};
+    SystemProcessRunner proc;
+    test::FakeRemote remote;
+    test::FakeProgress progress;
+    Context ctx{Spec{}, st, store, proc, remote, progress, {}, nullptr};
+    auto inv = render_inventory(ctx);
+    std::string kh = "UserKnownHostsFile=" + store.cluster_dir("demo") + "/known_hosts";
+    auto worker = inv.substr(inv.find("        worker1:"));
+    CHECK(worker.find("ProxyCommand=\\\"ssh -i " + store.cluster_dir("demo") + "/id_ed25519 -o " + kh) !=
+          std::string::npos);
+    CHECK(worker.find("-W [%h]:%p -l root 10.0.0.11\\\"") != std::string::npos);
+    // Other nodes reach the master at its private address.
+    CHECK(inv.find("ddl_cluster_address: \"172.16.0.11\"") != std::string::npos);
+    // The master itself is reached directly.
+    auto master = inv.substr(0, inv.find("    workers:"));
+    CHECK(master.find("ProxyCommand") == std::string::npos);
+}
+
+TEST_CASE("a jump written as user@host:port parses, IPv6 in brackets included") {
+    auto a = parse_jump_spec("ops@bastion.example.org:2222", "ubuntu");
+    REQUIRE(a);
+    CHECK(a->user == "ops");
+    CHECK(a->host == "bastion.example.org");
+    CHECK(a->port == 2222);
+    auto b = parse_jump_spec("[2001:db8::1]:22", "ubuntu");
+    REQUIRE(b);
+    CHECK(b->user == "ubuntu");
+    CHECK(b->host == "2001:db8::1");
+    auto c = parse_jump_spec("2001:db8::1", "ubuntu");
+    REQUIRE(c);
+    CHECK(c->host == "2001:db8::1");
+    CHECK(c->port == 22);
+    CHECK_FALSE(parse_jump_spec("ops@host:99999", "u"));
+    CHECK_FALSE(parse_jump_spec("ops@[::1", "u"));
+    CHECK_FALSE(parse_jump_spec("@host", ""));
+}
+
 TEST_CASE("ansible's event lines give changes per host and the failed task with its message") {
     std::string out = R"({"event": "task", "role": "common", "task": "install x"}
 {"changed": true, "event": "result", "host": "master", "msg": "", "role": "common", "status": "ok", "task": "install x"}

@@ -1,7 +1,9 @@
 #include "runtime/CommOptions.hpp"
+#include "runtime/Net.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <sys/socket.h>
 
 using namespace ddl::runtime;
 
@@ -68,4 +70,17 @@ TEST_CASE("bad environment values are all reported by name") {
     REQUIRE_FALSE(o.ok());
     CHECK(o.error().message.find("DDL_RANK='x'") != std::string::npos);
     CHECK(o.error().message.find("DDL_BACKEND='mpi'") != std::string::npos);
+}
+
+TEST_CASE("a rank advertises the local address that routes to the master") {
+    auto lo = ddl::runtime::source_address_towards("127.0.0.1");
+    REQUIRE(lo.ok());
+    CHECK(*lo == "127.0.0.1");
+    // Any address of this machine routes to itself: the answer is that address.
+    auto own = ddl::runtime::interface_address("", AF_INET);
+    REQUIRE(own.ok());
+    auto back = ddl::runtime::source_address_towards(*own);
+    REQUIRE(back.ok());
+    CHECK(*back == *own);
+    CHECK_FALSE(ddl::runtime::source_address_towards("no-such-host.invalid").ok());
 }

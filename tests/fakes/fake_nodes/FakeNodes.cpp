@@ -1,0 +1,106 @@
+// ddl-fake-nodes: the "machines" that stand-ins for cloud tools (terraform, jFed, GPULab) hand out.
+// It builds them with the real local target, so everything after provisioning runs for real:
+//   ddl-fake-nodes up   --id ID --state-dir DIR --names master,worker1 --pubkey-file PUB [--bastion]
+//   ddl-fake-nodes down --id ID --state-dir DIR
+// `up` prints {"nodes":[{"name","public_address","private_address","port","user"}]}; with --bastion only
+// the first node has a public address, the others are reachable through it.
+#include "core/Log.hpp"
+#include "provision/LocalTarget.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+namespace {
+
+class QuietProgress : public ddl::Progress {
+public:
+    void phase_start(const std::string&, const std::string&) override {}
+    void phase_done(const std::string&, double, bool) override {}
+    void phase_failed(const std::string&, const std::string&) override {}
+    void node(const std::string& node, const std::string& message) override {
+        std::cerr << "fake-nodes: " << node << ": " << message << "\n";
+    }
+    void note(const std::string& message) override { std::cerr << "fake-nodes: " << message << "\n"; }
+};
+
+int fail(const std::string& message) {
+    std::cerr << "ddl-fake-nodes: " << message << "\n";
+    return 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Local-target nodes for the cloud-tool stand-ins in tests/fakes/"};
+    app.require_subcommand(1);
+    std::string id, state_dir, names_csv, pubkey_file;
+    bool bastion = false;
+    auto* up = app.add_subcommand("up", "create the nodes (idempotent)");
+    auto* down = app.add_subcommand("down", "remove them (idempotent)");
+    for (auto* sub : {up, down}) {
+        sub->add_option("--id", id, "name of this set of nodes (becomes a local cluster name)")->required();
+        sub->add_option("--state-dir", state_dir, "where the stand-in keeps their state")->required();
+    }
+    up->add_option("--names", names_csv, "node names, comma separated; the first is the bastion")->required();
+    up->add_option("--pubkey-file", pubkey_file, "public key every node authorizes (root)")->required();
+    up->add_flag("--bastion", bastion, "only the first node on the machine's bridge");
+    CLI11_PARSE(app, argc, argv);
+
+    ddl::Spec spec;
+    spec.name = id;
+    spec.target = ddl::Target::local;
+    spec.local.bastion = bastion;
+    std::vector<std::string> names;
+    for (const auto& n : ddl::split(names_csv, ','))
+        if (!ddl::trim(n).empty()) names.push_back(ddl::trim(n));
+    spec.local.nodes = static_cast<int>(names.empty() ? 1 : names.size());
+
+    ddl::StateStore store(state_dir);
+    ddl::SystemProcessRunner proc;
+    ddl::LibsshExecutor remote;
+    QuietProgress progress;
+    auto loaded = store.exists(id) ? store.load(id) : ddl::Result<ddl::ClusterState>(ddl::ClusterState{});
+    if (!loaded) return fail(loaded.error().message);
+    ddl::ClusterState state = std::move(*loaded);
+    state.cluster = id;
+    state.target = "local";
+    ddl::Context ctx{
+        .spec = spec, .state = state, .store = store, .proc = proc, .remote = remote, .progress = progress};
+    ddl::LocalTarget target;
+
+    if (down->parsed()) {
+        if (!store.exists(id)) return 0;
+        if (auto s = target.destroy(ctx); !s) return fail(s.error().message);
+        if (auto s = store.remove(id); !s) return fail(s.error().message);
+        return 0;
+    }
+    if (names.empty()) return fail("--names lists no node");
+    if (auto s = target.preflight(ctx); !s) return fail(s.error().message);
+    if (auto s = store.ensure_cluster_dir(id); !s) return fail(s.error().message);
+    auto pub = ddl::read_file(pubkey_file);
+    if (!pub || ddl::trim(*pub).rfind("ssh-", 0) != 0)
+        return fail("--pubkey-file " + pubkey_file + " holds no OpenSSH public key");
+    // The nodes authorize the caller's key; the local target reads it from the cluster folder. The
+    // private half stays with the caller, so a marker stands in its place.
+    if (auto s = ddl::write_file_atomic(ctx.key_path() + ".pub", ddl::trim(*pub) + "\n", 0644); !s)
+        return fail(s.error().message);
+    if (auto s = ddl::write_file_atomic(ctx.key_path(), "held by the caller of ddl-fake-nodes\n", 0600); !s)
+        return fail(s.error().message);
+    if (auto s = store.save(state); !s) return fail(s.error().message);
+    if (auto s = target.provision(ctx); !s) return fail(s.error().message);
+    if (auto s = store.save(state); !s) return fail(s.error().message);
+
+    nlohmann::json out{{"nodes", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < state.nodes.size(); ++i) {
+        const auto& n = state.nodes[i];
+        out["nodes"].push_back({{"name", names[i]},
+                                {"public_address", n.jump.empty() ? n.address : ""},
+                                {"private_address", n.cluster_address()},
+                                {"port", n.port},
+                                {"user", n.user}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
