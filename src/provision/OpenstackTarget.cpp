@@ -167,6 +167,8 @@ Result<std::vector<NodeState>> OpenstackTarget::nodes_from_outputs(const nlohman
     master.name = "master";
     master.group = "master";
     master.address = *pub;
+    // The floating IP is for ddl; the nodes talk to each other (hostfile, rendezvous) on the cluster network.
+    master.private_address = *priv;
     master.user = *user;
     master.key = private_key;
     nodes.push_back(master);
@@ -180,6 +182,7 @@ Result<std::vector<NodeState>> OpenstackTarget::nodes_from_outputs(const nlohman
         w.name = "worker" + std::to_string(i);
         w.group = "workers";
         w.address = ip.get<std::string>();
+        w.private_address = w.address;
         w.user = *user;
         w.key = private_key;
         // Workers have no public address: every SSH connection goes through the master.

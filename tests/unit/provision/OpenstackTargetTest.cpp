@@ -17,6 +17,9 @@ TEST_CASE("the master is reached at its floating IP and every worker through the
     CHECK((*nodes)[0].group == "master");
     CHECK((*nodes)[0].address == "203.0.113.7");
     CHECK((*nodes)[0].jump.empty());
+    CHECK((*nodes)[0].private_address == "192.168.42.10");
+    CHECK((*nodes)[0].cluster_address() == "192.168.42.10");
+    CHECK((*nodes)[2].cluster_address() == "192.168.42.12");
     CHECK((*nodes)[0].user == "ubuntu");
     CHECK((*nodes)[2].name == "worker2");
     CHECK((*nodes)[2].group == "workers");

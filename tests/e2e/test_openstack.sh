@@ -3,8 +3,7 @@
 # instances as real local nodes (ddl-fake-nodes --bastion: only the master reachable from this machine),
 # pre-flight talks HTTPS to the API stand-in. Everything after provision is real: SSH to the workers
 # through the master, configure, probe, hostfile, exec; destroy leaves nothing behind.
-# (Pending: needs ddl-fake-nodes and ProxyJump from main; move to tests/e2e/ when they land.)
-HERE=$(cd "$(dirname "$0")/.." && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/openstack.sh"
 trap 'kill $FAKE_CLOUD_PID 2>/dev/null; cleanup' EXIT
@@ -31,21 +30,23 @@ assert sorted(nodes) == ["master", "worker1", "worker2"], nodes
 assert nodes["master"].get("jump", "") == ""
 assert nodes["worker1"]["jump"] == "master" and nodes["worker2"]["jump"] == "master"
 assert all(n["user"] == "root" for n in nodes.values())
+assert nodes["master"]["private_address"] and nodes["master"]["private_address"] != nodes["master"]["address"]
+print(nodes["master"]["private_address"], file=open("master_private", "w"))
 PY
-out=$(ddl exec --cluster osfull -- hostname) || fail "exec on all nodes"
-[ "$(printf '%s\n' "$out" | grep -c .)" -ge 3 ] || fail "exec reached fewer than 3 nodes: $out"
+[ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
+  fail "exec on every node"
 ddl exec --cluster osfull --nodes worker2 -- true || fail "exec on a worker through the master"
 ok "exec on every node, the workers through the master"
 
 ddl hostfile --cluster osfull >hosts.txt || fail "hostfile"
 [ "$(grep -c 'slots=' hosts.txt)" = 3 ] || { cat hosts.txt; fail "hostfile has 3 hosts"; }
-ok "hostfile"
+grep -q "^$(cat master_private) slots=" hosts.txt || { cat hosts.txt; fail "hostfile names the master by its private address"; }
+ok "hostfile with the cluster-network addresses"
 
 ddl -v deploy osfull.yaml >again.log 2>&1 || { cat again.log; fail "second deploy"; }
 ok "a second deploy converges"
 
 ddl destroy osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
-[ ! -e "$STATE/osfull" ] || fail "state folder left"
-if ip netns list | grep -q osfull; then fail "namespaces left: $(ip netns list | grep osfull)"; fi
+assert_gone osfull
 assert_no_secret
 ok "destroy leaves no namespace and no state; the password was never written"
