@@ -115,6 +115,16 @@ int run_app(int argc, char** argv) {
     ssh->add_option("command", command, "Optional command after --");
     ssh->callback([&] { action = [&] { return cmd_ssh(g, ref, node, command); }; });
 
+    auto* tunnel = app.add_subcommand("tunnel", "Forward a service on a node's localhost to this machine");
+    std::string service, tunnel_node;
+    int tunnel_port = 0;
+    tunnel->add_option("--cluster", ref, "Cluster name or spec file");
+    tunnel->add_option("service", service, "jupyter, grafana, prometheus or a port number")->required();
+    tunnel->add_option("--local-port", tunnel_port, "Port on 127.0.0.1 (default: the service's port)")
+        ->check(CLI::Range(1, 65535));
+    tunnel->add_option("--node", tunnel_node, "Node the service runs on (default: the master)");
+    tunnel->callback([&] { action = [&] { return cmd_tunnel(g, ref, service, tunnel_port, tunnel_node); }; });
+
     auto* run = app.add_subcommand("run", "Start a program on every slot (bundled runtime launcher)");
     RunArgs ra;
     run->add_option("-n,--np", ra.np, "Number of ranks (default: every slot); -np N works too");

@@ -652,6 +652,55 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
     return exit_code::k_ok;
 }
 
+namespace {
+
+// OpenSSH's command line for one node, with the cluster's key, its pinned host keys and the node's jump
+// host; `extra` goes before the destination.
+std::vector<std::string> openssh_argv(const Context& ctx, const NodeState& n,
+                                      const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{"ssh",
+                                  "-i",
+                                  n.key.empty() ? ctx.key_path() : n.key,
+                                  "-o",
+                                  "IdentitiesOnly=yes",
+                                  "-o",
+                                  "UserKnownHostsFile=" + ctx.known_hosts_path(),
+                                  "-o",
+                                  "StrictHostKeyChecking=yes",
+                                  "-p",
+                                  std::to_string(n.port),
+                                  "-l",
+                                  n.user};
+    if (auto j = ctx.jump_endpoint(n))
+        argv.insert(argv.end(), {"-o", "ProxyCommand=" + ctx.openssh_proxy_command(*j)});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(n.address);
+    return argv;
+}
+
+[[noreturn]] void exec_openssh(std::vector<std::string> argv, const char* who) {
+    std::vector<char*> cargv;
+    for (auto& s : argv)
+        cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    log::debug("exec: " + shell_join(argv));
+    execvp("ssh", cargv.data());
+    std::cerr << who << ": cannot run ssh (install openssh-client)\n";
+    std::exit(exit_code::k_failure);
+}
+
+const NodeState* find_node_or_explain(const Context& ctx, const std::string& node, const char* who) {
+    if (const NodeState* n = ctx.state.node(node)) return n;
+    std::vector<std::string> names;
+    for (const auto& x : ctx.state.nodes)
+        names.push_back(x.name);
+    std::cerr << who << ": no node \"" << node << "\" in cluster " << ctx.state.cluster
+              << "\nhint: nodes are " << join(names, ", ") << "\n";
+    return nullptr;
+}
+
+} // namespace
+
 int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
             const std::vector<std::string>& command) {
     auto oc = open_cluster(g, ref, false, "");
@@ -660,44 +709,60 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
         return exit_code::k_failure;
     }
     auto& ctx = *(*oc)->ctx;
-    const NodeState* n = ctx.state.node(node);
-    if (!n) {
-        std::vector<std::string> names;
-        for (const auto& x : ctx.state.nodes)
-            names.push_back(x.name);
-        std::cerr << "ddl ssh: no node \"" << node << "\" in cluster " << ctx.state.cluster
-                  << "\nhint: nodes are " << join(names, ", ") << "\n";
-        return exit_code::k_bad_input;
-    }
+    const NodeState* n = find_node_or_explain(ctx, node, "ddl ssh");
+    if (!n) return exit_code::k_bad_input;
     // An interactive terminal is OpenSSH's job; ddl hands it the cluster's key and pinned host keys.
-    std::vector<std::string> argv{"ssh",
-                                  "-i",
-                                  n->key.empty() ? ctx.key_path() : n->key,
-                                  "-o",
-                                  "IdentitiesOnly=yes",
-                                  "-o",
-                                  "UserKnownHostsFile=" + ctx.known_hosts_path(),
-                                  "-o",
-                                  "StrictHostKeyChecking=yes",
-                                  "-p",
-                                  std::to_string(n->port),
-                                  "-l",
-                                  n->user,
-                                  n->address};
-    if (auto j = ctx.jump_endpoint(*n))
-        argv.insert(argv.end() - 5, {"-o", "ProxyCommand=" + ctx.openssh_proxy_command(*j)});
+    auto argv = openssh_argv(ctx, *n, {});
     if (!command.empty()) {
         argv.push_back("--");
         argv.insert(argv.end(), command.begin(), command.end());
     }
-    std::vector<char*> cargv;
-    for (auto& s : argv)
-        cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    log::debug("exec: " + shell_join(argv));
-    execvp("ssh", cargv.data());
-    std::cerr << "ddl ssh: cannot run ssh (install openssh-client)\n";
-    return exit_code::k_failure;
+    exec_openssh(std::move(argv), "ddl ssh");
+}
+
+int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string& service, int local_port,
+               const std::string& node) {
+    auto oc = open_cluster(g, ref, false, "");
+    if (!oc) {
+        std::cerr << "ddl tunnel: " << oc.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    auto& ctx = *(*oc)->ctx;
+    const NodeState* n = find_node_or_explain(
+        ctx, node.empty() ? ctx.state.nodes.empty() ? "master" : ctx.state.nodes.front().name : node,
+        "ddl tunnel");
+    if (!n) return exit_code::k_bad_input;
+    // Services bind to the node's localhost only; the tunnel is the way in.
+    int remote_port = 0;
+    std::string path = "/";
+    if (service == "jupyter") {
+        if (!ctx.spec.services.jupyter) {
+            std::cerr << "ddl tunnel: cluster " << ctx.state.cluster
+                      << " has no JupyterLab\nhint: set services.jupyter: true and run ddl deploy again\n";
+            return exit_code::k_bad_input;
+        }
+        remote_port = ctx.spec.services.jupyter_port;
+        path = "/lab?token=" + ctx.state.jupyter_token;
+    } else if (service == "grafana" || service == "prometheus") {
+        if (!ctx.spec.services.monitoring) {
+            std::cerr << "ddl tunnel: cluster " << ctx.state.cluster
+                      << " has no monitoring\nhint: set services.monitoring: true and run ddl deploy again\n";
+            return exit_code::k_bad_input;
+        }
+        remote_port = service == "grafana" ? 3000 : 9090;
+    } else if (auto p = parse_int(service); p && *p >= 1 && *p <= 65535) {
+        remote_port = static_cast<int>(*p);
+    } else {
+        std::cerr << "ddl tunnel: unknown service \"" << service
+                  << "\"\nhint: jupyter, grafana, prometheus or a port number\n";
+        return exit_code::k_bad_input;
+    }
+    if (local_port == 0) local_port = remote_port;
+    std::string fwd = "127.0.0.1:" + std::to_string(local_port) + ":127.0.0.1:" + std::to_string(remote_port);
+    // The URL goes to the terminal only (it may carry the Jupyter token); logs never see it.
+    std::cout << service << " on " << n->name << ": http://127.0.0.1:" << local_port << path
+              << "\n(Ctrl-C closes the tunnel)" << std::endl;
+    exec_openssh(openssh_argv(ctx, *n, {"-N", "-o", "ExitOnForwardFailure=yes", "-L", fwd}), "ddl tunnel");
 }
 
 } // namespace ddl::cli

@@ -32,6 +32,10 @@ int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::stri
                  const std::string& out);
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& nodes,
              const std::vector<std::string>& command, int timeout_s);
+// Forwards 127.0.0.1:LOCAL to a service bound to a node's localhost (jupyter, grafana, prometheus or a
+// port) with OpenSSH, printing the URL; runs until interrupted.
+int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string& service, int local_port,
+               const std::string& node);
 int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
             const std::vector<std::string>& command);
 struct RunArgs {

@@ -19,6 +19,20 @@ token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter
 [ "$(stat -c %a "$STATE/jt/state.json")" = 600 ] && [ "$(stat -c %a "$STATE/jt/ansible/secrets.json")" = 600 ] || fail "secret files not 0600"
 if grep -rl "$token" "$STATE/jt" none.out | grep -vE "/state.json$|/ansible/secrets.json$"; then fail "the Jupyter token leaked into the files above"; fi
 ok "kept on failure; the token is only in state.json and secrets.json (0600), not in logs or rendered files"
+# ddl tunnel: OpenSSH forwarding to the master's localhost with the pinned keys; the URL carries the token.
+"$helpers/start_fake_jupyter.sh" ddl-jt-master 8888 "$STATE/jt/state.json"
+port=$((20000 + RANDOM % 20000))
+ddl tunnel --cluster jt jupyter --local-port $port >tunnel.out 2>&1 &
+tunnel_pid=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.2; done
+url=$(head -1 tunnel.out | sed 's/^jupyter on master: //')
+[ "$url" = "http://127.0.0.1:$port/lab?token=$token" ] || { cat tunnel.out; fail "tunnel URL"; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$url")" = 200 ] || fail "jupyter through ddl tunnel with the token"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/lab")" = 403 ] || fail "jupyter without the token"
+kill $tunnel_pid; wait $tunnel_pid 2>/dev/null || true
+ddl tunnel --cluster jt grafana >g.out 2>&1 && fail "tunnel to monitoring that is not deployed"
+grep -q "has no monitoring" g.out || { cat g.out; fail "grafana refusal"; }
+ok "ddl tunnel jupyter forwards to the master's localhost; the token URL works, no token is refused"
 ddl destroy jt >/dev/null 2>&1 || fail destroy
 assert_gone jt
 ok "a missing JupyterLab fails the check"

@@ -90,3 +90,11 @@ TEST_CASE("hostfile format names are recognised") {
     CHECK(hostfile_format_from_name("mpich") == HostfileFormat::mpich);
     CHECK_FALSE(hostfile_format_from_name("slurm").has_value());
 }
+
+TEST_CASE("a host with a NUL byte is refused, also in brackets (found by fuzzing)") {
+    using namespace std::string_literals;
+    auto bracketed = ddl::runtime::parse_hostfile("[1:db8::3\0\0]:3\n"s, "hf");
+    REQUIRE_FALSE(bracketed.ok());
+    CHECK(bracketed.error().message.find("hf:1: error:") != std::string::npos);
+    CHECK_FALSE(ddl::runtime::parse_hostfile("10.0.0.1\0x slots=2\n"s, "hf").ok());
+}
