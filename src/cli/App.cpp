@@ -55,7 +55,12 @@ int run_app(int argc, char** argv) {
     std::string render_out = "rendered";
     render->add_option("file", file, "cluster.yaml")->required();
     render->add_option("--out", render_out, "Output folder")->capture_default_str();
-    render->callback([&] { action = [&] { return cmd_render(g, file, render_out); }; });
+    std::string render_pubkey;
+    render->add_option(
+        "--public-key", render_pubkey,
+        "OpenSSH public key file for the nodes (openstack; default: access.private_key's .pub, "
+        "else the cluster's key in the state folder)");
+    render->callback([&] { action = [&] { return cmd_render(g, file, render_out, render_pubkey); }; });
 
     auto* deploy =
         app.add_subcommand("deploy", "Validate, render, provision, configure, probe, write the hostfile");
@@ -67,6 +72,11 @@ int run_app(int argc, char** argv) {
         ->capture_default_str();
     deploy->add_option("--manifest", da.manifest,
                        "virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved for the slice");
+    deploy->add_flag("--skip-preflight", da.skip_preflight,
+                     "openstack: skip the cloud checks (flavors, image, network, quota) before creating");
+    deploy->add_option("--terraform-bin", da.terraform_bin,
+                       "openstack: terraform or tofu (name on PATH or a path); default: the spec's, else "
+                       "whichever is on PATH");
     deploy->callback([&] { action = [&] { return cmd_deploy(g, da); }; });
 
     auto* destroy = app.add_subcommand("destroy", "Tear down everything ddl created for a cluster");
@@ -74,7 +84,10 @@ int run_app(int argc, char** argv) {
     bool destroy_yes = false;
     destroy->add_option("cluster", ref, "Cluster name or spec file (default: the only cluster)");
     destroy->add_flag("-y,--yes", destroy_yes, "Do not ask for confirmation");
-    destroy->callback([&] { action = [&] { return cmd_destroy(g, ref, destroy_yes); }; });
+    std::string destroy_tf;
+    destroy->add_option("--terraform-bin", destroy_tf,
+                        "openstack: terraform or tofu to destroy with (default: the one that deployed)");
+    destroy->callback([&] { action = [&] { return cmd_destroy(g, ref, destroy_yes, destroy_tf); }; });
 
     auto* status = app.add_subcommand("status", "Phases, nodes, addresses, GPUs and slots of a cluster");
     status->add_option("cluster", ref, "Cluster name or spec file");

@@ -397,13 +397,43 @@ int cmd_validate(const GlobalOptions& g, const std::string& file) {
     return exit_code::k_ok;
 }
 
-int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir) {
+// The public key a render of the spec uses: the file given, else access.private_key's .pub, else the
+// cluster's own key if it was deployed before; empty (a placeholder is rendered) when there is none.
+Result<std::string> public_key_for_render(const GlobalOptions& g, const Spec& spec,
+                                          const std::string& given) {
+    if (!given.empty()) {
+        auto text = read_file(given);
+        if (!text) return Error{"--public-key " + given + ": " + text.error().message};
+        return trim(*text);
+    }
+    for (const auto& candidate : {spec.access.private_key.empty() ? "" : spec.access.private_key + ".pub",
+                                  StateStore(g.state_dir).cluster_dir(spec.name) + "/id_ed25519.pub"}) {
+        if (candidate.empty() || !path_exists(candidate)) continue;
+        if (auto text = read_file(candidate)) return trim(*text);
+    }
+    return std::string();
+}
+
+int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir,
+               const std::string& public_key_file) {
     auto r = SpecLoader::load_file(file);
     if (!r.spec) {
         print_diagnostics(g, r.diagnostics);
         return exit_code::k_bad_input;
     }
-    auto files = render_spec(*r.spec);
+    RenderInputs inputs;
+    if (r.spec->target == Target::openstack) {
+        auto key = public_key_for_render(g, *r.spec, public_key_file);
+        if (!key) {
+            std::cerr << "ddl render: " << key.error().message << "\n";
+            return exit_code::k_bad_input;
+        }
+        inputs.public_key = *key;
+        if (key->empty())
+            std::cerr << "ddl render: note: no public key yet; terraform.tfvars.json has a placeholder that "
+                         "`ddl deploy` replaces with the cluster's key (or pass --public-key FILE)\n";
+    }
+    auto files = render_spec(*r.spec, inputs);
     if (!files) {
         std::cerr << "ddl render: " << files.error().message << "\n";
         return exit_code::k_failure;
@@ -465,6 +495,8 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
     opts.yes = a.yes;
     opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
     opts.manifest_path = a.manifest;
+    opts.skip_preflight = a.skip_preflight;
+    opts.terraform_bin = a.terraform_bin;
     oc->ctx.emplace(Context{spec, state, store, oc->proc, oc->remote, oc->progress, opts, &g_interrupted});
     return oc;
 }
@@ -497,7 +529,7 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
     return rc;
 }
 
-int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
+int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool, const std::string& terraform_bin) {
     install_signal_handlers();
     StateStore store(g.state_dir);
     auto name = resolve_cluster(store, ref);
@@ -519,6 +551,7 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
         std::cerr << "ddl destroy: " << driver.error().message << "\n";
         return exit_code::k_failure;
     }
+    (*oc)->ctx->options.terraform_bin = terraform_bin;
     int rc = run_destroy(*(*oc)->ctx, **driver);
     if (rc == exit_code::k_ok) std::cout << "cluster " << *name << " destroyed\n";
     return rc;

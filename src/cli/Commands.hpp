@@ -13,7 +13,8 @@ struct GlobalOptions {
 int cmd_init(const GlobalOptions& g, const std::string& target, const std::string& out,
              const std::string& name, bool force);
 int cmd_validate(const GlobalOptions& g, const std::string& file);
-int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir);
+int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir,
+               const std::string& public_key_file = "");
 
 struct DeployArgs {
     std::string file;
@@ -21,9 +22,12 @@ struct DeployArgs {
     bool yes = false;
     int ssh_timeout_s = 90;
     std::string manifest; // virtualwall: the manifest RSpec saved by the jFed GUI
+    bool skip_preflight = false;
+    std::string terraform_bin; // openstack: overrides openstack.terraform
 };
 int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
-int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes);
+int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes,
+                const std::string& terraform_bin = "");
 int cmd_status(const GlobalOptions& g, const std::string& ref);
 int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
                  const std::string& out);

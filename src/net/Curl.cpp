@@ -1,10 +1,13 @@
 #include "net/Curl.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <ctime>
 #include <curl/curl.h>
 #include <memory>
 #include <mutex>
+#include <strings.h>
 
 namespace ddl {
 namespace {
@@ -54,7 +57,82 @@ Result<HttpResponse> perform(CURL* c, const std::string& url) {
     return r;
 }
 
+size_t collect_header(char* data, size_t size, size_t n, void* out) {
+    std::string line(data, size * n);
+    auto colon = line.find(':');
+    if (colon != std::string::npos) {
+        std::string name = line.substr(0, colon);
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        std::string value = line.substr(colon + 1);
+        auto b = value.find_first_not_of(" \t");
+        auto e = value.find_last_not_of(" \t\r\n");
+        (*static_cast<std::map<std::string, std::string>*>(out))[name] =
+            b == std::string::npos ? "" : value.substr(b, e - b + 1);
+    }
+    return size * n;
+}
+
 } // namespace
+
+Result<HttpResponse> http_request(const HttpRequest& req) {
+    global_init();
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    curl_slist* raw = nullptr;
+    bool has_type = false;
+    for (const auto& h : req.headers) {
+        raw = curl_slist_append(raw, h.c_str());
+        has_type = has_type || (h.size() > 13 && strncasecmp(h.c_str(), "content-type:", 13) == 0);
+    }
+    if (!req.body.empty() && !has_type) raw = curl_slist_append(raw, "Content-Type: application/json");
+    SlistPtr list(raw);
+    HttpResponse r;
+    curl_easy_setopt(c.get(), CURLOPT_URL, req.url.c_str());
+    if (list) curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, list.get());
+    if (req.method == "POST" || req.method == "PUT" || !req.body.empty()) {
+        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, req.body.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
+    }
+    if (req.method != "GET" && req.method != "POST")
+        curl_easy_setopt(c.get(), CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+    if (!req.ca_file.empty()) curl_easy_setopt(c.get(), CURLOPT_CAINFO, req.ca_file.c_str());
+    if (!req.client_cert.empty()) {
+        curl_easy_setopt(c.get(), CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c.get(), CURLOPT_SSLCERT, req.client_cert.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_SSLKEYTYPE, "PEM");
+        curl_easy_setopt(c.get(), CURLOPT_SSLKEY,
+                         (req.client_key.empty() ? req.client_cert : req.client_key).c_str());
+    }
+    if (!req.verify) {
+        curl_easy_setopt(c.get(), CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c.get(), CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    curl_easy_setopt(c.get(), CURLOPT_HEADERFUNCTION, collect_header);
+    curl_easy_setopt(c.get(), CURLOPT_HEADERDATA, &r.headers);
+    curl_easy_setopt(c.get(), CURLOPT_WRITEFUNCTION, append);
+    curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(c.get(), CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode rc = curl_easy_perform(c.get());
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(req.timeout.count()) / 1000.0);
+        return Error{req.method + " " + req.url + ": no answer within " + secs + " s (timed out)"};
+    }
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+        rc == CURLE_SSL_CONNECT_ERROR)
+        return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) +
+                     " (TLS: is the server's CA trusted, and the client certificate, if any, accepted?)"};
+    if (rc != CURLE_OK) return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc)};
+    curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &r.status);
+    return r;
+}
+
+Result<HttpResponse> CurlHttpClient::send(const HttpRequest& req) {
+    return http_request(req);
+}
 
 Result<HttpResponse> CurlHttpClient::post_json(const std::string& url, const std::string& body,
                                                std::chrono::milliseconds timeout) {
@@ -141,35 +219,6 @@ Status send_mail(const SmtpSettings& smtp, const MailMessage& msg, std::chrono::
     if (rc != CURLE_OK)
         return Error{std::string("sending mail through ") + smtp.url + " failed: " + curl_easy_strerror(rc)};
     return {};
-}
-
-Result<HttpResponse> http_request(const HttpRequest& req) {
-    global_init();
-    CurlPtr c(curl_easy_init());
-    if (!c) return Error{"cannot initialise libcurl"};
-    curl_slist* raw = nullptr;
-    for (const auto& h : req.headers)
-        raw = curl_slist_append(raw, h.c_str());
-    if (!req.body.empty()) raw = curl_slist_append(raw, "Content-Type: application/json");
-    SlistPtr list(raw);
-    curl_easy_setopt(c.get(), CURLOPT_URL, req.url.c_str());
-    if (list) curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, list.get());
-    if (req.method == "POST" || req.method == "PUT" || !req.body.empty()) {
-        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, req.body.c_str());
-        curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
-    }
-    if (req.method != "GET" && req.method != "POST")
-        curl_easy_setopt(c.get(), CURLOPT_CUSTOMREQUEST, req.method.c_str());
-    if (!req.client_cert.empty()) {
-        curl_easy_setopt(c.get(), CURLOPT_SSLCERTTYPE, "PEM");
-        curl_easy_setopt(c.get(), CURLOPT_SSLCERT, req.client_cert.c_str());
-        curl_easy_setopt(c.get(), CURLOPT_SSLKEYTYPE, "PEM");
-        curl_easy_setopt(c.get(), CURLOPT_SSLKEY,
-                         (req.client_key.empty() ? req.client_cert : req.client_key).c_str());
-    }
-    if (!req.ca_bundle.empty()) curl_easy_setopt(c.get(), CURLOPT_CAINFO, req.ca_bundle.c_str());
-    curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
-    return perform(c.get(), req.url);
 }
 
 } // namespace ddl

@@ -4,6 +4,7 @@
 #include "util/Result.hpp"
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,26 @@ namespace ddl {
 struct HttpResponse {
     long status = 0;
     std::string body;
+    std::map<std::string, std::string> headers; // names lower-cased; the last value of a repeated header
 };
+
+// One HTTP(S) request with everything explicit. Certificates and keys are paths: their material never
+// passes through ddl's memory.
+struct HttpRequest {
+    std::string method = "GET"; // GET | POST | PUT | DELETE | ...
+    std::string url;
+    std::vector<std::string> headers; // "Name: value"; may carry tokens: never logged
+    std::string body; // may carry passwords: never logged; JSON unless a Content-Type is given
+    std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+    std::string ca_file;     // PEM bundle to verify the server with; empty: the system's
+    bool verify = true;      // false only when the user's configuration says so (clouds.yaml verify: false)
+    std::string client_cert; // PEM file: TLS client certificate (may also hold the key)
+    std::string client_key;  // PEM file: its private key (empty: in client_cert)
+};
+
+// The response, whatever its status; an Error only when no response came (DNS, TCP, TLS, timeout),
+// naming the method, URL and libcurl's reason.
+Result<HttpResponse> http_request(const HttpRequest& req);
 
 class HttpClient {
 public:
@@ -21,6 +41,8 @@ public:
                                            std::chrono::milliseconds timeout) = 0;
     virtual Result<HttpResponse> get(const std::string& url, const std::vector<std::string>& headers,
                                      std::chrono::milliseconds timeout) = 0;
+    // Any request; an Error only when no HTTP response came (connection, TLS, timeout), naming the URL.
+    virtual Result<HttpResponse> send(const HttpRequest& request) = 0;
 };
 
 class CurlHttpClient : public HttpClient {
@@ -29,23 +51,8 @@ public:
                                    std::chrono::milliseconds timeout) override;
     Result<HttpResponse> get(const std::string& url, const std::vector<std::string>& headers,
                              std::chrono::milliseconds timeout) override;
+    Result<HttpResponse> send(const HttpRequest& request) override;
 };
-
-// One HTTP(S) request with everything explicit, for REST clients that need methods other than GET/POST
-// and TLS client certificates. Paths only: certificate and key material never pass through ddl's memory.
-struct HttpRequest {
-    std::string method = "GET"; // GET | POST | PUT | DELETE
-    std::string url;
-    std::string body; // sent as application/json when not empty
-    std::vector<std::string> headers;
-    std::string client_cert; // PEM file: client certificate (may also hold the key)
-    std::string client_key;  // PEM file: its private key (empty: in client_cert)
-    std::string ca_bundle;   // PEM file of CAs to trust instead of the system's (empty: system)
-    std::chrono::milliseconds timeout{std::chrono::seconds(30)};
-};
-// The response, whatever its status; an Error only when no response came (DNS, TCP, TLS, timeout), with
-// libcurl's reason.
-Result<HttpResponse> http_request(const HttpRequest& req);
 
 struct SmtpSettings {
     std::string url; // smtp://host:port or smtps://host:port

@@ -47,7 +47,7 @@ Result<GpulabClient::Reply> GpulabClient::call(const std::string& method, const 
     req.body = body;
     req.headers = {"Accept: application/json"};
     req.client_cert = m_cert;
-    req.ca_bundle = m_ca;
+    req.ca_file = m_ca;
     log::debug("gpulab: " + method + " " + req.url);
     auto r = http_request(req);
     if (!r) {

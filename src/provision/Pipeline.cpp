@@ -14,8 +14,10 @@
 namespace ddl {
 namespace {
 
-Status phase_render(Context& ctx, TargetDriver&) {
-    auto files = render_spec(ctx.spec);
+Status phase_render(Context& ctx, TargetDriver& driver) {
+    auto inputs = driver.render_inputs(ctx);
+    if (!inputs) return inputs.error();
+    auto files = render_spec(ctx.spec, *inputs);
     if (!files) return files.error();
     return write_rendered(*files, ctx.cluster_dir() + "/rendered");
 }

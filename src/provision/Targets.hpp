@@ -2,6 +2,7 @@
 // The target table: one entry per kind of infrastructure. Everything after "provision" is the same
 // pipeline for all targets; a target only knows how to create and remove its machines.
 #include "provision/Context.hpp"
+#include "render/Renderer.hpp"
 
 #include <memory>
 #include <optional>
@@ -12,6 +13,9 @@ namespace ddl {
 class TargetDriver {
 public:
     virtual ~TargetDriver() = default;
+    // What the render phase needs from the target besides the spec (e.g. the cluster's public key,
+    // created here when the target installs it on new machines). Default: nothing.
+    virtual Result<RenderInputs> render_inputs(Context&) { return RenderInputs{}; }
     // Checks that can fail before anything is created (root, tools on PATH, credentials).
     virtual Status preflight(const Context& ctx) = 0;
     // Creates (or converges) the machines and fills ctx.state.nodes. Idempotent.

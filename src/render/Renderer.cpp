@@ -2,6 +2,7 @@
 
 #include "render/GpulabJobs.hpp"
 #include "render/LocalPlan.hpp"
+#include "render/OpenstackInputs.hpp"
 #include "render/RequestRspec.hpp"
 #include "render/SlurmScript.hpp"
 #include "util/Files.hpp"
@@ -37,14 +38,25 @@ nlohmann::json ansible_vars(const Spec& s) {
             {"ddl_master_port", s.runtime.master_port}};
 }
 
-Result<RenderedFiles> render_local(const Spec& s) {
+// The module as compiled in, its inputs and backend: a folder `terraform init/plan/apply` runs in.
+Result<RenderedFiles> render_openstack(const Spec& s, const RenderInputs& in) {
+    RenderedFiles f;
+    const std::string dir = std::string(k_openstack_terraform_dir) + "/";
+    for (const auto& [name, text] : OpenstackInputs::module_files())
+        f[dir + name] = text;
+    f[dir + "terraform.tfvars.json"] = dump(OpenstackInputs::tfvars(s, in.public_key));
+    f[dir + "backend.tf.json"] = dump(OpenstackInputs::backend(s));
+    return f;
+}
+
+Result<RenderedFiles> render_local(const Spec& s, const RenderInputs&) {
     RenderedFiles f;
     f["local/plan.json"] = dump(LocalPlan::from_spec(s).to_json());
     return f;
 }
 
 // The machines as ddl will reach them; keys are paths on this machine, never key material.
-Result<RenderedFiles> render_ssh(const Spec& s) {
+Result<RenderedFiles> render_ssh(const Spec& s, const RenderInputs&) {
     nlohmann::json hosts = nlohmann::json::array();
     for (std::size_t i = 0; i < s.ssh.hosts.size(); ++i) {
         const auto& h = s.ssh.hosts[i];
@@ -63,14 +75,14 @@ Result<RenderedFiles> render_ssh(const Spec& s) {
     return f;
 }
 
-Result<RenderedFiles> render_slurm(const Spec& s) {
+Result<RenderedFiles> render_slurm(const Spec& s, const RenderInputs&) {
     RenderedFiles f;
     f[SlurmScript::k_path] = SlurmScript::render(s);
     return f;
 }
 
 // The request RSpec jFed reads, and what ddl tells jFed about the slice (no dates: those are set at deploy).
-Result<RenderedFiles> render_virtualwall(const Spec& s) {
+Result<RenderedFiles> render_virtualwall(const Spec& s, const RenderInputs&) {
     const auto& vw = s.virtualwall;
     RenderedFiles f;
     f["virtualwall/request.rspec"] = render_request_rspec(s);
@@ -83,7 +95,7 @@ Result<RenderedFiles> render_virtualwall(const Spec& s) {
 }
 
 // One job request per file, in submit order; the cluster's public key is filled in at deploy.
-Result<RenderedFiles> render_gpulab(const Spec& s) {
+Result<RenderedFiles> render_gpulab(const Spec& s, const RenderInputs&) {
     RenderedFiles f;
     auto jobs = render_gpulab_jobs(s, k_gpulab_key_placeholder);
     for (std::size_t i = 0; i < jobs.size(); ++i)
@@ -91,30 +103,22 @@ Result<RenderedFiles> render_gpulab(const Spec& s) {
     return f;
 }
 
-Result<RenderedFiles> not_yet(const Spec& s) {
-    return Error{
-        "rendering for target " + to_string(s.target) +
-        " is not available in this version of ddl (targets local, ssh, slurm, virtualwall and gpulab are); see "
-        "the README's "
-        "target table"};
-}
-
-using RenderFn = std::function<Result<RenderedFiles>(const Spec&)>;
+using RenderFn = std::function<Result<RenderedFiles>(const Spec&, const RenderInputs&)>;
 
 // One entry per target, in Target order.
 const std::map<Target, RenderFn>& renderers() {
     static const std::map<Target, RenderFn> table{
-        {Target::openstack, not_yet},    {Target::virtualwall, render_virtualwall},
-        {Target::gpulab, render_gpulab}, {Target::ssh, render_ssh},
-        {Target::slurm, render_slurm},   {Target::local, render_local},
+        {Target::openstack, render_openstack}, {Target::virtualwall, render_virtualwall},
+        {Target::gpulab, render_gpulab},       {Target::ssh, render_ssh},
+        {Target::slurm, render_slurm},         {Target::local, render_local},
     };
     return table;
 }
 
 } // namespace
 
-Result<RenderedFiles> render_spec(const Spec& spec) {
-    auto target_files = renderers().at(spec.target)(spec);
+Result<RenderedFiles> render_spec(const Spec& spec, const RenderInputs& inputs) {
+    auto target_files = renderers().at(spec.target)(spec, inputs);
     if (!target_files) return target_files.error();
     RenderedFiles files = std::move(*target_files);
     files["spec.json"] = dump(spec.to_json());

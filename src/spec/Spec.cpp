@@ -84,7 +84,8 @@ nlohmann::json Spec::to_json() const {
                             {"bucket", openstack.state_backend.bucket},
                             {"key", openstack.state_backend.key},
                             {"region", openstack.state_backend.region},
-                            {"endpoint", openstack.state_backend.endpoint}}}};
+                            {"endpoint", openstack.state_backend.endpoint}}},
+                          {"terraform", openstack.terraform}};
         break;
     case Target::virtualwall:
         j["virtualwall"] = {{"testbed", virtualwall.testbed},

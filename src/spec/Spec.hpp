@@ -48,6 +48,7 @@ struct OpenstackSpec {
     bool anti_affinity = false;
     std::vector<std::string> dns_nameservers;
     BackendSpec state_backend;
+    std::string terraform; // "terraform", "tofu" or an absolute path; empty: terraform, else tofu, from PATH
 };
 
 struct VirtualwallSpec {

@@ -257,7 +257,7 @@ private:
         const std::string p = "openstack";
         m_r.check_keys(n, p,
                        {"cloud", "image", "external_network", "network", "network_cidr", "boot_volume_gb",
-                        "anti_affinity", "dns_nameservers", "state_backend"});
+                        "anti_affinity", "dns_nameservers", "state_backend", "terraform"});
         auto& o = m_s.openstack;
         if (auto v =
                 m_r.string(n, "cloud", p, true, "the cloud's name in clouds.yaml, e.g. \"cloud: mycloud\""))
@@ -300,6 +300,15 @@ private:
             if (auto v = m_r.string(b, "key", bp, s3)) o.state_backend.key = *v;
             if (auto v = m_r.string(b, "region", bp)) o.state_backend.region = *v;
             if (auto v = m_r.string(b, "endpoint", bp)) o.state_backend.endpoint = *v;
+        }
+        if (auto v = m_r.string(n, "terraform", p)) {
+            if (*v != "terraform" && *v != "tofu" && !starts_with(*v, "/"))
+                m_r.diags().error(m_r.pos(n["terraform"]),
+                                  "openstack.terraform must be terraform, tofu or an absolute path (got \"" +
+                                      printable(*v) + "\")",
+                                  "leave it out to use terraform, else tofu, from PATH");
+            else
+                o.terraform = *v;
         }
     }
 

@@ -164,6 +164,7 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     }
     auto deadline = std::chrono::steady_clock::now() + cmd.timeout;
     int open_fds = 2;
+    std::size_t line_start = 0; // first stdout byte not yet passed to on_stdout_line
     char buf[65536];
     while (open_fds > 0) {
         pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {in_fd, POLLOUT, 0}};
@@ -181,6 +182,13 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
             ssize_t r = read(fds[i].fd, buf, sizeof buf);
             if (r > 0) {
                 (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(r));
+                if (i == 0 && cmd.on_stdout_line) {
+                    for (auto nl = result.out.find('\n', line_start); nl != std::string::npos;
+                         nl = result.out.find('\n', line_start)) {
+                        cmd.on_stdout_line(result.out.substr(line_start, nl - line_start));
+                        line_start = nl + 1;
+                    }
+                }
             } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
                 close(fds[i].fd);
                 (i == 0 ? out_pipe[0] : err_pipe[0]) = -1;
@@ -197,6 +205,8 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
             }
         }
     }
+    if (cmd.on_stdout_line && line_start < result.out.size())
+        cmd.on_stdout_line(result.out.substr(line_start));
     if (in_fd >= 0) close(in_fd);
     if (out_pipe[0] >= 0) close(out_pipe[0]);
     if (err_pipe[0] >= 0) close(err_pipe[0]);

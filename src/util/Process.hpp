@@ -21,6 +21,9 @@ struct Command {
     std::string stdin_data;
     // Values in argv that must not be logged (replaced by "***" in the log line).
     std::vector<std::string> secrets;
+    // Called with each complete stdout line (without the newline) as it arrives, for progress from
+    // long-running tools; the whole output is still returned in ProcessResult::out.
+    std::function<void(const std::string&)> on_stdout_line;
 };
 
 struct ProcessResult {

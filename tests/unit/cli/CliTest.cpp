@@ -80,3 +80,28 @@ TEST_CASE("mpirun's -np spelling is accepted by ddl run") {
     auto r = ddl_cli({"run", "-np", "2", "--cluster", "none", "--", "true"}, dir.path());
     CHECK(r.err.find("no cluster \"none\"") != std::string::npos);
 }
+
+TEST_CASE("ddl render of an OpenStack spec writes the module, its inputs with the given public key, and the "
+          "backend") {
+    TempDir dir;
+    REQUIRE(ddl_cli({"init", "--target", "openstack", "--name", "os-render"}, dir.path()).exit_code == 0);
+    auto placeholder = ddl_cli({"render", "cluster.yaml", "--out", "a"}, dir.path());
+    REQUIRE(placeholder.exit_code == 0);
+    CHECK(placeholder.err.find("no public key yet") != std::string::npos);
+    REQUIRE(write_file_atomic(dir.path() + "/k.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRender me@host\n")
+                .ok());
+    auto r = ddl_cli({"render", "cluster.yaml", "--out", "b", "--public-key", "k.pub"}, dir.path());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    auto tfvars =
+        nlohmann::json::parse(read_file(dir.path() + "/b/openstack/terraform/terraform.tfvars.json").value());
+    CHECK(tfvars["public_key"] == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRender me@host");
+    CHECK(tfvars["cluster_name"] == "os-render");
+    CHECK(path_exists(dir.path() + "/b/openstack/terraform/main.tf"));
+    auto backend =
+        nlohmann::json::parse(read_file(dir.path() + "/b/openstack/terraform/backend.tf.json").value());
+    CHECK(backend["terraform"]["backend"].contains("local"));
+    auto missing = ddl_cli({"render", "cluster.yaml", "--out", "c", "--public-key", "nope.pub"}, dir.path());
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("--public-key nope.pub") != std::string::npos);
+}

@@ -1,6 +1,7 @@
-// Every folder under tests/golden holds a spec (cluster.yaml) and, under expected/, exactly the files
-// `ddl render` must write for it, byte for byte. UPDATE_GOLDEN=1 rewrites expected/ (stale files removed);
-// review the change as a diff.
+// Every folder under tests/golden holds a spec (cluster.yaml), optionally the public key ddl would
+// render with (public_key), and under expected/ exactly the files `ddl render` writes for it, byte for
+// byte - except the OpenStack module's own .tf files, which OpenstackRenderTest compares with
+// terraform/openstack/. UPDATE_GOLDEN=1 rewrites expected/ (stale files removed); review it as a diff.
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
@@ -9,46 +10,63 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <set>
+#include <map>
 
 using namespace ddl;
 namespace fs = std::filesystem;
 
-TEST_CASE("every golden case renders exactly its expected files") {
+namespace {
+Spec load(const fs::path& file) {
+    auto r = SpecLoader::load_file(file.string());
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec.has_value());
+    return *r.spec;
+}
+} // namespace
+
+TEST_CASE("every golden case renders exactly its expected files, the same bytes every time") {
     const fs::path root = fs::path(DDL_SOURCE_DIR) / "tests" / "golden";
     const bool update = std::getenv("UPDATE_GOLDEN") != nullptr;
     std::vector<fs::path> cases;
     for (const auto& e : fs::directory_iterator(root))
         if (e.is_directory()) cases.push_back(e.path());
     std::sort(cases.begin(), cases.end());
-    REQUIRE(cases.size() >= 4);
+    REQUIRE(cases.size() >= 9);
     for (const auto& dir : cases) {
         INFO("case " << dir.filename().string());
-        auto loaded = SpecLoader::load_file((dir / "cluster.yaml").string());
-        INFO(loaded.diagnostics.format_text());
-        REQUIRE(loaded.spec.has_value());
-        auto files = render_spec(*loaded.spec);
+        auto spec = load(dir / "cluster.yaml");
+        RenderInputs in;
+        if (auto key = read_file((dir / "public_key").string())) in.public_key = *key;
+        auto files = render_spec(spec, in);
         REQUIRE(files.ok());
+        auto again = render_spec(spec, in);
+        REQUIRE(again.ok());
+        CHECK(*files == *again);
+        // The module's own files are checked against terraform/openstack above, not copied here.
+        std::map<std::string, std::string> got;
+        for (const auto& [rel, text] : *files)
+            if (fs::path(rel).extension() != ".tf") got[rel] = text;
         const fs::path expected_dir = dir / "expected";
         if (update) {
             fs::remove_all(expected_dir);
-            for (const auto& [rel, content] : *files) {
-                fs::create_directories((expected_dir / rel).parent_path());
-                REQUIRE(write_file_atomic((expected_dir / rel).string(), content, 0644).ok());
+            for (const auto& [rel, text] : got) {
+                REQUIRE(make_dirs((expected_dir / rel).parent_path().string(), 0755).ok());
+                REQUIRE(write_file_atomic((expected_dir / rel).string(), text, 0644).ok());
             }
             continue;
         }
-        std::set<std::string> on_disk;
-        for (const auto& e : fs::recursive_directory_iterator(expected_dir))
-            if (e.is_regular_file()) on_disk.insert(fs::relative(e.path(), expected_dir).string());
-        std::set<std::string> rendered;
-        for (const auto& [rel, content] : *files) {
-            rendered.insert(rel);
-            INFO("file " << rel);
-            auto want = read_file((expected_dir / rel).string());
-            REQUIRE(want.ok());
-            CHECK(content == *want);
+        std::map<std::string, std::string> want;
+        for (const auto& e : fs::recursive_directory_iterator(expected_dir)) {
+            if (!e.is_regular_file()) continue;
+            auto text = read_file(e.path().string());
+            REQUIRE(text.ok());
+            want[fs::relative(e.path(), expected_dir).string()] = *text;
         }
-        CHECK(rendered == on_disk);
+        CHECK(got.size() == want.size());
+        for (const auto& [rel, text] : want) {
+            INFO(rel);
+            REQUIRE(got.count(rel) == 1);
+            CHECK(got.at(rel) == text);
+        }
     }
 }

@@ -49,16 +49,6 @@ TEST_CASE("a local plan uses the spec's subnet and numbers nodes from .11") {
     CHECK(LocalPlan::from_json(p.to_json()).to_json() == p.to_json());
 }
 
-TEST_CASE("targets without a renderer say so instead of pretending") {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: s\ntarget: virtualwall\nnodes: {master: {}}\n"
-                                     "virtualwall: {project: p}\n",
-                                     "c.yaml");
-    REQUIRE(r.spec.has_value());
-    auto files = render_spec(*r.spec);
-    REQUIRE_FALSE(files.ok());
-    CHECK(files.error().message.find("not available") != std::string::npos);
-}
-
 namespace {
 Spec slurm_spec(const std::string& body) {
     auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\n" + body, "c.yaml");

@@ -46,3 +46,14 @@ TEST_CASE("printable_argv hides secrets") {
     Command c{.argv = {"curl", "-u", "user:s3cret"}, .secrets = {"s3cret"}};
     CHECK(printable_argv(c) == "curl -u 'user:***'");
 }
+
+TEST_CASE("SystemProcessRunner passes each stdout line to on_stdout_line as it arrives, the last one too") {
+    SystemProcessRunner runner;
+    std::vector<std::string> lines;
+    Command c{.argv = {"sh", "-c", "printf 'one\\ntwo\\n'; sleep 0.1; printf 'three\\nfour'"}};
+    c.on_stdout_line = [&](const std::string& l) { lines.push_back(l); };
+    auto r = runner.run(c);
+    REQUIRE(r.ok());
+    CHECK(lines == std::vector<std::string>{"one", "two", "three", "four"});
+    CHECK(r->out == "one\ntwo\nthree\nfour");
+}

@@ -1,0 +1,75 @@
+# Shared by the OpenStack e2e tests (source after lib.sh): the HTTPS stand-in of the cloud's APIs with a
+# test CA, a clouds.yaml pointing at it, the Terraform stand-in on PATH, and a spec.
+FAKES="$DDL_SOURCE_DIR/tests/fakes"
+export PATH="$FAKES:$PATH"         # tests/fakes/terraform (and tofu) before any real one
+export FAKE_TF_LOG="$WORK/terraform-calls.jsonl"
+SECRET="PLANTED-Secret-$$-$RANDOM" # must never appear in anything ddl writes
+
+# start_fake_cloud: the API stand-in on a free port; sets CLOUD_URL and CLOUD_CFG.
+start_fake_cloud() {
+  "$FAKES/make_test_ca.sh" "$WORK/tls"
+  CLOUD_CFG="$WORK/cloud.json"
+  write_cloud 20 0
+  python3 "$FAKES/openstack_api.py" --cert "$WORK/tls/server.pem" --key "$WORK/tls/server.key" \
+    --config "$CLOUD_CFG" --port-file "$WORK/api.port" &
+  FAKE_CLOUD_PID=$!
+  for _ in $(seq 100); do [ -s "$WORK/api.port" ] && break; sleep 0.05; done
+  [ -s "$WORK/api.port" ] || fail "the OpenStack API stand-in did not start"
+  CLOUD_URL="https://127.0.0.1:$(cat "$WORK/api.port")"
+  mkdir -p "$WORK/home/.config/openstack"
+  cat >"$WORK/home/.config/openstack/clouds.yaml" <<YAML
+clouds:
+  fakecloud:
+    region_name: RegionOne
+    cacert: $WORK/tls/ca.pem
+    auth:
+      auth_url: $CLOUD_URL/identity/v3
+      username: alice
+      password: $SECRET
+      project_name: ml
+      user_domain_name: Default
+      project_domain_name: Default
+YAML
+  chmod 600 "$WORK/home/.config/openstack/clouds.yaml"
+  export HOME="$WORK/home"
+}
+
+# write_cloud MAX_INSTANCES USED_INSTANCES: the cloud's state as the API stand-in serves it.
+write_cloud() {
+  cat >"$CLOUD_CFG" <<JSON
+{"users": {"alice": "$SECRET"}, "project": {"id": "p-e2e", "name": "ml"},
+ "flavors": [{"name": "m1.small", "vcpus": 1, "ram": 2048, "disk": 0}, {"name": "g1.small", "vcpus": 2, "ram": 4096, "disk": 0}],
+ "images": ["Ubuntu 22.04"], "networks": [{"name": "public", "router:external": true}],
+ "compute_limits": {"maxTotalInstances": $1, "totalInstancesUsed": $2, "maxTotalCores": -1, "totalCoresUsed": 0,
+                    "maxTotalRAMSize": -1, "totalRAMUsed": 0},
+ "floatingip": {"limit": 5, "used": 0, "reserved": 0},
+ "volume_limits": {"maxTotalVolumeGigabytes": 1000, "totalGigabytesUsed": 0, "maxTotalVolumes": 10, "totalVolumesUsed": 0}}
+JSON
+}
+
+# openstack_spec NAME WORKERS: an OpenStack spec for the fake cloud; root logins as on the local nodes.
+openstack_spec() {
+  cat >"$1.yaml" <<YAML
+apiVersion: ddl/v1
+name: $1
+target: openstack
+nodes:
+  master: {flavor: m1.small}
+  workers: {count: $2, flavor: g1.small}
+access:
+  user: root
+  allowed_cidrs: [10.0.0.0/8]
+openstack:
+  cloud: fakecloud
+  external_network: public
+  boot_volume_gb: 20
+YAML
+  CLUSTERS+=("$1")
+}
+
+# assert_no_secret: nothing ddl wrote (state, rendered files, logs, Terraform's argv) holds the password.
+assert_no_secret() {
+  local hits
+  hits=$(grep -rl -- "$SECRET" "$STATE" "$WORK"/*.log "$FAKE_TF_LOG" "$WORK/rendered" 2>/dev/null || true)
+  [ -z "$hits" ] || fail "the planted secret was written to: $hits"
+}

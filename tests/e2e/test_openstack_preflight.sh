@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# OpenStack target without real nodes: pre-flight against the HTTPS API stand-in stops a deploy that
+# would not fit before Terraform creates anything; a deploy that fits runs the Terraform stand-in up to
+# provision, and no file, log or argv ever holds the cloud's password.
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/lib.sh"
+source "$HERE/helpers/openstack.sh"
+trap 'kill $FAKE_CLOUD_PID 2>/dev/null; cleanup' EXIT
+start_fake_cloud
+# Instances that only report addresses: this test never logs in to them.
+cat >"$WORK/nodes-stub" <<'SH'
+#!/bin/sh
+echo "$@" >>"$NODES_LOG"
+[ "$1" = up ] && echo '{"nodes":[{"name":"master","public_address":"192.0.2.10","private_address":"10.77.0.2","port":22,"user":"root"},{"name":"worker1","private_address":"10.77.0.3","port":22,"user":"root"},{"name":"worker2","private_address":"10.77.0.4","port":22,"user":"root"}]}'
+exit 0
+SH
+chmod +x "$WORK/nodes-stub"
+export DDL_FAKE_NODES="$WORK/nodes-stub" NODES_LOG="$WORK/nodes.log"
+
+openstack_spec ospre 2
+write_cloud 10 9
+if ddl -v deploy ospre.yaml >short.log 2>&1; then fail "deploy passed with too little quota"; fi
+grep -q "quota: 3 instances requested, 1 left (limit 10, 9 in use)" short.log || { cat short.log; fail "quota message"; }
+grep -q "nothing was created" short.log || { cat short.log; fail "says nothing was created"; }
+if grep -Eq '"(init|plan|apply)"' "$FAKE_TF_LOG"; then fail "terraform ran past its version check: $(cat "$FAKE_TF_LOG")"; fi
+[ ! -e "$NODES_LOG" ] || fail "instances were created despite the pre-flight failure"
+ok "pre-flight failure: clear quota message, nothing created"
+ddl destroy ospre >d0.log 2>&1 || { cat d0.log; fail "destroy after a pre-flight failure"; }
+grep -q "nothing was created" d0.log || { cat d0.log; fail "destroy message"; }
+[ ! -e "$STATE/ospre" ] || fail "state left after destroy"
+ok "destroy after a pre-flight failure has nothing to do"
+
+ddl -v deploy ospre.yaml --only render >sr.log 2>&1 || { cat sr.log; fail "render phase"; }
+ddl -v deploy ospre.yaml --only provision --skip-preflight >skip.log 2>&1 || { cat skip.log; fail "--skip-preflight"; }
+grep -q "pre-flight checks of the cloud skipped (--skip-preflight)" skip.log || { cat skip.log; fail "skip noted"; }
+if grep -q "quota:" skip.log; then fail "pre-flight ran despite --skip-preflight"; fi
+ddl destroy ospre >sd.log 2>&1 || { cat sd.log; fail "destroy after --skip-preflight"; }
+grep -q "^down --id ospre" "$NODES_LOG" || fail "instances of the skipped-preflight deploy not removed"
+rm -f "$NODES_LOG"
+ok "--skip-preflight goes straight to Terraform"
+
+sed -i 's/flavor: g1.small}/flavor: g1.smal}/' ospre.yaml
+write_cloud 20 0
+if ddl deploy ospre.yaml >flavor.log 2>&1; then fail "deploy passed with an unknown flavor"; fi
+grep -q 'nodes.workers.flavor: flavor "g1.smal" does not exist; did you mean "g1.small"?' flavor.log || { cat flavor.log; fail "flavor message"; }
+sed -i 's/flavor: g1.smal}/flavor: g1.small}/' ospre.yaml
+ok "unknown flavor: did you mean"
+
+ddl render ospre.yaml --out "$WORK/rendered" >render.log 2>&1 || { cat render.log; fail "render"; }
+ddl -v deploy ospre.yaml --only render >r.log 2>&1 || { cat r.log; fail "render phase"; }
+ddl -v deploy ospre.yaml --only provision >p.log 2>&1 || { cat p.log; fail "provision with the Terraform stand-in"; }
+grep -q "\[openstack_compute_instance_v2.worker\[1\]\] created (" p.log || { cat p.log; fail "per-resource progress"; }
+ddl status ospre --output json >status.json
+python3 - status.json <<'PY' || fail "nodes from terraform output"
+import json, sys
+nodes = {n["name"]: n for n in json.load(open(sys.argv[1]))["nodes"]}
+assert nodes["master"]["address"] == "192.0.2.10" and nodes["master"].get("jump", "") == "", nodes["master"]
+assert nodes["worker2"]["address"] == "10.77.0.4" and nodes["worker2"]["jump"] == "master", nodes["worker2"]
+PY
+grep -q '"OS_CLIENT_CONFIG_FILE"' "$FAKE_TF_LOG" || fail "terraform got no OS_CLIENT_CONFIG_FILE"
+[ "$(stat -c %a "$STATE/ospre/terraform/terraform.tfvars.json")" = 600 ] || fail "tfvars not 0600"
+assert_no_secret
+ok "provision through the Terraform stand-in; workers behind the master; no secret written"
+
+ddl -v deploy ospre.yaml --only provision >p2.log 2>&1 || { cat p2.log; fail "second provision"; }
+grep -q "plan: 0 to add, 0 to change, 0 to destroy" p2.log || { cat p2.log; fail "re-running provision did not converge"; }
+ok "re-running provision converges (nothing to add)"
+
+FAKE_TF_FAIL_DESTROY=1 ddl -v destroy ospre >d.log 2>&1 || { cat d.log; fail "destroy"; }
+grep -q "openstack_networking_secgroup_v2.cluster (delete): Error deleting" d.log || { cat d.log; fail "destroy failure named"; }
+grep -q "attempt 2 of 3" d.log || { cat d.log; fail "destroy retried"; }
+grep -q "^down --id ospre" "$NODES_LOG" || fail "instances not removed"
+[ ! -e "$STATE/ospre" ] || fail "state left after destroy"
+assert_no_secret
+ok "destroy retries past a failure and removes everything"
