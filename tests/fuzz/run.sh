@@ -21,7 +21,7 @@ for t in "${targets[@]}"; do
   cp tests/fuzz/corpus/"$t"/* "$work"/
   log=$findings/fuzz.log
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" "$work" >"$log" 2>&1; then
     runs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}')
     echo "fuzz $t: ${seconds} s, ${runs:-?} inputs, 0 crashes, 0 leaks, 0 sanitizer reports"
