@@ -14,6 +14,7 @@
 #include "runtime/Launcher.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
@@ -413,6 +414,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
     if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) return s.error();
     log::add_file(store.cluster_dir(spec.name) + "/logs/ddl.log");
     if (auto s = store.save(state); !s) return s.error();
+    kill_point("deploy:opened");
     install_signal_handlers();
     DeployOptions opts;
     opts.yes = a.yes;
@@ -451,6 +453,22 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
     if (!name) {
         std::cerr << "ddl destroy: " << name.error().message << "\n";
         return exit_code::k_bad_input;
+    }
+    if (store.leftover(*name)) {
+        auto lock = ClusterLock::acquire(store.cluster_dir(*name), "ddl destroy");
+        if (!lock) {
+            std::cerr << "ddl destroy: cluster " << *name << ": " << lock.error().message << "\n";
+            return exit_code::k_failure;
+        }
+        if (store.leftover(*name)) {
+            if (auto s = store.remove(*name); !s) {
+                std::cerr << "ddl destroy: " << s.error().message << "\n";
+                return exit_code::k_failure;
+            }
+            std::cout << "cluster " << *name << ": removed a state folder without state.json (left by an "
+                      << "interrupted command; nothing had been created)\n";
+            return exit_code::k_ok;
+        }
     }
     if (!store.exists(*name)) {
         std::cout << "cluster " << *name << ": nothing to destroy (no state in " << g.state_dir << ")\n";
