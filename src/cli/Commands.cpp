@@ -78,11 +78,13 @@ void print_diagnostics(const GlobalOptions& g, const Diagnostics& d) {
 } // namespace
 
 Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const std::string& ref, bool mutate,
-                                                  const std::string& what) {
+                                                  const std::string& what, int* rc) {
     auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(g.state_dir), {}, {}, {}, {}, {}, {}, {}});
+    if (rc) *rc = exit_code::k_bad_input;
     auto name = resolve_cluster(oc->store, ref);
     if (!name) return name.error();
     if (!oc->store.exists(*name)) return Error{"no cluster \"" + *name + "\" in " + g.state_dir};
+    if (rc) *rc = exit_code::k_failure;
     if (mutate) {
         auto lock = ClusterLock::acquire(oc->store.cluster_dir(*name), what);
         if (!lock) return lock.error();
@@ -183,10 +185,11 @@ Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
 }
 
 int cmd_run(const GlobalOptions& g, const RunArgs& a) {
-    auto oc = open_cluster(g, a.cluster, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, a.cluster, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl run: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto prepared = prepare_launch(*(*oc)->ctx, a);
     if (!prepared) {
@@ -236,8 +239,9 @@ int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b) {
         return fail("--sizes " + b.sizes + ": give MIN:MAX, e.g. 4B:256MiB", exit_code::k_bad_input);
     if (b.iters < 1 || b.warmup < 0)
         return fail("--iters must be >= 1 and --warmup >= 0", exit_code::k_bad_input);
-    auto oc = open_cluster(g, b.run.cluster, false, "");
-    if (!oc) return fail(oc.error().message, exit_code::k_failure);
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, b.run.cluster, false, "", &open_rc);
+    if (!oc) return fail(oc.error().message, open_rc);
     auto& ctx = *(*oc)->ctx;
     RunArgs a = b.run;
     a.command = {"ddl-allreduce-test",
@@ -474,10 +478,11 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
         std::cout << "cluster " << *name << ": nothing to destroy (no state in " << g.state_dir << ")\n";
         return exit_code::k_ok;
     }
-    auto oc = open_cluster(g, *name, true, "ddl destroy");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, *name, true, "ddl destroy", &open_rc);
     if (!oc) {
         std::cerr << "ddl destroy: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto driver = make_target_driver((*oc)->ctx->spec.target);
     if (!driver) {
@@ -493,7 +498,8 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool) {
 std::optional<long long> parse_age(const std::string& text) {
     if (text.size() < 2) return std::nullopt;
     auto n = parse_int(text.substr(0, text.size() - 1));
-    if (!n || *n < 0) return std::nullopt;
+    // Bounded so that scaling to seconds cannot overflow.
+    if (!n || *n < 0 || *n > 100LL * 366 * 86400) return std::nullopt;
     switch (text.back()) {
     case 's':
         return *n;
@@ -539,10 +545,11 @@ int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::str
 }
 
 int cmd_status(const GlobalOptions& g, const std::string& ref) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl status: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     const auto& st = (*oc)->state;
     if (g.json) {
@@ -565,10 +572,11 @@ int cmd_status(const GlobalOptions& g, const std::string& ref) {
 
 int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
                  const std::string& out) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl hostfile: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     const auto& st = (*oc)->state;
     if (!st.phase_done("probe")) {
@@ -594,10 +602,11 @@ int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::stri
 
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& only,
              const std::vector<std::string>& command, int timeout_s) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl exec: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
     std::vector<NodeState> nodes;
@@ -688,10 +697,11 @@ const NodeState* find_node_or_explain(const Context& ctx, const std::string& nod
 
 int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
             const std::vector<std::string>& command) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl ssh: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
     const NodeState* n = find_node_or_explain(ctx, node, "ddl ssh");
@@ -707,10 +717,11 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
 
 int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string& service, int local_port,
                const std::string& node) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl tunnel: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
     const NodeState* n = find_node_or_explain(

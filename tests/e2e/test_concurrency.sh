@@ -4,6 +4,7 @@
 # two deploys of one cluster started together: exactly one proceeds, the other refuses naming the
 # holder's pid; destroy during a deploy refuses the same way; two different clusters deploy at once.
 source "$(dirname "$0")/lib.sh"
+use_ping_playbook # the roles are not what is tested here
 spec fltl 2
 
 # 1. Holder dies: SIGKILL at a point inside provisioning (DDL_TEST_KILL_AT), with the lock held.

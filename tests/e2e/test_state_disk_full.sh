@@ -3,6 +3,7 @@
 # "No space left on device" with the path, state.json keeps its previous content byte for byte, no
 # temp file of the failed atomic write is left, and after space is freed deploy converges.
 source "$(dirname "$0")/lib.sh"
+use_ping_playbook # the roles are not what is tested here
 STATE="$WORK/small"
 mkdir -p "$STATE"
 mount -t tmpfs -o size=1m,mode=0700 ddl-flt-tmpfs "$STATE"
