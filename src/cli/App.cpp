@@ -15,8 +15,9 @@ namespace ddl::cli {
 namespace {
 
 // Garbage in a flag is refused while parsing (exit 2), before any cluster or file is touched.
-const CLI::Validator k_non_empty(
-    [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "NON-EMPTY");
+const CLI::Validator
+    k_non_empty([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                "NON-EMPTY");
 const CLI::Range k_seconds(1, 7 * 86400);
 
 } // namespace
@@ -30,7 +31,9 @@ int run_app(int argc, char** argv) {
     int verbose = 0;
     bool quiet = false;
     std::string output = "text";
-    app.add_option("--state-dir", g.state_dir, "Folder holding every cluster's state")->check(k_non_empty)->capture_default_str();
+    app.add_option("--state-dir", g.state_dir, "Folder holding every cluster's state")
+        ->check(k_non_empty)
+        ->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Show the commands ddl runs");
     app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
     app.add_option("--output", output, "Output format where a command prints data")
@@ -45,7 +48,8 @@ int run_app(int argc, char** argv) {
     init->add_option("--target", init_target, "Target infrastructure")
         ->check(CLI::IsMember(targets))
         ->capture_default_str();
-    init->add_option("-o,--output-file", init_out, "Where to write it ('-' for stdout)")->check(k_non_empty)
+    init->add_option("-o,--output-file", init_out, "Where to write it ('-' for stdout)")
+        ->check(k_non_empty)
         ->capture_default_str();
     init->add_option("--name", init_name, "Cluster name")->capture_default_str();
     init->add_flag("--force", init_force, "Overwrite an existing file");
@@ -92,7 +96,8 @@ int run_app(int argc, char** argv) {
     hostfile->add_option("--cluster", ref, "Cluster name or spec file");
     hostfile->add_option("--format", hf_format, "openmpi | horovod | mpich (default: the spec's)")
         ->check(CLI::IsMember({"openmpi", "horovod", "mpich"}));
-    hostfile->add_option("-o,--output-file", hf_out, "Write to this file instead of stdout")->check(k_non_empty);
+    hostfile->add_option("-o,--output-file", hf_out, "Write to this file instead of stdout")
+        ->check(k_non_empty);
     hostfile->callback([&] { action = [&] { return cmd_hostfile(g, ref, hf_format, hf_out); }; });
 
     auto* exec = app.add_subcommand("exec", "Run a command on all (or some) nodes in parallel");
@@ -146,10 +151,15 @@ int run_app(int argc, char** argv) {
     BenchArgs ba;
     bench_ar->add_option("--cluster", ba.run.cluster, "Cluster name or spec file");
     bench_ar->add_option("--hostfile", ba.run.hostfile, "Hostfile naming nodes of the cluster");
-    bench_ar->add_option("-n,--np", ba.run.np, "Number of ranks (default: every slot)")->check(CLI::Range(1, 1 << 20));
+    bench_ar->add_option("-n,--np", ba.run.np, "Number of ranks (default: every slot)")
+        ->check(CLI::Range(1, 1 << 20));
     bench_ar->add_option("--sizes", ba.sizes, "MIN:MAX message sizes, doubling")->capture_default_str();
-    bench_ar->add_option("--iters", ba.iters, "Timed iterations per size")->check(CLI::Range(1, 1000000))->capture_default_str();
-    bench_ar->add_option("--warmup", ba.warmup, "Untimed iterations per size")->check(CLI::Range(0, 1000000))->capture_default_str();
+    bench_ar->add_option("--iters", ba.iters, "Timed iterations per size")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    bench_ar->add_option("--warmup", ba.warmup, "Untimed iterations per size")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
     bench_ar->add_option("--link-gbit", ba.link_gbit, "Link bandwidth for the limit (default: the spec's)")
         ->check(CLI::Range(0.001, 100000.0));
     bench_ar->add_option("--iface", ba.run.iface, "Network interface");
@@ -174,8 +184,12 @@ int run_app(int argc, char** argv) {
     bench_train->add_option("--nodes", tb.nodes, "Node counts: 1..N or 1,2,4 (default: 1..all)");
     bench_train->add_option("--bandwidths", tb.bandwidths,
                             "Local target: re-shape links to each, e.g. 1gbit,10gbit");
-    bench_train->add_option("--steps", tb.steps, "Timed steps")->check(CLI::Range(1, 1000000))->capture_default_str();
-    bench_train->add_option("--warmup", tb.warmup, "Untimed steps")->check(CLI::Range(0, 1000000))->capture_default_str();
+    bench_train->add_option("--steps", tb.steps, "Timed steps")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    bench_train->add_option("--warmup", tb.warmup, "Untimed steps")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
     bench_train->add_option("--out", tb.out_dir, "Folder for train.csv, train.json, train.png")
         ->check(k_non_empty)
         ->capture_default_str();

@@ -1,7 +1,6 @@
 #include "provision/Probe.hpp"
 
 #include "util/KillPoint.hpp"
-
 #include "util/Strings.hpp"
 
 namespace ddl {

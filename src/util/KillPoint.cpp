@@ -10,8 +10,9 @@
 namespace ddl {
 
 void kill_point(const std::string& label) {
-    static const char* const at = std::getenv("DDL_TEST_KILL_AT");
-    static const char* const trace = std::getenv("DDL_TEST_KILL_TRACE");
+    // Read on every pass (a few per command): cheap, and a forked test child sees its own setting.
+    const char* at = std::getenv("DDL_TEST_KILL_AT");
+    const char* trace = std::getenv("DDL_TEST_KILL_TRACE");
     if (!at && !trace) return;
     // Points are reached from parallel node threads: count and append under one lock.
     static std::mutex mutex;

@@ -20,6 +20,7 @@ set +e; wait $pd; rc=$?; set -e
 [ $rc = 1 ] || { cat c.log; fail "deploy with a dead sshd: exit $rc, expected 1"; }
 grep -q "configure" c.log && grep -q "worker1" c.log || { cat c.log; fail "failure does not name worker1"; }
 grep -q "master" <(grep -i "unreachable\|failed" c.log) && { cat c.log; fail "master blamed too"; }
+echo "  $(grep -m1 "worker1" c.log)"
 ok "sshd killed during configure: deploy failed naming worker1"
 # Resume: provisioning converges (restarts the missing sshd), then the pending phases run.
 ddl deploy flts.yaml --only provision >p.log 2>&1 || { cat p.log; fail "re-provision"; }
@@ -47,6 +48,7 @@ set +e; wait $pr; rc=$?; set -e
 took=$(($(date +%s) - tdown))
 [ $rc != 0 ] || { cat ar.log; fail "ddl run succeeded with a dead link"; }
 grep -q "rank [01] on " ar.log || { cat ar.log; fail "error does not name a rank and host"; }
+echo "  $(grep -m1 "rank [01] on " ar.log)"
 ip link set "$veth" up
 sleep 1
 pgrep -af "ddl.*run --cluster flts" && fail "launcher processes left here"

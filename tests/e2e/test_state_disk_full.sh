@@ -29,6 +29,7 @@ grep -q "$STATE/fltd" d1.log || { cat d1.log; fail "error does not name the stat
 cmp -s before.json "$STATE/fltd/state.json" || fail "state.json changed by the failed deploy"
 no_temp_files "deploy on a full disk"
 ip netns list | grep -q '^ddl-fltd-' && fail "namespaces created although the plan could not be saved"
+echo "  message: $(grep -m1 "No space" d1.log)"
 tries=$((tries + 1)); ok "full disk before provision: clear error, state.json intact, nothing created"
 
 # 2. Full in the middle of a deploy: fill the disk while provisioning runs.
@@ -54,6 +55,7 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$STATE/fltd/state.js
   [ ! -e "$STATE/fltd" ] || fail "state.json corrupt after destroy on a full disk"
 no_temp_files "destroy on a full disk"
 tries=$((tries + 1))
+fill # the destroy freed what the cluster used
 set +e; ddl init --name fltd -o "$STATE/init.yaml" >i.log 2>&1; rc=$?; set -e
 [ $rc = 1 ] && grep -q "No space left on device" i.log || { cat i.log; fail "init on a full disk: exit $rc"; }
 [ -e "$STATE/init.yaml" ] && fail "init left a partial file"
