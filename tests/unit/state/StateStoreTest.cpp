@@ -114,7 +114,7 @@ TEST_CASE("taking the lock removes temp files a killed holder left between write
     CHECK(path_exists(store.cluster_dir("demo") + "/.keep.tmp"));
 }
 
-TEST_CASE("a cluster folder without state.json is a leftover; remove takes the whole folder") {
+TEST_CASE("a cluster folder without state.json is a leftover, and remove takes the whole folder") {
     TempDir dir;
     StateStore store(dir.path());
     ClusterState s;
