@@ -83,9 +83,9 @@ TEST_CASE("mpirun's -np spelling is accepted by ddl run") {
 
 TEST_CASE("a cluster reference that names no cluster is bad input") {
     TempDir dir;
-    for (const std::vector<std::string> args : {std::vector<std::string>{"status", "none"},
-                                                {"status", "../../etc"},
-                                                {"exec", "--cluster", "NO", "--", "true"}}) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"status", "none"},
+                                                 {"status", "../../etc"},
+                                                 {"exec", "--cluster", "NO", "--", "true"}}) {
         auto r = ddl_cli(args, dir.path());
         INFO(args[0] << " " << args[1]);
         CHECK(r.exit_code == 2);
@@ -96,7 +96,7 @@ TEST_CASE("a cluster reference that names no cluster is bad input") {
 TEST_CASE("garbage in numeric and path flags is refused while parsing, before anything is written") {
     TempDir dir;
     REQUIRE(ddl_cli({"init", "--name", "gb"}, dir.path()).exit_code == 0);
-    for (const std::vector<std::string> args :
+    for (const std::vector<std::string>& args :
          {std::vector<std::string>{"deploy", "cluster.yaml", "--ssh-timeout", "-1"},
           {"deploy", "cluster.yaml", "--ssh-timeout", "0"},
           {"render", "cluster.yaml", "--out", ""},
