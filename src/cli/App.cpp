@@ -12,6 +12,15 @@
 #include <iostream>
 
 namespace ddl::cli {
+namespace {
+
+// Garbage in a flag is refused while parsing (exit 2), before any cluster or file is touched.
+const CLI::Validator
+    k_non_empty([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                "NON-EMPTY");
+const CLI::Range k_seconds(1, 7 * 86400);
+
+} // namespace
 
 int run_app(int argc, char** argv) {
     CLI::App app{"ddl — one cluster spec to a working GPU cluster for distributed deep learning", "ddl"};
@@ -22,7 +31,9 @@ int run_app(int argc, char** argv) {
     int verbose = 0;
     bool quiet = false;
     std::string output = "text";
-    app.add_option("--state-dir", g.state_dir, "Folder holding every cluster's state")->capture_default_str();
+    app.add_option("--state-dir", g.state_dir, "Folder holding every cluster's state")
+        ->check(k_non_empty)
+        ->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Show the commands ddl runs");
     app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
     app.add_option("--output", output, "Output format where a command prints data")
@@ -38,6 +49,7 @@ int run_app(int argc, char** argv) {
         ->check(CLI::IsMember(targets))
         ->capture_default_str();
     init->add_option("-o,--output-file", init_out, "Where to write it ('-' for stdout)")
+        ->check(k_non_empty)
         ->capture_default_str();
     init->add_option("--name", init_name, "Cluster name")->capture_default_str();
     init->add_flag("--force", init_force, "Overwrite an existing file");
@@ -54,7 +66,7 @@ int run_app(int argc, char** argv) {
         app.add_subcommand("render", "Write the target's inputs (deterministic) without deploying");
     std::string render_out = "rendered";
     render->add_option("file", file, "cluster.yaml")->required();
-    render->add_option("--out", render_out, "Output folder")->capture_default_str();
+    render->add_option("--out", render_out, "Output folder")->check(k_non_empty)->capture_default_str();
     std::string render_pubkey;
     render->add_option(
         "--public-key", render_pubkey,
@@ -69,6 +81,7 @@ int run_app(int argc, char** argv) {
     deploy->add_option("--only", da.only, "Run just this phase")->check(CLI::IsMember(phase_names()));
     deploy->add_flag("-y,--yes", da.yes, "Do not ask for confirmation");
     deploy->add_option("--ssh-timeout", da.ssh_timeout_s, "Seconds to wait for SSH on every node")
+        ->check(k_seconds)
         ->capture_default_str();
     deploy->add_option("--manifest", da.manifest,
                        "virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved for the slice");
@@ -98,7 +111,8 @@ int run_app(int argc, char** argv) {
     hostfile->add_option("--cluster", ref, "Cluster name or spec file");
     hostfile->add_option("--format", hf_format, "openmpi | horovod | mpich (default: the spec's)")
         ->check(CLI::IsMember({"openmpi", "horovod", "mpich"}));
-    hostfile->add_option("-o,--output-file", hf_out, "Write to this file instead of stdout");
+    hostfile->add_option("-o,--output-file", hf_out, "Write to this file instead of stdout")
+        ->check(k_non_empty);
     hostfile->callback([&] { action = [&] { return cmd_hostfile(g, ref, hf_format, hf_out); }; });
 
     auto* exec = app.add_subcommand("exec", "Run a command on all (or some) nodes in parallel");
@@ -106,7 +120,7 @@ int run_app(int argc, char** argv) {
     int exec_timeout = 600;
     exec->add_option("--cluster", ref, "Cluster name or spec file");
     exec->add_option("--nodes", exec_nodes, "Only these nodes (comma separated)")->delimiter(',');
-    exec->add_option("--timeout", exec_timeout, "Seconds per node")->capture_default_str();
+    exec->add_option("--timeout", exec_timeout, "Seconds per node")->check(k_seconds)->capture_default_str();
     exec->add_option("command", command, "Command after --");
     exec->callback([&] { action = [&] { return cmd_exec(g, ref, exec_nodes, command, exec_timeout); }; });
 
@@ -129,13 +143,16 @@ int run_app(int argc, char** argv) {
 
     auto* run = app.add_subcommand("run", "Start a program on every slot (bundled runtime launcher)");
     RunArgs ra;
-    run->add_option("-n,--np", ra.np, "Number of ranks (default: every slot); -np N works too");
+    run->add_option("-n,--np", ra.np, "Number of ranks (default: every slot); -np N works too")
+        ->check(CLI::Range(1, 1 << 20));
     run->add_option("--cluster", ra.cluster, "Cluster name or spec file");
     run->add_option("--hostfile", ra.hostfile,
                     "Hostfile (openmpi/horovod/mpich) naming nodes of the cluster");
     run->add_option("--iface", ra.iface, "Network interface for the TCP ring and NCCL (default: the spec's)");
-    run->add_option("--port", ra.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)");
+    run->add_option("--port", ra.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)")
+        ->check(CLI::Range(1024, 65535));
     run->add_option("--startup-timeout", ra.startup_timeout_s, "Seconds for every rank to start")
+        ->check(k_seconds)
         ->capture_default_str();
     run->add_option("-x,--env", ra.env, "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable")
         ->expected(1)
@@ -149,11 +166,17 @@ int run_app(int argc, char** argv) {
     BenchArgs ba;
     bench_ar->add_option("--cluster", ba.run.cluster, "Cluster name or spec file");
     bench_ar->add_option("--hostfile", ba.run.hostfile, "Hostfile naming nodes of the cluster");
-    bench_ar->add_option("-n,--np", ba.run.np, "Number of ranks (default: every slot)");
+    bench_ar->add_option("-n,--np", ba.run.np, "Number of ranks (default: every slot)")
+        ->check(CLI::Range(1, 1 << 20));
     bench_ar->add_option("--sizes", ba.sizes, "MIN:MAX message sizes, doubling")->capture_default_str();
-    bench_ar->add_option("--iters", ba.iters, "Timed iterations per size")->capture_default_str();
-    bench_ar->add_option("--warmup", ba.warmup, "Untimed iterations per size")->capture_default_str();
-    bench_ar->add_option("--link-gbit", ba.link_gbit, "Link bandwidth for the limit (default: the spec's)");
+    bench_ar->add_option("--iters", ba.iters, "Timed iterations per size")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    bench_ar->add_option("--warmup", ba.warmup, "Untimed iterations per size")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    bench_ar->add_option("--link-gbit", ba.link_gbit, "Link bandwidth for the limit (default: the spec's)")
+        ->check(CLI::Range(0.001, 100000.0));
     bench_ar->add_option("--iface", ba.run.iface, "Network interface");
     bench_ar->add_option("--format", ba.format, "text, json or csv")
         ->check(CLI::IsMember({"text", "json", "csv"}));
@@ -176,9 +199,14 @@ int run_app(int argc, char** argv) {
     bench_train->add_option("--nodes", tb.nodes, "Node counts: 1..N or 1,2,4 (default: 1..all)");
     bench_train->add_option("--bandwidths", tb.bandwidths,
                             "Local target: re-shape links to each, e.g. 1gbit,10gbit");
-    bench_train->add_option("--steps", tb.steps, "Timed steps")->capture_default_str();
-    bench_train->add_option("--warmup", tb.warmup, "Untimed steps")->capture_default_str();
+    bench_train->add_option("--steps", tb.steps, "Timed steps")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    bench_train->add_option("--warmup", tb.warmup, "Untimed steps")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
     bench_train->add_option("--out", tb.out_dir, "Folder for train.csv, train.json, train.png")
+        ->check(k_non_empty)
         ->capture_default_str();
     bench_train->add_option("--format", tb.format, "text, json or csv")
         ->check(CLI::IsMember({"text", "json", "csv"}));
@@ -192,7 +220,7 @@ int run_app(int argc, char** argv) {
     auto* smoke = app.add_subcommand("smoke-test", "Deploy, check, destroy (always); JUnit XML and notices");
     SmokeArgs sa;
     smoke->add_option("file", sa.file, "cluster.yaml")->required();
-    smoke->add_option("--junit", sa.junit, "Write a JUnit XML report here");
+    smoke->add_option("--junit", sa.junit, "Write a JUnit XML report here")->check(k_non_empty);
     smoke
         ->add_option("--notify", sa.notify,
                      "mailto:ADDR or a webhook URL; repeatable (SMTP settings: DDL_SMTP_*)")
@@ -203,6 +231,7 @@ int run_app(int argc, char** argv) {
     smoke->add_option("--before-checks", sa.before_checks,
                       "Local command to run between deploy and the checks");
     smoke->add_option("--ssh-timeout", sa.ssh_timeout_s, "Seconds to wait for SSH on every node")
+        ->check(k_seconds)
         ->capture_default_str();
     smoke->callback([&] { action = [&] { return cmd_smoke_test(g, sa); }; });
 

@@ -15,6 +15,7 @@
 #include "runtime/Launcher.hpp"
 #include "spec/SpecLoader.hpp"
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
@@ -80,11 +81,13 @@ void print_diagnostics(const GlobalOptions& g, const Diagnostics& d) {
 } // namespace
 
 Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const std::string& ref, bool mutate,
-                                                  const std::string& what) {
+                                                  const std::string& what, int* rc) {
     auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(g.state_dir), {}, {}, {}, {}, {}, {}, {}});
+    if (rc) *rc = exit_code::k_bad_input;
     auto name = resolve_cluster(oc->store, ref);
     if (!name) return name.error();
     if (!oc->store.exists(*name)) return Error{"no cluster \"" + *name + "\" in " + g.state_dir};
+    if (rc) *rc = exit_code::k_failure;
     if (mutate) {
         auto lock = ClusterLock::acquire(oc->store.cluster_dir(*name), what);
         if (!lock) return lock.error();
@@ -228,10 +231,11 @@ int run_with_srun(Context& ctx, const RunArgs& a) {
 } // namespace
 
 int cmd_run(const GlobalOptions& g, const RunArgs& a) {
-    auto oc = open_cluster(g, a.cluster, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, a.cluster, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl run: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     if ((*oc)->ctx->spec.target == Target::slurm) return run_with_srun(*(*oc)->ctx, a);
     auto prepared = prepare_launch(*(*oc)->ctx, a);
@@ -282,8 +286,9 @@ int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b) {
         return fail("--sizes " + b.sizes + ": give MIN:MAX, e.g. 4B:256MiB", exit_code::k_bad_input);
     if (b.iters < 1 || b.warmup < 0)
         return fail("--iters must be >= 1 and --warmup >= 0", exit_code::k_bad_input);
-    auto oc = open_cluster(g, b.run.cluster, false, "");
-    if (!oc) return fail(oc.error().message, exit_code::k_failure);
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, b.run.cluster, false, "", &open_rc);
+    if (!oc) return fail(oc.error().message, open_rc);
     auto& ctx = *(*oc)->ctx;
     RunArgs a = b.run;
     a.command = {"ddl-allreduce-test",
@@ -490,6 +495,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
     if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) return s.error();
     log::add_file(store.cluster_dir(spec.name) + "/logs/ddl.log");
     if (auto s = store.save(state); !s) return s.error();
+    kill_point("deploy:opened");
     install_signal_handlers();
     DeployOptions opts;
     opts.yes = a.yes;
@@ -537,14 +543,31 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool, const std:
         std::cerr << "ddl destroy: " << name.error().message << "\n";
         return exit_code::k_bad_input;
     }
+    if (store.leftover(*name)) {
+        auto lock = ClusterLock::acquire(store.cluster_dir(*name), "ddl destroy");
+        if (!lock) {
+            std::cerr << "ddl destroy: cluster " << *name << ": " << lock.error().message << "\n";
+            return exit_code::k_failure;
+        }
+        if (store.leftover(*name)) {
+            if (auto s = store.remove(*name); !s) {
+                std::cerr << "ddl destroy: " << s.error().message << "\n";
+                return exit_code::k_failure;
+            }
+            std::cout << "cluster " << *name << ": removed a state folder without state.json (left by an "
+                      << "interrupted command; nothing had been created)\n";
+            return exit_code::k_ok;
+        }
+    }
     if (!store.exists(*name)) {
         std::cout << "cluster " << *name << ": nothing to destroy (no state in " << g.state_dir << ")\n";
         return exit_code::k_ok;
     }
-    auto oc = open_cluster(g, *name, true, "ddl destroy");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, *name, true, "ddl destroy", &open_rc);
     if (!oc) {
         std::cerr << "ddl destroy: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto driver = make_target_driver((*oc)->ctx->spec.target);
     if (!driver) {
@@ -561,7 +584,8 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool, const std:
 std::optional<long long> parse_age(const std::string& text) {
     if (text.size() < 2) return std::nullopt;
     auto n = parse_int(text.substr(0, text.size() - 1));
-    if (!n || *n < 0) return std::nullopt;
+    // Bounded so that scaling to seconds cannot overflow.
+    if (!n || *n < 0 || *n > 100LL * 366 * 86400) return std::nullopt;
     switch (text.back()) {
     case 's':
         return *n;
@@ -607,10 +631,11 @@ int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::str
 }
 
 int cmd_status(const GlobalOptions& g, const std::string& ref) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl status: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     const auto& st = (*oc)->state;
     if (g.json) {
@@ -633,10 +658,11 @@ int cmd_status(const GlobalOptions& g, const std::string& ref) {
 
 int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
                  const std::string& out) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl hostfile: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     const auto& st = (*oc)->state;
     if (!st.phase_done("probe")) {
@@ -662,10 +688,11 @@ int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::stri
 
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& only,
              const std::vector<std::string>& command, int timeout_s) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl exec: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
     if (ctx.spec.target == Target::slurm) {
@@ -760,10 +787,11 @@ const NodeState* find_node_or_explain(const Context& ctx, const std::string& nod
 
 int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& node,
             const std::vector<std::string>& command) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl ssh: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
     if (ctx.spec.target == Target::slurm) {
@@ -783,10 +811,11 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
 
 int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string& service, int local_port,
                const std::string& node) {
-    auto oc = open_cluster(g, ref, false, "");
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
         std::cerr << "ddl tunnel: " << oc.error().message << "\n";
-        return exit_code::k_failure;
+        return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
     if (ctx.spec.target == Target::slurm) {

@@ -28,9 +28,10 @@ struct OpenCluster {
     std::unique_ptr<TargetDriver> driver;
 };
 
-// An existing cluster from the state folder (ref: name, spec file or empty for the only one).
+// An existing cluster from the state folder (ref: name, spec file or empty for the only one). On failure
+// *rc (when given) is the exit code: bad input when ref names no cluster, a runtime failure otherwise.
 Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const std::string& ref, bool mutate,
-                                                  const std::string& what);
+                                                  const std::string& what, int* rc = nullptr);
 // The spec's cluster, locked, with state created or loaded and reconciled with the spec; rc is the
 // exit code to use when it fails.
 Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, const Spec& spec,

@@ -87,8 +87,9 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
         std::cerr << "ddl bench train: " << m << "\n";
         return rc;
     };
-    auto oc = open_cluster(g, b.run.cluster, false, "");
-    if (!oc) return fail(oc.error().message, exit_code::k_failure);
+    int open_rc = exit_code::k_failure;
+    auto oc = open_cluster(g, b.run.cluster, false, "", &open_rc);
+    if (!oc) return fail(oc.error().message, open_rc);
     auto& ctx = *(*oc)->ctx;
     int total_nodes = static_cast<int>(ctx.state.nodes.size());
     auto batches = parse_int_list(b.batches, 4096, "--batch");

@@ -2,6 +2,7 @@
 
 #include "core/Log.hpp"
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
 #include <filesystem>
@@ -121,7 +122,9 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
                           {"ANSIBLE_LOCAL_TEMP", dir + "/tmp"},
                           {"ANSIBLE_NOCOLOR", "1"}},
               .timeout = std::chrono::minutes(60)};
+    kill_point("configure:before-ansible");
     auto r = ctx.proc.run(c);
+    kill_point("configure:after-ansible");
     stop_ssh_masters(ctx, dir + "/cp");
     if (!r) return r.error();
     (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.jsonl", log::redact(r->out), 0600);

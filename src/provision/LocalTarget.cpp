@@ -3,6 +3,7 @@
 #include "core/Log.hpp"
 #include "remote/SshKeys.hpp"
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
 #include <mutex>
@@ -207,6 +208,7 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
     if (!has_netns(ctx, n.netns)) {
         if (auto s = ctx.run({.argv = {"ip", "netns", "add", n.netns}}); !s) return s;
     }
+    kill_point("provision:" + n.name + ":netns");
     auto prefix = "/" + std::to_string(plan.prefix);
     const auto& bridge = n.behind_bastion ? plan.private_bridge : plan.bridge;
     if (auto s = setup_link(ctx, n.netns, n.veth_host, n.veth_node, bridge, "eth0", n.address + prefix); !s)
@@ -218,6 +220,7 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
             return s;
     }
     if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", "lo", "up"}}); !s) return s;
+    kill_point("provision:" + n.name + ":links");
     // Nodes behind the bastion have no way out, like workers without a floating IP or router.
     if (!n.behind_bastion) {
         if (auto s = ctx.run(
@@ -226,7 +229,10 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
             return s;
     }
     if (auto s = write_node_files(ctx, plan, index); !s) return s;
-    return start_sshd(ctx, n);
+    kill_point("provision:" + n.name + ":files");
+    if (auto s = start_sshd(ctx, n); !s) return s;
+    kill_point("provision:" + n.name + ":sshd");
+    return {};
 }
 
 Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps) {
@@ -267,10 +273,13 @@ Status LocalTarget::provision(Context& ctx) {
     }
     if (auto s = make_dirs("/run/sshd", 0755); !s) return s;
     if (auto s = ctx.save(); !s) return s;
+    kill_point("provision:plan-saved");
     // The cluster key exists before the nodes fan out: every node authorizes the same one.
     if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + plan.cluster); !key) return key.error();
 
+    kill_point("provision:keypair");
     if (auto s = setup_bridge(ctx, plan); !s) return s;
+    kill_point("provision:bridge");
     std::vector<Status> results(plan.nodes.size());
     parallel_for(plan.nodes.size(), ctx.options.parallel, [&](std::size_t i) {
         results[i] = setup_node(ctx, plan, i);
@@ -281,6 +290,7 @@ Status LocalTarget::provision(Context& ctx) {
         if (!results[i]) return Error{"node " + plan.nodes[i].name + ": " + results[i].error().message};
     }
     if (auto s = shape_links(ctx, plan, plan.bandwidth_bps); !s) return s;
+    kill_point("provision:shaped");
 
     ctx.state.nodes.clear();
     for (const auto& n : plan.nodes) {
@@ -315,8 +325,10 @@ Status LocalTarget::destroy(Context& ctx) {
                 }
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
+            kill_point("destroy:" + n.name + ":processes-killed");
             if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s)
                 problems.push_back(s.error().message);
+            kill_point("destroy:" + n.name + ":netns-deleted");
         }
         for (const auto& veth : {n.veth_host, n.veth2_host}) {
             if (veth.empty() || !link_exists(ctx, veth)) continue;
@@ -324,6 +336,7 @@ Status LocalTarget::destroy(Context& ctx) {
                 problems.push_back(s.error().message);
         }
     }
+    kill_point("destroy:links-deleted");
     for (const auto& br : {plan.bridge, plan.private_bridge}) {
         if (br.empty() || !link_exists(ctx, br)) continue;
         if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s) problems.push_back(s.error().message);
@@ -336,6 +349,7 @@ Status LocalTarget::destroy(Context& ctx) {
         for (const auto& mp : td["created_mountpoints"])
             rmdir(mp.get<std::string>().c_str());
     }
+    kill_point("destroy:bridges-deleted");
     (void)remove_tree(ctx.cluster_dir() + "/nodes");
     if (!problems.empty()) return Error{join(problems, "; ")};
     return {};

@@ -7,6 +7,7 @@
 #include "provision/Probe.hpp"
 #include "render/Renderer.hpp"
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
 #include <thread>
@@ -58,6 +59,7 @@ Status phase_probe(Context& ctx, TargetDriver&) {
 Status phase_hostfile(Context& ctx, TargetDriver&) {
     std::string text = format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format);
     if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
+    kill_point("hostfile:local-written");
     auto& nodes = ctx.state.nodes;
     std::vector<Status> results(nodes.size());
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
@@ -134,6 +136,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
             ctx.progress.phase_failed(phase.name, "cannot save state: " + s.error().message);
             return exit_code::k_failure;
         }
+        kill_point("deploy:after-" + phase.name);
         ctx.progress.phase_done(phase.name, secs, false);
     }
     return exit_code::k_ok;
@@ -142,6 +145,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
 int run_destroy(Context& ctx, TargetDriver& driver, int attempts) {
     ctx.state.destroying = true;
     (void)ctx.save();
+    kill_point("destroy:marked");
     Status last;
     for (int attempt = 1; attempt <= attempts; ++attempt) {
         ctx.progress.phase_start("destroy",
@@ -153,6 +157,7 @@ int run_destroy(Context& ctx, TargetDriver& driver, int attempts) {
                 "destroy", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                 false);
             log::close_file();
+            kill_point("destroy:before-remove");
             if (auto s = ctx.store.remove(ctx.state.cluster); !s) {
                 ctx.progress.phase_failed("destroy", s.error().message);
                 return exit_code::k_failure;

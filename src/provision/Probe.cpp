@@ -1,5 +1,6 @@
 #include "provision/Probe.hpp"
 
+#include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
 namespace ddl {
@@ -82,6 +83,7 @@ Status probe_nodes(Context& ctx) {
         if (!results[i]) failed.push_back(nodes[i].name + ": " + results[i].error().message);
     }
     if (!failed.empty()) return Error{"probe failed on " + join(failed, "; ")};
+    kill_point("probe:probed");
     return {};
 }
 

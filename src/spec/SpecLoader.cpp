@@ -105,8 +105,8 @@ private:
         }
         while (!out.empty() && (out.back() == '-'))
             out.pop_back();
-        while (!out.empty() && !(out.front() >= 'a' && out.front() <= 'z'))
-            out.erase(out.begin());
+        // One erase of the leading run: erasing char by char is quadratic on a long name of digits.
+        out.erase(0, std::min(out.find_first_of("abcdefghijklmnopqrstuvwxyz"), out.size()));
         if (out.size() > 40) out.resize(40);
         while (!out.empty() && out.back() == '-')
             out.pop_back();

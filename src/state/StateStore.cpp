@@ -1,11 +1,13 @@
 #include "state/StateStore.hpp"
 
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/file.h>
+#include <thread>
 #include <unistd.h>
 
 namespace ddl {
@@ -23,12 +25,39 @@ ClusterLock& ClusterLock::operator=(ClusterLock&& o) noexcept {
     return *this;
 }
 
+namespace {
+
+// write_file_atomic's temp files are named .<name>.tmpXXXXXX. With the lock held nobody else is writing
+// one, so any left over belong to a holder that was killed between writing and renaming.
+void remove_stale_temp_files(const std::string& dir) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> stale;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        auto pos = name.rfind(".tmp");
+        if (name.size() > 1 && name[0] == '.' && pos != std::string::npos && pos + 4 + 6 == name.size() &&
+            it->is_regular_file(ec))
+            stale.push_back(it->path());
+    }
+    for (const auto& p : stale)
+        std::filesystem::remove(p, ec);
+}
+
+} // namespace
+
 Result<ClusterLock> ClusterLock::acquire(const std::string& dir, const std::string& what) {
     std::string path = dir + "/lock";
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return errno_error("cannot open " + path);
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        std::string holder = trim(read_file(path).value_or(""));
+        // The holder writes its pid just after taking the lock: give it a moment so that the message
+        // can name it.
+        std::string holder;
+        for (int i = 0; i < 20 && holder.empty(); ++i) {
+            if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            holder = trim(read_file(path).value_or(""));
+        }
         close(fd);
         return Error{"another ddl command is working on this cluster" +
                      (holder.empty() ? "" : " (" + holder + ")") +
@@ -36,6 +65,7 @@ Result<ClusterLock> ClusterLock::acquire(const std::string& dir, const std::stri
     }
     std::string info = "pid " + std::to_string(getpid()) + ": " + what + "\n";
     if (ftruncate(fd, 0) == 0) (void)!write(fd, info.data(), info.size());
+    remove_stale_temp_files(dir);
     return ClusterLock(fd);
 }
 
@@ -72,7 +102,27 @@ Status StateStore::save(const ClusterState& state) const {
 }
 
 Status StateStore::remove(const std::string& cluster) const {
-    return remove_tree(cluster_dir(cluster));
+    // state.json goes last: a destroy killed half way through leaves a folder that `ddl destroy` still
+    // recognises as a cluster, rather than anonymous leftovers.
+    std::string dir = cluster_dir(cluster);
+    std::error_code ec;
+    std::vector<std::string> rest;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        auto name = e.path().filename().string();
+        if (name != "state.json" && name != "lock") rest.push_back(e.path().string());
+    }
+    for (const auto& p : rest) {
+        if (auto s = remove_tree(p); !s) return s;
+    }
+    kill_point("destroy:state-last");
+    if (unlink((dir + "/state.json").c_str()) != 0 && errno != ENOENT)
+        return errno_error("cannot remove " + dir + "/state.json");
+    kill_point("destroy:state-removed");
+    return remove_tree(dir);
+}
+
+bool StateStore::leftover(const std::string& cluster) const {
+    return !exists(cluster) && path_exists(cluster_dir(cluster));
 }
 
 std::vector<std::string> StateStore::clusters() const {

@@ -38,6 +38,10 @@ public:
     Status ensure_cluster_dir(const std::string& cluster) const;
 
     bool exists(const std::string& cluster) const;
+    // A cluster folder without state.json: what a deploy killed before its first save or a destroy
+    // killed after removing state.json leaves. Nothing was created for it (resources are recorded in
+    // state.json before they are made and removed before it), so it is safe to delete.
+    bool leftover(const std::string& cluster) const;
     Result<ClusterState> load(const std::string& cluster) const;
     Status save(const ClusterState& state) const;
     // Removes the cluster's folder after a complete destroy.

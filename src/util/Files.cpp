@@ -1,5 +1,7 @@
 #include "util/Files.hpp"
 
+#include "util/KillPoint.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <fcntl.h>
@@ -70,6 +72,7 @@ Status write_file_atomic(const std::string& path, const std::string& content, mo
         unlink(tmp.c_str());
         return e;
     }
+    kill_point("atomic-write:" + target.filename().string() + ":before-rename");
     if (rename(tmp.c_str(), path.c_str()) != 0) {
         auto e = errno_error("cannot replace " + path);
         unlink(tmp.c_str());

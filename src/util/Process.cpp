@@ -9,6 +9,7 @@
 #include <mutex>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,10 +120,16 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     std::string program =
         cmd.argv[0].find('/') == std::string::npos ? find_in_path(cmd.argv[0]) : cmd.argv[0];
 
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return errno_error("fork");
     if (pid == 0) {
         setpgid(0, 0);
+        // A ddl killed outright (SIGKILL, OOM) must not leave e.g. ansible-playbook running on against a
+        // cluster the next ddl command will work on. Daemons the child starts (sshd) fork away from
+        // this and are unaffected. run() waits in the forking thread, which is what the kernel watches.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
         dup2(in_pipe[0], 0);
         dup2(out_pipe[1], 1);
         dup2(err_pipe[1], 2);

@@ -105,3 +105,31 @@ TEST_CASE("ddl render of an OpenStack spec writes the module, its inputs with th
     CHECK(missing.exit_code == 2);
     CHECK(missing.err.find("--public-key nope.pub") != std::string::npos);
 }
+
+TEST_CASE("a cluster reference that names no cluster is bad input") {
+    TempDir dir;
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"status", "none"},
+                                                 {"status", "../../etc"},
+                                                 {"exec", "--cluster", "NO", "--", "true"}}) {
+        auto r = ddl_cli(args, dir.path());
+        INFO(args[0] << " " << args[1]);
+        CHECK(r.exit_code == 2);
+        CHECK_FALSE(r.err.empty());
+    }
+}
+
+TEST_CASE("garbage in numeric and path flags is refused while parsing, before anything is written") {
+    TempDir dir;
+    REQUIRE(ddl_cli({"init", "--name", "gb"}, dir.path()).exit_code == 0);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"deploy", "cluster.yaml", "--ssh-timeout", "-1"},
+          {"deploy", "cluster.yaml", "--ssh-timeout", "0"},
+          {"render", "cluster.yaml", "--out", ""},
+          {"--state-dir", "", "status"},
+          {"gc", "--older-than", "99999999999999999d"}}) {
+        auto r = ddl_cli(args, dir.path());
+        INFO(args[0] << " " << args[1]);
+        CHECK(r.exit_code == 2);
+    }
+    CHECK_FALSE(path_exists(dir.path() + "/.ddl"));
+}

@@ -98,3 +98,34 @@ TEST_CASE("reset_phases_from forgets the named phase and everything after it") {
     CHECK_FALSE(s.phase_done("provision"));
     CHECK_FALSE(s.phase_done("wait-ssh"));
 }
+
+TEST_CASE("taking the lock removes temp files a killed holder left between write and rename") {
+    TempDir dir;
+    StateStore store(dir.path());
+    REQUIRE(store.ensure_cluster_dir("demo").ok());
+    REQUIRE(make_dirs(store.cluster_dir("demo") + "/nodes/master").ok());
+    REQUIRE(write_file_atomic(store.cluster_dir("demo") + "/.state.json.tmpAbC123", "{\"half").ok());
+    REQUIRE(write_file_atomic(store.cluster_dir("demo") + "/nodes/master/.hosts.tmpXyZ789", "10.").ok());
+    REQUIRE(write_file_atomic(store.cluster_dir("demo") + "/.keep.tmp", "not ours").ok());
+    auto lock = ClusterLock::acquire(store.cluster_dir("demo"), "ddl deploy");
+    REQUIRE(lock.ok());
+    CHECK_FALSE(path_exists(store.cluster_dir("demo") + "/.state.json.tmpAbC123"));
+    CHECK_FALSE(path_exists(store.cluster_dir("demo") + "/nodes/master/.hosts.tmpXyZ789"));
+    CHECK(path_exists(store.cluster_dir("demo") + "/.keep.tmp"));
+}
+
+TEST_CASE("a cluster folder without state.json is a leftover, and remove takes the whole folder") {
+    TempDir dir;
+    StateStore store(dir.path());
+    ClusterState s;
+    s.cluster = "demo";
+    s.target = "local";
+    REQUIRE(store.save(s).ok());
+    REQUIRE(write_file_atomic(store.cluster_dir("demo") + "/hostfile", "x slots=1\n").ok());
+    CHECK_FALSE(store.leftover("demo"));
+    CHECK_FALSE(store.leftover("absent"));
+    REQUIRE(unlink((store.cluster_dir("demo") + "/state.json").c_str()) == 0);
+    CHECK(store.leftover("demo"));
+    REQUIRE(store.remove("demo").ok());
+    CHECK_FALSE(path_exists(store.cluster_dir("demo")));
+}

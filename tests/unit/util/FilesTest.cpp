@@ -1,7 +1,13 @@
 #include "util/Files.hpp"
 
+#include "util/KillPoint.hpp"
+
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdlib>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ddl;
 
@@ -33,4 +39,25 @@ TEST_CASE("TempDir removes its folder and content") {
         REQUIRE(make_dirs(p + "/a/b").ok());
     }
     CHECK_FALSE(path_exists(p));
+}
+
+TEST_CASE("kill_point SIGKILLs the process at the named pass and traces every pass") {
+    TempDir dir;
+    std::string trace = dir.path() + "/trace";
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("DDL_TEST_KILL_AT", "step#2", 1);
+        setenv("DDL_TEST_KILL_TRACE", trace.c_str(), 1);
+        kill_point("other");
+        kill_point("step");
+        kill_point("step");
+        _exit(0); // not reached when the point works
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+    auto text = read_file(trace);
+    REQUIRE(text.ok());
+    CHECK(*text == "other#1\nstep#1\nstep#2\n");
 }

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Garbage in every CLI flag and spec value: empty, huge, negative, out of range, non-UTF-8 and path
+# traversal (`../../etc`). Each case must exit 2 with a message on stderr that names what is wrong
+# (an `error:` line with file:line:col for specs), must not crash or hang, and must write nothing: the
+# scratch folder the commands run in (and every parent ../../ can reach inside it) is compared before
+# and after. Huge CLI values are 100 KiB (Linux refuses a single argument over 128 KiB); huge spec
+# values 1 MiB.
+source "$(dirname "$0")/lib.sh"
+LOGS="$WORK/logs"; mkdir -p "$LOGS"
+SCRATCH="$WORK/scratch"; RUN="$SCRATCH/a/b/c"; mkdir -p "$RUN"
+S="$RUN/st"                          # the state folder the commands get
+cd "$RUN"
+# A real, deployed-looking cluster is not needed: commands must refuse garbage before using one.
+printf 'apiVersion: ddl/v1\nname: fltb\ntarget: local\n' >good.yaml
+snapshot() { (cd "$SCRATCH" && find . -printf '%p %s %T@\n' | sort); }
+before=$(snapshot)
+
+HUGE=$(head -c 100000 /dev/zero | tr '\0' a)
+HUGENUM=$(head -c 100000 /dev/zero | tr '\0' 9)
+BAD8=$'\xff\xfe'
+cases=0 failed=0
+# expect RC ARGS...: runs ddl ARGS with a 20 s limit, checks the exit code and that stderr says something.
+expect() {
+  local want=$1; shift
+  cases=$((cases + 1))
+  local rc=0
+  timeout 20 "$DDL" "$@" </dev/null >"$LOGS/out" 2>"$LOGS/err" || rc=$?
+  local shown; shown=$(printf '%q ' "$@" | cut -c1-120)
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL: ddl $shown: exit $rc, expected $want; stderr: $(head -c 300 "$LOGS/err")" >&2
+    failed=$((failed + 1)); return
+  fi
+  if [ "$want" = 2 ] && [ ! -s "$LOGS/err" ]; then
+    echo "FAIL: ddl $shown: exit 2 without a message" >&2; failed=$((failed + 1)); return
+  fi
+  if grep -q "fatal\|terminate called\|Sanitizer\|what():" "$LOGS/err"; then
+    echo "FAIL: ddl $shown: crashed: $(head -c 300 "$LOGS/err")" >&2; failed=$((failed + 1))
+  fi
+}
+G=(--state-dir "$S")
+
+# Global flags.
+for v in "" "$HUGE" "$BAD8/x" "/dev/null" "/proc/version/x"; do expect 2 --state-dir "$v" status fltb; done
+expect 2 --output "" status; expect 2 --output "$HUGE" status; expect 2 --output "$BAD8" status
+expect 2 --nonsense; expect 2; expect 2 "$BAD8"; expect 2 "$HUGE"
+
+# Cluster and node names: empty, huge, traversal, non-UTF-8, option-like.
+for v in "" "$HUGE" "../../etc" "../fltb" "/etc/passwd" "$BAD8" "-1" "FLTB" "fltb/../../x"; do
+  [ -z "$v" ] && continue   # an empty ref means "the only cluster", tried below with none present
+  for cmd in status destroy; do expect 2 "${G[@]}" $cmd "$v"; done
+  expect 2 "${G[@]}" hostfile --cluster "$v"
+  expect 2 "${G[@]}" exec --cluster "$v" -- true
+  expect 2 "${G[@]}" ssh --cluster "$v" master
+  expect 2 "${G[@]}" tunnel --cluster "$v" jupyter
+  expect 2 "${G[@]}" run --cluster "$v" -- true
+  expect 2 "${G[@]}" bench allreduce --cluster "$v"
+done
+for v in "" "$HUGE" "../../etc" "$BAD8"; do
+  expect 2 init --name "$v" -o x.yaml
+  expect 2 "${G[@]}" exec --cluster fltb --nodes "$v" -- true
+  expect 2 "${G[@]}" ssh --cluster fltb "$v"
+  expect 2 "${G[@]}" tunnel --cluster fltb --node "$v" jupyter
+done
+
+# Spec files: missing, empty path, a folder, a device, huge, traversal.
+head -c 1100000 /dev/zero | tr '\0' '#' >"$LOGS/huge.yaml"
+for f in "" "$HUGE.yaml" "../../etc" "/etc" "/dev/zero" "$LOGS/huge.yaml" "nope.yaml" "$BAD8.yaml"; do
+  for cmd in validate render deploy smoke-test; do expect 2 "${G[@]}" $cmd "$f"; done
+done
+
+# Numbers: negative, zero where it makes no sense, huge, not a number.
+for v in "-1" "0" "$HUGENUM" "abc" "" "1e3" "$BAD8"; do
+  expect 2 "${G[@]}" deploy good.yaml --ssh-timeout "$v"
+  expect 2 "${G[@]}" smoke-test good.yaml --ssh-timeout "$v"
+  expect 2 "${G[@]}" exec --cluster fltb --timeout "$v" -- true
+  expect 2 "${G[@]}" run --cluster fltb --np "$v" -- true
+  expect 2 "${G[@]}" run --cluster fltb --port "$v" -- true
+  expect 2 "${G[@]}" run --cluster fltb --startup-timeout "$v" -- true
+  expect 2 "${G[@]}" tunnel --cluster fltb --local-port "$v" jupyter
+  expect 2 "${G[@]}" bench allreduce --cluster fltb --iters "$v"
+  expect 2 "${G[@]}" bench allreduce --cluster fltb --link-gbit "$v"
+  expect 2 "${G[@]}" bench allreduce --cluster fltb --sizes "$v"
+  expect 2 "${G[@]}" bench train --cluster fltb --steps "$v"
+  expect 2 "${G[@]}" bench train --cluster fltb --batch "$v"
+  expect 2 "${G[@]}" bench train --cluster fltb --nodes "$v"
+  expect 2 "${G[@]}" gc --older-than "$v"
+done
+expect 2 "${G[@]}" run --cluster fltb --port 70000 -- true
+expect 2 "${G[@]}" bench allreduce --cluster fltb --warmup -1
+expect 2 "${G[@]}" bench train --cluster fltb --warmup -1
+expect 2 "${G[@]}" gc --older-than "99999999999999999d"
+
+# Words from a fixed set, and free-form values.
+for v in "" "$HUGE" "$BAD8" "../../etc"; do
+  expect 2 "${G[@]}" deploy good.yaml --only "$v"
+  expect 2 "${G[@]}" hostfile --cluster fltb --format "$v"
+  expect 2 init --target "$v" -o x.yaml
+  expect 2 "${G[@]}" tunnel --cluster fltb "$v"
+  expect 2 "${G[@]}" bench allreduce --cluster fltb --format "$v"
+  expect 2 "${G[@]}" bench train --cluster fltb --model-profile "$v"
+  expect 2 "${G[@]}" bench train --cluster fltb --bandwidths "$v"
+  expect 2 "${G[@]}" run --cluster fltb -x "$v" -- true
+  expect 2 "${G[@]}" run --cluster fltb --iface "$v" -- true
+  expect 2 "${G[@]}" smoke-test good.yaml --notify "$v"
+done
+
+# Output paths: empty is bad input; an unwritable one is a runtime failure (exit 1) that writes nothing.
+expect 2 "${G[@]}" render good.yaml --out ""
+expect 2 init -o ""
+expect 2 "${G[@]}" hostfile --cluster fltb -o ""
+expect 2 "${G[@]}" bench train --cluster fltb --out ""
+expect 2 "${G[@]}" smoke-test good.yaml --junit ""
+for v in "/nonexistent-ddl/x" "$BAD8/x" "$HUGE/x" "/proc/version/x"; do expect 1 init -o "$v"; done
+
+# Spec values: each key gets each kind of garbage; `ddl validate` must answer exit 2 with a located error.
+BIG=$(head -c 1000000 /dev/zero | tr '\0' a)
+BIGNUM=$(head -c 1000000 /dev/zero | tr '\0' 7)
+spec_case() { # key-path (a.b) value [base target section]
+  local key=$1 val=$2 base=${3:-local}
+  local top=${key%%.*} rest=${key#*.}
+  {
+    printf 'apiVersion: ddl/v1\n'
+    [ "$key" = name ] || printf 'name: fltb\n'
+    [ "$key" = target ] || printf 'target: %s\n' "$base"
+    case $base in
+      ssh) [ "$top" = ssh ] || printf 'ssh:\n  hosts:\n    - {name: a, address: 192.0.2.1}\n' ;;
+    esac
+    if [ "$top" = "$key" ]; then printf '%s: "%s"\n' "$key" "$val"
+    elif [ "${rest#*.}" = "$rest" ]; then printf '%s:\n  %s: "%s"\n' "$top" "$rest" "$val"
+    else printf '%s:\n  %s:\n    %s: "%s"\n' "$top" "${rest%%.*}" "${rest#*.}" "$val"; fi
+  } >"$LOGS/spec-case.yaml"
+  cases=$((cases + 1))
+  local rc=0
+  (cd "$LOGS" && timeout 20 "$DDL" validate spec-case.yaml >"$LOGS/out" 2>"$LOGS/err") || rc=$?
+  if [ $rc != 2 ] || ! grep -q "^spec-case.yaml:[0-9]*:[0-9]*: error: " "$LOGS/err"; then
+    echo "FAIL: spec $key = $(printf '%q' "${val:0:40}") (${#val} bytes): exit $rc: $(head -c 300 "$LOGS/err")" >&2
+    failed=$((failed + 1))
+  fi
+}
+for key in name target local.nodes local.subnet local.bandwidth local.nodes_as local.bastion \
+           runtime.backend runtime.interface runtime.slots_per_node runtime.master_port hostfile.format \
+           services.nfs.export services.nfs.mount services.jupyter.port services.jupyter.enabled \
+           access.user gpu.driver_branch; do
+  for val in "" "$BIG" "-1" "$BAD8" "../../etc" "$BIGNUM"; do
+    # An empty access.user or gpu.driver_branch, like an omitted key, means the default.
+    case "$key:$val" in access.user:|gpu.driver_branch:) continue ;; esac
+    # Linux accepts "-1" as an interface name.
+    case "$key:$val" in runtime.interface:-1) continue ;; esac
+    spec_case "$key" "$val"
+  done
+done
+for val in "" "$BIG" "-1" "$BAD8" "../../etc"; do
+  spec_case ssh.hosts "$val" ssh
+done
+
+after=$(snapshot)
+if [ "$before" != "$after" ]; then
+  diff <(echo "$before") <(echo "$after") | head -20 >&2
+  fail "bad input wrote files"
+fi
+[ ! -e /nonexistent-ddl ] || fail "a file was written under /nonexistent-ddl"
+[ ! -e "$S" ] || fail "state folder created by bad input"
+[ $failed = 0 ] || fail "$failed of $cases bad-input cases misbehaved"
+ok "$cases bad-input cases: all exit 2 with a message, nothing written"
