@@ -190,8 +190,17 @@ ddl::Result<std::vector<HostfileEntry>> parse_hostfile(std::string_view text, co
         auto same =
             std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.host == entry.host; });
         if (same != entries.end()) {
+            // A limit holds only if every line of the host has one (found by fuzzing: "h slots=4" then
+            // "h slots=5 max_slots=8" gave slots=9 max_slots=8).
+            same->max_slots = same->max_slots && entry.max_slots
+                                  ? std::optional<int>(*same->max_slots + *entry.max_slots)
+                                  : std::nullopt;
             same->slots += entry.slots;
-            if (entry.max_slots) same->max_slots = same->max_slots.value_or(0) + *entry.max_slots;
+            if (same->slots > k_max_slots) {
+                errors.push_back(where + "'" + entry.host + "' has " + std::to_string(same->slots) +
+                                 " slots over all its lines; at most " + std::to_string(k_max_slots));
+                same->slots = k_max_slots;
+            }
         } else {
             entries.push_back(std::move(entry));
         }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (preset `fuzz`: clang, ASan+UBSan, LeakSanitizer) and runs each for
-# SECONDS (default 60) on a scratch copy of its seed corpus in tests/fuzz/corpus/<name>/.
+# SECONDS (default 60) on a scratch copy of its seed corpus in tests/fuzz/corpus/<name>/. The seed is
+# FUZZ_SEED (default 1, so a CI run is repeatable; 0 asks libFuzzer for a random one, for long runs).
 # Exit 0 only when no target crashed, leaked or tripped a sanitizer; a crashing input is kept in
 # build-fuzz/findings/<name>/ with the fuzzer's report. Prints executions per target.
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]
@@ -17,11 +18,11 @@ cmake --build build-fuzz -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@
 status=0
 for t in "${targets[@]}"; do
   work=build-fuzz/corpus/$t findings=build-fuzz/findings/$t
-  rm -rf "$work" && mkdir -p "$work" "$findings"
+  rm -rf "$work" "$findings" && mkdir -p "$work" "$findings"
   cp tests/fuzz/corpus/"$t"/* "$work"/
   log=$findings/fuzz.log
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
+      build-fuzz/tests/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -timeout=30 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" "$work" >"$log" 2>&1; then
     runs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}')
     echo "fuzz $t: ${seconds} s, ${runs:-?} inputs, 0 crashes, 0 leaks, 0 sanitizer reports"

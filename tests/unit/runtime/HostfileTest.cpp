@@ -98,3 +98,26 @@ TEST_CASE("a host with a NUL byte is refused, also in brackets (found by fuzzing
     CHECK(bracketed.error().message.find("hf:1: error:") != std::string::npos);
     CHECK_FALSE(ddl::runtime::parse_hostfile("10.0.0.1\0x slots=2\n"s, "hf").ok());
 }
+
+TEST_CASE("a host listed twice sums its slots, and keeps a limit only when every line has one (fuzzing)") {
+    auto a = ddl::runtime::parse_hostfile("node1 slots=4\nnode1 slots=5 max_slots=8\n", "hf");
+    REQUIRE(a.ok());
+    REQUIRE(a->size() == 1);
+    CHECK((*a)[0].slots == 9);
+    CHECK_FALSE((*a)[0].max_slots.has_value());
+    auto b = ddl::runtime::parse_hostfile("node1 slots=2 max_slots=3\nnode1 slots=5 max_slots=8\n", "hf");
+    REQUIRE(b.ok());
+    CHECK((*b)[0].slots == 7);
+    CHECK((*b)[0].max_slots == 11);
+    auto again =
+        ddl::runtime::parse_hostfile(ddl::runtime::write_hostfile(*a, ddl::runtime::HostfileFormat::openmpi));
+    REQUIRE(again.ok());
+    CHECK((*again)[0].slots == 9);
+}
+
+TEST_CASE("slots summed over repeated lines stay within the limit (fuzzing)") {
+    auto r = ddl::runtime::parse_hostfile("i:46460\ni:46460\n", "hf");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("hf:2: error: 'i' has 92920 slots over all its lines; at most 65536") !=
+          std::string::npos);
+}
