@@ -585,7 +585,15 @@ private:
                 l.subnet = c->text();
         }
         rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
-        if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
+        if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) {
+            if (*x == "containers")
+                m_r.diags().error(
+                    m_r.pos(n["nodes_as"]),
+                    "local.nodes_as: containers is not available in this version of ddl",
+                    "use namespaces (the default); container nodes come with the full configure roles");
+            else
+                l.nodes_as = *x;
+        }
         if (auto x = m_r.boolean(n, "bastion", p)) l.bastion = *x;
     }
 
