@@ -19,7 +19,7 @@ echo "== clang-format"
 git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
 
 echo "== fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)"
-tests/fuzz/run.sh 30 spec hostfile
+tests/fuzz/run.sh 30
 
 echo "== warnings-as-errors build, all tests"
 cmake --preset ci >/dev/null
