@@ -1,3 +1,4 @@
+#include "EnvOf.hpp"
 #include "runtime/CommOptions.hpp"
 #include "runtime/Net.hpp"
 
@@ -6,17 +7,7 @@
 #include <sys/socket.h>
 
 using namespace ddl::runtime;
-
-namespace {
-
-GetEnv env_of(const std::map<std::string, std::string>& vars) {
-    return [vars](const char* name) -> const char* {
-        auto it = vars.find(name);
-        return it == vars.end() ? nullptr : it->second.c_str();
-    };
-}
-
-} // namespace
+using ddl::runtime::test::env_of;
 
 TEST_CASE("rank and size come from DDL variables before OpenMPI, Slurm and torchrun ones") {
     auto o = comm_options_from_env(env_of({{"DDL_RANK", "1"},

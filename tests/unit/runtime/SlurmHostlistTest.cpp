@@ -1,21 +1,14 @@
 #include "runtime/SlurmHostlist.hpp"
 
+#include "EnvOf.hpp"
 #include "runtime/CommOptions.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>
 
 using namespace ddl::runtime;
+using ddl::runtime::test::env_of;
 using Hosts = std::vector<std::string>;
-
-namespace {
-GetEnv env_of(const std::map<std::string, std::string>& vars) {
-    return [vars](const char* name) -> const char* {
-        auto it = vars.find(name);
-        return it == vars.end() ? nullptr : it->second.c_str();
-    };
-}
-} // namespace
 
 TEST_CASE("a Slurm host list expands ranges and lists, keeping zero padding") {
     CHECK(*expand_slurm_hostlist("node[1-4]") == Hosts{"node1", "node2", "node3", "node4"});
