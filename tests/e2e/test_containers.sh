@@ -6,8 +6,13 @@
 source "$(dirname "$0")/lib.sh"
 command -v podman >/dev/null || fail "podman missing (scripts/install-deps.sh installs it)"
 spec ctr 3 "  nodes_as: containers"
+# SIGKILL right after the first container started (the image is built by then): the next deploy
+# converges from there.
+rc=0
+DDL_TEST_KILL_AT=provision:master:container "$DDL" --state-dir "$STATE" deploy ctr.yaml >k.log 2>&1 || rc=$?
+[ $rc = 137 ] || { cat k.log; fail "deploy was not killed after master's container started (exit $rc)"; }
 ddl deploy ctr.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
-ok "deployed 3 container nodes"
+ok "deployed 3 container nodes (after a deploy killed half way)"
 
 [ "$(podman ps --filter label=ddl.cluster=ctr --format '{{.Names}}' | sort | tr '\n' ' ')" = \
   "ddl-ctr-master ddl-ctr-worker1 ddl-ctr-worker2 " ] || fail "one running container per node"
@@ -49,8 +54,11 @@ ddl deploy ctr.yaml --only provision >d2.log 2>&1 || { cat d2.log; fail "provisi
 [ "$(ddl exec --cluster ctr --nodes worker1 -- hello | tail -1)" = "[worker1] Hello, world!" ] || fail "worker1 was replaced"
 ok "a killed container node is started again by deploy --only provision; the others are kept"
 
+rc=0
+DDL_TEST_KILL_AT=destroy:containers-removed "$DDL" --state-dir "$STATE" destroy ctr --yes >k.log 2>&1 || rc=$?
+[ $rc = 137 ] || { cat k.log; fail "destroy was not killed after removing the containers (exit $rc)"; }
 ddl destroy ctr --yes >x.log 2>&1 || { cat x.log; fail "destroy"; }
 assert_gone ctr
 [ -z "$(podman ps -a --filter label=ddl.cluster=ctr --format '{{.Names}}')" ] || fail "containers left"
 pgrep -f "$STATE/ctr/apt-proxy" >/dev/null && fail "apt proxy left running"
-ok "destroy removes the containers, the proxy, links and namespaces"
+ok "destroy (also after one killed half way) removes the containers, the proxy, links and namespaces"
