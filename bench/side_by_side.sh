@@ -6,7 +6,7 @@
 # Environment: RATE (tc rate, default 1gbit), OUT_DIR (default build-bench/side_by_side),
 #              QUICK=1 (fewer sizes and iterations: a check that everything runs, not a measurement).
 #
-# Nodes are network namespaces bbn1..bbn4 (10.239.0.11-14) on bridge bbbr0, each veth shaped with tbf
+# Nodes are network namespaces bbn1..bbn4 (10.239.0.11-14; BB_PREFIX/BB_NET rename them) on bridge bbbr0, each veth shaped with tbf
 # on both ends (bench/nodes.sh, as src/runtime/tools/netns_bench.sh does). Peers run one process per rank in the
 # namespaces; the file system is shared, which Gloo's FileStore rendezvous relies on. mpirun runs in
 # the root namespace and starts its daemons in the nodes through an rsh agent that enters the node's
@@ -62,15 +62,16 @@ cat >"$work/rsh" <<'EOF'
 #!/bin/sh
 host=$1
 shift
-exec ip netns exec "bbn$((${host##*.} - 10))" /bin/sh -c "$*"
+exec ip netns exec "PREFIXn$((${host##*.} - 10))" /bin/sh -c "$*"
 EOF
+sed -i "s/PREFIX/$bb_prefix/" "$work/rsh"
 chmod +x "$work/rsh"
-for i in $(seq 1 $n); do echo "10.239.0.$((10 + i)) slots=1"; done >"$work/hostfile"
+for i in $(seq 1 $n); do echo "$(bb_addr $i) slots=1"; done >"$work/hostfile"
 
 # --- iperf3: the physical reference ---------------------------------------------------------------
-ip netns exec bbn2 iperf3 -s -1 -D >/dev/null
+ip netns exec "$(bb_ns 2)" iperf3 -s -1 -D >/dev/null
 sleep 0.3
-goodput=$(ip netns exec bbn1 iperf3 -c 10.239.0.12 -t 5 -J | python3 -c \
+goodput=$(ip netns exec "$(bb_ns 1)" iperf3 -c "$(bb_addr 2)" -t 5 -J | python3 -c \
     'import json,sys; print("%.4f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))')
 echo "# iperf3 bbn1 -> bbn2 at $rate: $goodput GB/s goodput"
 echo "iperf3 0 $goodput" >>"$raw"
@@ -89,7 +90,7 @@ run_gloo() { # PLAN (SIZE:ITERS:WARMUP[,...])
     store=$(mktemp -d "$work/store.XXXXXX")
     pids=""
     for i in $(seq 1 $n); do
-        ip netns exec bbn$i timeout 600 "$gloo_bin" $((i - 1)) $n "$store" 10.239.0.$((10 + i)) "$1" \
+        ip netns exec "$(bb_ns $i)" timeout 600 "$gloo_bin" $((i - 1)) $n "$store" "$(bb_addr $i)" "$1" \
             >"$work/gloo.$i" 2>&1 &
         pids="$pids $!"
     done
@@ -111,7 +112,7 @@ run_mpi() { # PLAN [extra mpirun args...]
             return 0
         fi
         echo "# mpirun attempt $attempt failed or timed out after $limit s" >&2
-        for i in $(seq 1 $n); do ip netns pids bbn$i | xargs -r kill -9 2>/dev/null || true; done
+        for i in $(seq 1 $n); do ip netns pids "$(bb_ns $i)" | xargs -r kill -9 2>/dev/null || true; done
     done
     return 1
 }

@@ -75,7 +75,7 @@ private:
     Handle m_wanted = 0;    // someone waits for this handle: don't sleep a full cycle
     bool m_stopping = false;
     std::optional<CommError> m_failure;
-    std::vector<std::byte> m_fusion_buffer;
+    std::vector<TensorSpan> m_spans; // of the batch being reduced
     std::thread m_thread;
 };
 
