@@ -137,7 +137,7 @@ TEST_CASE("fusing many small tensors gives the same result as separate allreduce
         for (auto& v : separate)
             comm.allreduce(v.data(), v.size(), DataType::float32, ReduceOp::average);
         {
-            // A small threshold forces several fusion buffers and a tensor larger than the threshold.
+            // A small threshold forces several batches and a tensor larger than the threshold.
             FusionQueue queue(comm, FusionOptions{16 << 10, std::chrono::milliseconds(2)});
             std::vector<FusionQueue::Handle> handles;
             for (std::size_t t = 0; t < fused.size(); ++t)
