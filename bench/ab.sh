@@ -28,10 +28,10 @@ trap 'exit 130' INT TERM
 bb_nodes_up $n "${RATE:-1gbit}"
 port=29800
 for r in $(seq 1 "$rounds"); do
-    for p in $progs; do
+    for prog in $progs; do # not "p": bb_ddl_ranks uses that name
         port=$((port + 1))
-        bb_ddl_ranks $n $port "$work" "$p" "$@" || echo "# $p failed"
-        echo "# round $r/$rounds $p (load $(cut -d' ' -f1 /proc/loadavg))"
+        bb_ddl_ranks $n $port "$work" "$prog" "$@" || echo "# $prog failed"
+        echo "# round $r/$rounds $prog (load $(cut -d' ' -f1 /proc/loadavg))"
         grep -v '^#' "$work/rank.0" || true
     done
 done
