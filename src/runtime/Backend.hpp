@@ -23,7 +23,8 @@ public:
     // In place; `average` divides by the number of ranks after summing.
     virtual void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) = 0;
     // One allreduce over several tensors as if they lay back to back in one buffer (tensor fusion).
-    // This default packs them into a host buffer and back; TcpRing overrides it to reduce in place.
+    // This default packs them into a host buffer and back; TcpRing overrides it to reduce in place
+    // (disjoint tensors; it falls back to this for overlapping ones).
     virtual void allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op);
     virtual void broadcast(void* buffer, std::size_t bytes, int root) = 0;
     // `recv` holds size() blocks of `bytes`; this rank's block is already in place at rank*bytes.

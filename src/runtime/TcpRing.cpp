@@ -100,6 +100,19 @@ void TcpRing::allreduce_fused(std::span<const TensorSpan> tensors, DataType type
         m_pieces.push_back({static_cast<std::byte*>(t.data), count * esize, t.count * esize});
         count += t.count;
     }
+    // Reducing in place needs disjoint tensors (one buffer submitted twice would be summed twice over):
+    // overlapping ones go through the packing default, which reduces copies.
+    std::vector<std::pair<const std::byte*, const std::byte*>> ranges;
+    ranges.reserve(m_pieces.size());
+    for (const Piece& p : m_pieces)
+        ranges.emplace_back(p.data, p.data + p.size);
+    std::sort(ranges.begin(), ranges.end());
+    for (std::size_t i = 1; i < ranges.size(); ++i) {
+        if (ranges[i].first < ranges[i - 1].second) {
+            Backend::allreduce_fused(tensors, type, op);
+            return;
+        }
+    }
     allreduce_pieces(count, type, op);
 }
 
