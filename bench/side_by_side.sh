@@ -4,9 +4,14 @@
 #
 # Usage: bench/side_by_side.sh [BUILD_DIR]          (default: build; needs BUILD_DIR/dist/bin/ddl-allreduce-test)
 # Environment: RATE (tc rate, default 1gbit), OUT_DIR (default build-bench/side_by_side),
-#              QUICK=1 (fewer sizes and iterations: a check that everything runs, not a measurement).
+#              QUICK=1 (fewer sizes and iterations: a check that everything runs, not a measurement),
+#              ROUNDS=k (default 1: repeat iperf3 and the whole alternating sweep k times; the table shows
+#              medians), DDL_BASELINE=PATH (another build's ddl-allreduce-test, run as one more peer
+#              "ddl baseline" in the alternation: a before/after comparison under the same load),
+#              BW_SIZES="8388608 ..." (only these bandwidth sizes), LATENCY=0 (skip the latency sweep),
+#              PEERS="ddl gloo mpi mpi-ring" (which peers to run).
 #
-# Nodes are network namespaces bbn1..bbn4 (10.239.0.11-14) on bridge bbbr0, each veth shaped with tbf
+# Nodes are network namespaces bbn1..bbn4 (10.239.0.11-14; BB_PREFIX/BB_NET rename them) on bridge bbbr0, each veth shaped with tbf
 # on both ends (bench/nodes.sh, as src/runtime/tools/netns_bench.sh does). Peers run one process per rank in the
 # namespaces; the file system is shared, which Gloo's FileStore rendezvous relies on. mpirun runs in
 # the root namespace and starts its daemons in the nodes through an rsh agent that enters the node's
@@ -23,6 +28,9 @@ n=4
 ddl_test=$build/dist/bin/ddl-allreduce-test
 [ "$(id -u)" = 0 ] || { echo "side_by_side.sh: needs root (network namespaces, tc)" >&2; exit 2; }
 [ -x "$ddl_test" ] || { echo "side_by_side.sh: $ddl_test missing: build ddl first" >&2; exit 2; }
+baseline=${DDL_BASELINE:-}
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "side_by_side.sh: DDL_BASELINE=$baseline is not executable" >&2; exit 2; }
+rounds=${ROUNDS:-1}
 
 # --- packages (idempotent: apt only runs when something is missing) --------------------------------
 need=""
@@ -62,26 +70,29 @@ cat >"$work/rsh" <<'EOF'
 #!/bin/sh
 host=$1
 shift
-exec ip netns exec "bbn$((${host##*.} - 10))" /bin/sh -c "$*"
+exec ip netns exec "PREFIXn$((${host##*.} - 10))" /bin/sh -c "$*"
 EOF
+sed -i "s/PREFIX/$bb_prefix/" "$work/rsh"
 chmod +x "$work/rsh"
-for i in $(seq 1 $n); do echo "10.239.0.$((10 + i)) slots=1"; done >"$work/hostfile"
+for i in $(seq 1 $n); do echo "$(bb_addr $i) slots=1"; done >"$work/hostfile"
 
 # --- iperf3: the physical reference ---------------------------------------------------------------
-ip netns exec bbn2 iperf3 -s -1 -D >/dev/null
-sleep 0.3
-goodput=$(ip netns exec bbn1 iperf3 -c 10.239.0.12 -t 5 -J | python3 -c \
-    'import json,sys; print("%.4f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))')
-echo "# iperf3 bbn1 -> bbn2 at $rate: $goodput GB/s goodput"
-echo "iperf3 0 $goodput" >>"$raw"
+run_iperf() {
+    ip netns exec "$(bb_ns 2)" iperf3 -s -1 -D >/dev/null
+    sleep 0.3
+    goodput=$(ip netns exec "$(bb_ns 1)" iperf3 -c "$(bb_addr 2)" -t 5 -J | python3 -c \
+        'import json,sys; print("%.4f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))')
+    echo "# iperf3 node1 -> node2 at $rate: $goodput GB/s goodput (load $(cut -d' ' -f1 /proc/loadavg))"
+    echo "iperf3 0 $goodput" >>"$raw"
+}
 
 # --- one run of one peer: prints "SIZE TIME_US" lines ---------------------------------------------
 port=29900
-run_ddl() { # PLAN (one SIZE:ITERS:WARMUP entry)
-    size=${1%%:*}
-    rest=${1#*:}
+run_ddl() { # BINARY PLAN (one SIZE:ITERS:WARMUP entry)
+    size=${2%%:*}
+    rest=${2#*:}
     port=$((port + 1))
-    bb_ddl_ranks $n $port "$work" "$ddl_test" --size "$size" -n "${rest%%:*}" -w "${rest#*:}" --json || return 1
+    bb_ddl_ranks $n $port "$work" "$1" --size "$size" -n "${rest%%:*}" -w "${rest#*:}" --json || return 1
     python3 -c 'import json,sys
 for r in json.load(open(sys.argv[1]))["results"]: print(r["size"], r["time_us"])' "$work/rank.0"
 }
@@ -89,7 +100,7 @@ run_gloo() { # PLAN (SIZE:ITERS:WARMUP[,...])
     store=$(mktemp -d "$work/store.XXXXXX")
     pids=""
     for i in $(seq 1 $n); do
-        ip netns exec bbn$i timeout 600 "$gloo_bin" $((i - 1)) $n "$store" 10.239.0.$((10 + i)) "$1" \
+        ip netns exec "$(bb_ns $i)" timeout 600 "$gloo_bin" $((i - 1)) $n "$store" "$(bb_addr $i)" "$1" \
             >"$work/gloo.$i" 2>&1 &
         pids="$pids $!"
     done
@@ -111,13 +122,14 @@ run_mpi() { # PLAN [extra mpirun args...]
             return 0
         fi
         echo "# mpirun attempt $attempt failed or timed out after $limit s" >&2
-        for i in $(seq 1 $n); do ip netns pids bbn$i | xargs -r kill -9 2>/dev/null || true; done
+        for i in $(seq 1 $n); do ip netns pids "$(bb_ns $i)" | xargs -r kill -9 2>/dev/null || true; done
     done
     return 1
 }
 run_peer() { # PEER PLAN
     case $1 in
-    ddl) run_ddl "$2" ;;
+    ddl) run_ddl "$ddl_test" "$2" ;;
+    ddl-base) run_ddl "$baseline" "$2" ;;
     gloo) run_gloo "$2" ;;
     mpi) run_mpi "$2" ;;
     mpi-ring) run_mpi "$2" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 ;;
@@ -127,7 +139,8 @@ record() { # KIND PEER PLAN
     run_peer "$2" "$3" | while read -r size us; do echo "$1-$2 $size $us" >>"$raw"; done
 }
 
-peers="ddl gloo mpi mpi-ring"
+peers=${PEERS:-ddl gloo mpi mpi-ring}
+[ -z "$baseline" ] || peers="ddl ddl-base ${peers#ddl }"
 # Iterations shrink with size so the whole run stays within minutes on 2 cores at 1 Gbit/s.
 if [ "${QUICK:-0}" = 1 ]; then
     bw_plan="1048576:2:1 16777216:1:1"
@@ -139,17 +152,28 @@ else
     lat_sizes="4 16 64 256 1024 4096 16384 65536"
     lat_iters=200
 fi
+if [ -n "${BW_SIZES:-}" ]; then
+    keep=""
+    for entry in $bw_plan; do
+        case " $BW_SIZES " in *" ${entry%%:*} "*) keep="$keep $entry" ;; esac
+    done
+    bw_plan=$keep
+fi
 start=$(date +%s)
-for entry in $bw_plan; do
-    for peer in $peers; do
-        echo "# bw ${entry%%:*} B: $peer ($(($(date +%s) - start)) s)"
-        record bw $peer "$entry"
+for round in $(seq 1 "$rounds"); do
+    run_iperf
+    for entry in $bw_plan; do
+        for peer in $peers; do
+            echo "# round $round/$rounds, bw ${entry%%:*} B: $peer ($(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg))"
+            record bw $peer "$entry"
+        done
     done
 done
+[ "${LATENCY:-1}" = 0 ] && peers=""
 for peer in $peers; do
     echo "# latency: $peer ($(($(date +%s) - start)) s)"
-    if [ $peer = ddl ]; then
-        for s in $lat_sizes; do record lat ddl "$s:$lat_iters:20"; done
+    if [ $peer = ddl ] || [ $peer = ddl-base ]; then
+        for s in $lat_sizes; do record lat $peer "$s:$lat_iters:20"; done
     else
         plan=$(for s in $lat_sizes; do printf '%s:%s:20,' "$s" "$lat_iters"; done)
         record lat $peer "${plan%,}"

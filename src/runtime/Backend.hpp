@@ -5,8 +5,16 @@
 #include "runtime/DataType.hpp"
 
 #include <cstddef>
+#include <span>
+#include <vector>
 
 namespace ddl::runtime {
+
+// One tensor of a fused allreduce: `count` elements at `data`.
+struct TensorSpan {
+    void* data;
+    std::size_t count;
+};
 
 class Backend {
 public:
@@ -14,9 +22,16 @@ public:
     [[nodiscard]] virtual const char* name() const = 0;
     // In place; `average` divides by the number of ranks after summing.
     virtual void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) = 0;
+    // One allreduce over several tensors as if they lay back to back in one buffer (tensor fusion).
+    // This default packs them into a host buffer and back; TcpRing overrides it to reduce in place
+    // (disjoint tensors; it falls back to this for overlapping ones).
+    virtual void allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op);
     virtual void broadcast(void* buffer, std::size_t bytes, int root) = 0;
     // `recv` holds size() blocks of `bytes`; this rank's block is already in place at rank*bytes.
     virtual void allgather(void* recv, std::size_t bytes) = 0;
+
+private:
+    std::vector<std::byte> m_pack; // allreduce_fused's packing buffer, kept between calls
 };
 
 } // namespace ddl::runtime

@@ -145,6 +145,7 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
     check(read_int(getenv, "DDL_CYCLE_TIME_MS", 0, 60000, cycle_ms));
     if (cycle_ms >= 0) opts.cycle_time = std::chrono::milliseconds(cycle_ms);
     check(read_int(getenv, "DDL_SEGMENT_BYTES", 4096, 1 << 30, opts.segment_bytes));
+    check(read_int(getenv, "DDL_SOCKET_BUFFER_BYTES", 0, 1 << 30, opts.socket_buffer_bytes));
     if (opts.rank >= opts.size)
         errors.push_back("rank " + std::to_string(opts.rank) + " is not below the size " +
                          std::to_string(opts.size));

@@ -34,7 +34,8 @@ struct CommOptions {
     // Tensor fusion knobs (DDL_FUSION_THRESHOLD in bytes, DDL_CYCLE_TIME_MS).
     std::size_t fusion_threshold = 64u << 20;
     std::chrono::milliseconds cycle_time{5};
-    // Ring pipelining granularity (DDL_SEGMENT_BYTES) and kernel socket buffer size.
+    // Ring pipelining granularity (DDL_SEGMENT_BYTES) and the ring sockets' kernel buffer size
+    // (DDL_SOCKET_BUFFER_BYTES; 0 leaves the sizes to the kernel's autotuning).
     std::size_t segment_bytes = 512u << 10;
     int socket_buffer_bytes = 4 << 20;
 };

@@ -80,6 +80,15 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
     });
 }
 
+void Communicator::allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op) {
+    guarded([&] {
+        for (const TensorSpan& t : tensors)
+            if (t.count > 0 && t.data == nullptr)
+                throw CommError(CommErrorKind::invalid_argument, "allreduce: null buffer");
+        m_backend->allreduce_fused(tensors, type, op);
+    });
+}
+
 void Communicator::broadcast(void* buffer, std::size_t count, DataType type, int root) {
     guarded([&] {
         if (root < 0 || root >= size())

@@ -8,6 +8,7 @@
 // are host memory (the NCCL backend also accepts device memory). Not thread-safe: one thread at a
 // time (a FusionQueue owns its communicator while it lives). Any failure throws CommError; after one
 // the communicator stays failed and every later call throws the same error.
+#include "runtime/Backend.hpp"
 #include "runtime/CommError.hpp"
 #include "runtime/CommOptions.hpp"
 #include "runtime/DataType.hpp"
@@ -19,7 +20,6 @@
 
 namespace ddl::runtime {
 
-class Backend;
 class Rendezvous;
 
 class Communicator {
@@ -47,6 +47,9 @@ public:
     void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op = ReduceOp::sum) {
         allreduce(buffer, buffer, count, type, op);
     }
+    // One allreduce of several tensors as if they were one buffer (what a FusionQueue batch runs): the
+    // same result as an allreduce of each, at the cost of one. The TCP backend reduces them in place.
+    void allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op = ReduceOp::sum);
     void broadcast(void* buffer, std::size_t count, DataType type, int root);
     // recv holds size() * count elements, rank r's contribution at r * count.
     void allgather(const void* send, void* recv, std::size_t count, DataType type);

@@ -1,7 +1,6 @@
 #include "runtime/FusionQueue.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 
 namespace ddl::runtime {
@@ -125,31 +124,14 @@ void FusionQueue::loop() {
 }
 
 void FusionQueue::reduce_batch(std::vector<Entry>& entries, std::size_t begin, std::size_t end) {
-    const DataType type = entries[begin].type;
-    const ReduceOp op = entries[begin].op;
-    const std::size_t esize = element_size(type);
     if (end - begin == 1) {
-        // Nothing to fuse: reduce in place, no copies.
-        m_comm.allreduce(entries[begin].buffer, entries[begin].count, type, op);
+        m_comm.allreduce(entries[begin].buffer, entries[begin].count, entries[begin].type, entries[begin].op);
         return;
     }
-    std::size_t total = 0;
+    m_spans.clear();
     for (std::size_t i = begin; i < end; ++i)
-        total += entries[i].count;
-    if (m_fusion_buffer.size() < total * esize) m_fusion_buffer.resize(total * esize);
-    std::size_t offset = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-        const std::size_t bytes = entries[i].count * esize;
-        if (bytes > 0) std::memcpy(m_fusion_buffer.data() + offset, entries[i].buffer, bytes);
-        offset += bytes;
-    }
-    m_comm.allreduce(m_fusion_buffer.data(), total, type, op);
-    offset = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-        const std::size_t bytes = entries[i].count * esize;
-        if (bytes > 0) std::memcpy(entries[i].buffer, m_fusion_buffer.data() + offset, bytes);
-        offset += bytes;
-    }
+        m_spans.push_back(TensorSpan{entries[i].buffer, entries[i].count});
+    m_comm.allreduce_fused(m_spans, entries[begin].type, entries[begin].op);
 }
 
 } // namespace ddl::runtime

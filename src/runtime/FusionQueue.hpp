@@ -1,8 +1,8 @@
 #pragma once
 // FusionQueue: tensor fusion as Horovod does it. A training loop submits many small named buffers
-// without waiting; a background thread packs them into one fusion buffer (up to `threshold` bytes)
-// and reduces them with one allreduce per batch, every `cycle_time` or as soon as a threshold's worth
-// is pending or someone waits.
+// without waiting; a background thread batches them (up to `threshold` bytes) and reduces each batch
+// with one fused allreduce (Communicator::allreduce_fused: in place on the TCP ring, no fusion buffer),
+// every `cycle_time` or as soon as a threshold's worth is pending or someone waits.
 //
 // Ordering: each cycle, the ranks agree (a tiny allgather) on how many of their pending submissions to
 // take: the minimum over ranks. Submissions are taken in submission order, so batches are identical on
@@ -75,7 +75,7 @@ private:
     Handle m_wanted = 0;    // someone waits for this handle: don't sleep a full cycle
     bool m_stopping = false;
     std::optional<CommError> m_failure;
-    std::vector<std::byte> m_fusion_buffer;
+    std::vector<TensorSpan> m_spans; // of the batch being reduced
     std::thread m_thread;
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/Socket.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -81,9 +82,23 @@ ddl::Status Socket::recv_all(void* data, std::size_t size, Clock::time_point dea
 void Socket::tune_for_bulk(int buffer_bytes) {
     int one = 1;
     ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // Large buffers keep a 1-10 Gbit/s link busy while this rank is reducing instead of reading.
-    ::setsockopt(m_fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
-    ::setsockopt(m_fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
+    if (buffer_bytes <= 0) return; // the kernel's autotuning sizes them
+    // Large buffers keep a 1-10 Gbit/s link busy while this rank is reducing instead of reading, or
+    // is not scheduled. A size set with SO_SNDBUF/SO_RCVBUF is capped at net.core.[wr]mem_max (208 KiB
+    // on a stock kernel) and switches autotuning off, which would pin a buffer far below what
+    // autotuning reaches (tcp_[wr]mem, 4-6 MiB). So: the *FORCE variants where allowed
+    // (CAP_NET_ADMIN), the plain ones only when the maximum admits the size, else autotuning.
+    auto set = [&](int force, int plain, const char* max_file) {
+        if (::setsockopt(m_fd, SOL_SOCKET, force, &buffer_bytes, sizeof buffer_bytes) == 0) return;
+        long max = 0;
+        if (std::FILE* f = std::fopen(max_file, "r")) {
+            if (std::fscanf(f, "%ld", &max) != 1) max = 0;
+            std::fclose(f);
+        }
+        if (max >= buffer_bytes) ::setsockopt(m_fd, SOL_SOCKET, plain, &buffer_bytes, sizeof buffer_bytes);
+    };
+    set(SO_SNDBUFFORCE, SO_SNDBUF, "/proc/sys/net/core/wmem_max");
+    set(SO_RCVBUFFORCE, SO_RCVBUF, "/proc/sys/net/core/rmem_max");
 }
 
 void Socket::set_nonblocking(bool on) {

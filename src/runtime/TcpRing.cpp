@@ -5,24 +5,54 @@
 #include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 namespace ddl::runtime {
 
 namespace {
 
+// Iovec entries per sendmsg/recvmsg: enough that runs of small tensors move in one call.
+constexpr int k_max_iov = 64;
+// Fixed-size blocks: GCC's -O2 cost model vectorizes a loop only when it knows the trip count.
+constexpr std::size_t k_block = 16;
+
+void add_floats(float* __restrict d, const float* __restrict s, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + k_block <= n; i += k_block)
+        for (std::size_t j = 0; j < k_block; ++j)
+            d[i + j] += s[i + j];
+    for (; i < n; ++i)
+        d[i] += s[i];
+}
+
+void scale_floats(float* __restrict d, float f, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + k_block <= n; i += k_block)
+        for (std::size_t j = 0; j < k_block; ++j)
+            d[i + j] *= f;
+    for (; i < n; ++i)
+        d[i] *= f;
+}
+
 void reduce_into(std::byte* dst, const std::byte* src, std::size_t bytes, DataType type) {
     if (type == DataType::float32) {
-        auto* d = reinterpret_cast<float*>(dst);
-        const auto* s = reinterpret_cast<const float*>(src);
-        const std::size_t n = bytes / 4;
-        for (std::size_t i = 0; i < n; ++i)
-            d[i] += s[i];
+        add_floats(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src), bytes / 4);
     } else {
         auto* d = reinterpret_cast<std::uint16_t*>(dst);
         const auto* s = reinterpret_cast<const std::uint16_t*>(src);
         const std::size_t n = bytes / 2;
         for (std::size_t i = 0; i < n; ++i)
             d[i] = float_to_half(half_to_float(d[i]) + half_to_float(s[i]));
+    }
+}
+
+void scale(std::byte* data, std::size_t bytes, DataType type, float factor) {
+    if (type == DataType::float32) {
+        scale_floats(reinterpret_cast<float*>(data), factor, bytes / 4);
+    } else {
+        auto* d = reinterpret_cast<std::uint16_t*>(data);
+        for (std::size_t i = 0; i < bytes / 2; ++i)
+            d[i] = float_to_half(half_to_float(d[i]) * factor);
     }
 }
 
@@ -51,56 +81,83 @@ TcpRing::TcpRing(Rendezvous& rendezvous, const CommOptions& opts)
     m_staging.resize(m_segment / 4);
 }
 
+void TcpRing::set_single_piece(void* data, std::size_t bytes) {
+    m_pieces.clear();
+    if (bytes > 0) m_pieces.push_back({static_cast<std::byte*>(data), 0, bytes});
+}
+
 void TcpRing::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
+    set_single_piece(buffer, count * element_size(type));
+    allreduce_pieces(count, type, op);
+}
+
+void TcpRing::allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op) {
+    const std::size_t esize = element_size(type);
+    m_pieces.clear();
+    std::size_t count = 0;
+    for (const TensorSpan& t : tensors) {
+        if (t.count == 0) continue;
+        m_pieces.push_back({static_cast<std::byte*>(t.data), count * esize, t.count * esize});
+        count += t.count;
+    }
+    // Reducing in place needs disjoint tensors (one buffer submitted twice would be summed twice over):
+    // overlapping ones go through the packing default, which reduces copies.
+    std::vector<std::pair<const std::byte*, const std::byte*>> ranges;
+    ranges.reserve(m_pieces.size());
+    for (const Piece& p : m_pieces)
+        ranges.emplace_back(p.data, p.data + p.size);
+    std::sort(ranges.begin(), ranges.end());
+    for (std::size_t i = 1; i < ranges.size(); ++i) {
+        if (ranges[i].first < ranges[i - 1].second) {
+            Backend::allreduce_fused(tensors, type, op);
+            return;
+        }
+    }
+    allreduce_pieces(count, type, op);
+}
+
+void TcpRing::allreduce_pieces(std::size_t count, DataType type, ReduceOp op) {
     const int n = m_rv.size();
     if (count == 0) return;
     if (n > 1) {
         const int r = m_rv.rank();
         const std::size_t esize = element_size(type);
-        auto* base = static_cast<std::byte*>(buffer);
         std::vector<SendOp> sends;
         std::vector<RecvOp> recvs;
         // Reduce-scatter: after step g, chunk r-g-1 holds the sum of g+2 ranks.
         for (int g = 0; g < n - 1; ++g) {
             const Chunk s = chunk_of(count, n, mod(r - g, n));
             const Chunk v = chunk_of(count, n, mod(r - g - 1, n));
-            sends.push_back({base + s.offset * esize, s.count * esize, g - 1});
-            recvs.push_back({base + v.offset * esize, v.count * esize, true});
+            sends.push_back({s.offset * esize, s.count * esize, g - 1});
+            recvs.push_back({v.offset * esize, v.count * esize, true});
         }
         // Allgather: pass the fully reduced chunks around.
         for (int s = 0; s < n - 1; ++s) {
             const int g = n - 1 + s;
             const Chunk sc = chunk_of(count, n, mod(r + 1 - s, n));
             const Chunk rc = chunk_of(count, n, mod(r - s, n));
-            sends.push_back({base + sc.offset * esize, sc.count * esize, g - 1});
-            recvs.push_back({base + rc.offset * esize, rc.count * esize, false});
+            sends.push_back({sc.offset * esize, sc.count * esize, g - 1});
+            recvs.push_back({rc.offset * esize, rc.count * esize, false});
         }
         run(sends, recvs, type);
     }
     if (op == ReduceOp::average && n > 1) {
         const float inv = 1.0f / static_cast<float>(n);
-        if (type == DataType::float32) {
-            auto* d = static_cast<float*>(buffer);
-            for (std::size_t i = 0; i < count; ++i)
-                d[i] *= inv;
-        } else {
-            auto* d = static_cast<std::uint16_t*>(buffer);
-            for (std::size_t i = 0; i < count; ++i)
-                d[i] = float_to_half(half_to_float(d[i]) * inv);
-        }
+        for (const Piece& p : m_pieces)
+            scale(p.data, p.size, type, inv);
     }
 }
 
 void TcpRing::broadcast(void* buffer, std::size_t bytes, int root) {
     const int n = m_rv.size();
     if (n == 1 || bytes == 0) return;
-    auto* data = static_cast<std::byte*>(buffer);
+    set_single_piece(buffer, bytes);
     const int pos = mod(m_rv.rank() - root, n);
     std::vector<SendOp> sends;
     std::vector<RecvOp> recvs;
     // A pipelined chain root -> root+1 -> ... -> root-1.
-    if (pos > 0) recvs.push_back({data, bytes, false});
-    if (pos < n - 1) sends.push_back({data, bytes, pos > 0 ? 0 : -1});
+    if (pos > 0) recvs.push_back({0, bytes, false});
+    if (pos < n - 1) sends.push_back({0, bytes, pos > 0 ? 0 : -1});
     run(sends, recvs, DataType::float32);
 }
 
@@ -108,14 +165,27 @@ void TcpRing::allgather(void* recv, std::size_t bytes) {
     const int n = m_rv.size();
     if (n == 1 || bytes == 0) return;
     const int r = m_rv.rank();
-    auto* base = static_cast<std::byte*>(recv);
+    set_single_piece(recv, bytes * static_cast<std::size_t>(n));
     std::vector<SendOp> sends;
     std::vector<RecvOp> recvs;
     for (int s = 0; s < n - 1; ++s) {
-        sends.push_back({base + static_cast<std::size_t>(mod(r - s, n)) * bytes, bytes, s - 1});
-        recvs.push_back({base + static_cast<std::size_t>(mod(r - s - 1, n)) * bytes, bytes, false});
+        sends.push_back({static_cast<std::size_t>(mod(r - s, n)) * bytes, bytes, s - 1});
+        recvs.push_back({static_cast<std::size_t>(mod(r - s - 1, n)) * bytes, bytes, false});
     }
     run(sends, recvs, DataType::float32);
+}
+
+int TcpRing::gather(std::size_t from, std::size_t to, iovec* iov, int max) const {
+    auto it = std::upper_bound(m_pieces.begin(), m_pieces.end(), from,
+                               [](std::size_t off, const Piece& p) { return off < p.begin; });
+    int k = 0;
+    for (--it; from < to && k < max; ++it) {
+        const std::size_t within = from - it->begin;
+        const std::size_t len = std::min(it->size - within, to - from);
+        iov[k++] = iovec{it->data + within, len};
+        from += len;
+    }
+    return k;
 }
 
 void TcpRing::fail_peer(int peer, const std::string& what) {
@@ -161,6 +231,7 @@ void TcpRing::run(const std::vector<SendOp>& sends, const std::vector<RecvOp>& r
 
     auto last_progress = Clock::now();
     std::vector<pollfd> fds;
+    iovec iov[k_max_iov];
     for (;;) {
         skip_finished();
         if (si == sends.size() && ri == recvs.size()) return;
@@ -170,8 +241,11 @@ void TcpRing::run(const std::vector<SendOp>& sends, const std::vector<RecvOp>& r
         while (si < sends.size()) {
             const std::size_t limit = sendable();
             if (sent >= limit) break;
-            const ssize_t k =
-                ::send(send_fd, sends[si].data + sent, limit - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+            msghdr msg{};
+            msg.msg_iov = iov;
+            msg.msg_iovlen = static_cast<std::size_t>(
+                gather(sends[si].offset + sent, sends[si].offset + limit, iov, k_max_iov));
+            const ssize_t k = ::sendmsg(send_fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (k > 0) {
                 sent += static_cast<std::size_t>(k);
                 progressed = true;
@@ -188,19 +262,20 @@ void TcpRing::run(const std::vector<SendOp>& sends, const std::vector<RecvOp>& r
 
         while (ri < recvs.size()) {
             const RecvOp& op = recvs[ri];
-            std::byte* dst = nullptr;
-            std::size_t want = 0;
             std::size_t seg_begin = 0;
+            msghdr msg{};
+            msg.msg_iov = iov;
             if (op.reduce) {
+                // Into the staging segment; reduced into the pieces once the segment is complete.
                 seg_begin = got / m_segment * m_segment;
                 const std::size_t seg_end = std::min(op.size, seg_begin + m_segment);
-                dst = staging + (got - seg_begin);
-                want = seg_end - got;
+                iov[0] = iovec{staging + (got - seg_begin), seg_end - got};
+                msg.msg_iovlen = 1;
             } else {
-                dst = op.data + got;
-                want = op.size - got;
+                msg.msg_iovlen =
+                    static_cast<std::size_t>(gather(op.offset + got, op.offset + op.size, iov, k_max_iov));
             }
-            const ssize_t k = ::recv(recv_fd, dst, want, MSG_DONTWAIT);
+            const ssize_t k = ::recvmsg(recv_fd, &msg, MSG_DONTWAIT);
             if (k == 0) fail_peer(prev, m_rv.describe(prev) + " closed the connection (did it die?)");
             if (k < 0) {
                 if (errno == EINTR) continue;
@@ -217,7 +292,18 @@ void TcpRing::run(const std::vector<SendOp>& sends, const std::vector<RecvOp>& r
                 continue;
             }
             if (got == std::min(op.size, seg_begin + m_segment)) {
-                reduce_into(op.data + seg_begin, staging, got - seg_begin, type);
+                const std::size_t from = op.offset + seg_begin;
+                const std::size_t to = op.offset + got;
+                std::size_t at = 0;
+                for (std::size_t next_from = from; next_from < to;) {
+                    const int pieces = gather(next_from, to, iov, k_max_iov);
+                    for (int i = 0; i < pieces; ++i) {
+                        reduce_into(static_cast<std::byte*>(iov[i].iov_base), staging + at, iov[i].iov_len,
+                                    type);
+                        at += iov[i].iov_len;
+                        next_from += iov[i].iov_len;
+                    }
+                }
                 done = got;
                 skip_finished();
                 break; // the reduced segment can go on to the next rank

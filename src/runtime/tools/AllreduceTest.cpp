@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <sys/resource.h>
 #include <vector>
 
 using namespace ddl::runtime;
@@ -127,6 +128,17 @@ std::size_t count_wrong(const std::vector<std::uint16_t>& buf, std::size_t count
     return wrong;
 }
 
+// CPU seconds (user + system) this thread has used: what one rank's collective costs the machine,
+// apart from the kernel work done for it in other contexts (softirq of the receiving side).
+double thread_cpu_seconds() {
+    rusage ru{};
+    ::getrusage(RUSAGE_THREAD, &ru);
+    auto secs = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+    };
+    return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -156,26 +168,32 @@ int main(int argc, char** argv) {
             const std::size_t bytes =
                 std::min(args.max_bytes, static_cast<std::size_t>(size)) / esize * esize;
             const std::size_t count = bytes / esize;
-            double seconds = 0;
+            double seconds = 0, cpu = 0;
             float wrong = 0;
             for (int it = 0; it < args.warmup + args.iters; ++it) {
                 fill(buf, count, args.type, comm->rank());
                 comm->barrier();
+                const double c0 = thread_cpu_seconds();
                 const auto t0 = std::chrono::steady_clock::now();
                 comm->allreduce(buf.data(), count, args.type, args.op);
                 const auto t1 = std::chrono::steady_clock::now();
-                if (it >= args.warmup) seconds += std::chrono::duration<double>(t1 - t0).count();
+                if (it >= args.warmup) {
+                    seconds += std::chrono::duration<double>(t1 - t0).count();
+                    cpu += thread_cpu_seconds() - c0;
+                }
                 wrong += static_cast<float>(count_wrong(buf, count, args.type, n, args.op));
             }
             // Every rank's errors count; the slowest rank's time is the collective's time.
-            float stats[2] = {wrong, static_cast<float>(seconds)};
-            std::vector<float> all(2 * static_cast<std::size_t>(n));
-            comm->allgather(stats, all.data(), 2, DataType::float32);
-            double worst = 0, wrong_total = 0;
-            for (int r = 0; r < n; ++r) {
-                wrong_total += all[2 * static_cast<std::size_t>(r)];
-                worst = std::max(worst, static_cast<double>(all[2 * static_cast<std::size_t>(r) + 1]));
+            float stats[3] = {wrong, static_cast<float>(seconds), static_cast<float>(cpu)};
+            std::vector<float> all(3 * static_cast<std::size_t>(n));
+            comm->allgather(stats, all.data(), 3, DataType::float32);
+            double worst = 0, wrong_total = 0, cpu_total = 0;
+            for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+                wrong_total += all[3 * r];
+                worst = std::max(worst, static_cast<double>(all[3 * r + 1]));
+                cpu_total += all[3 * r + 2];
             }
+            const double cpu_per_call = args.iters > 0 ? cpu_total / n / args.iters : 0; // mean over ranks
             total_wrong += static_cast<std::size_t>(wrong_total);
             const double t = worst / args.iters;
             const double algbw = t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0;
@@ -185,9 +203,9 @@ int main(int argc, char** argv) {
                     char row[256];
                     std::snprintf(row, sizeof row,
                                   "%s{\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"time_us\": %.1f, "
-                                  "\"algbw\": %.4f, \"busbw\": %.4f, \"wrong\": %.0f}",
+                                  "\"algbw\": %.4f, \"busbw\": %.4f, \"cpu_us\": %.1f, \"wrong\": %.0f}",
                                   first ? "" : ", ", bytes, count, data_type_name(args.type), t * 1e6, algbw,
-                                  busbw, wrong_total);
+                                  busbw, cpu_per_call * 1e6, wrong_total);
                     json += row;
                 } else {
                     std::printf("  %12zu %12zu %6s %12.1f %12.4f %12.4f %8.0f\n", bytes, count,

@@ -11,10 +11,10 @@ rate=${3:-1gbit}
 out=$(mktemp -d)
 trap 'bb_nodes_down "$n"; rm -rf "$out"' EXIT
 bb_nodes_up "$n" "$rate"
-ip netns exec bbn2 iperf3 -s -1 -D >/dev/null
+ip netns exec "$(bb_ns 2)" iperf3 -s -1 -D >/dev/null
 sleep 0.3
 echo "# iperf3 node1 -> node2 at $rate"
-ip netns exec bbn1 iperf3 -c "$(bb_addr 2)" -t 5 -f m | grep -E "receiver"
+ip netns exec "$(bb_ns 1)" iperf3 -c "$(bb_addr 2)" -t 5 -f m | grep -E "receiver"
 rc=0
 bb_ddl_ranks "$n" 29700 "$out" "$build/dist/bin/ddl-allreduce-test" "$@" || rc=1
 cat "$out/rank.0"

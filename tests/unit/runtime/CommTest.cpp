@@ -137,7 +137,7 @@ TEST_CASE("fusing many small tensors gives the same result as separate allreduce
         for (auto& v : separate)
             comm.allreduce(v.data(), v.size(), DataType::float32, ReduceOp::average);
         {
-            // A small threshold forces several fusion buffers and a tensor larger than the threshold.
+            // A small threshold forces several batches and a tensor larger than the threshold.
             FusionQueue queue(comm, FusionOptions{16 << 10, std::chrono::milliseconds(2)});
             std::vector<FusionQueue::Handle> handles;
             for (std::size_t t = 0; t < fused.size(); ++t)
@@ -150,6 +150,72 @@ TEST_CASE("fusing many small tensors gives the same result as separate allreduce
         for (std::size_t t = 0; t < fused.size(); ++t)
             if (std::memcmp(fused[t].data(), separate[t].data(), fused[t].size() * 4) != 0)
                 return "tensor " + std::to_string(t) + " differs";
+        return "";
+    });
+    for (const auto& r : results)
+        CHECK(r == "");
+}
+
+TEST_CASE("a fused allreduce reduces every tensor in place, exactly, for 1 to 5 ranks") {
+    // Tensor sizes that put chunk and segment boundaries inside and between tensors, empty tensors,
+    // and runs of more tiny tensors than one sendmsg/recvmsg takes (64 iovec entries).
+    std::vector<std::size_t> counts = {0, 1, 5000, 0, 3, 20000, 7};
+    for (std::size_t t = 0; t < 150; ++t)
+        counts.push_back(1 + t % 3);
+    counts.push_back(70001);
+    for (int n = 1; n <= 5; ++n) {
+        for (DataType type : {DataType::float32, DataType::float16}) {
+            auto results = run_ranks(
+                n,
+                [&](Communicator& comm) -> std::string {
+                    std::vector<std::vector<float>> f;
+                    std::vector<std::vector<std::uint16_t>> h;
+                    std::vector<TensorSpan> spans;
+                    std::size_t base = 0;
+                    for (std::size_t c : counts) {
+                        f.emplace_back(c);
+                        h.emplace_back(c);
+                        for (std::size_t i = 0; i < c; ++i) {
+                            f.back()[i] = value(base + i, comm.rank());
+                            h.back()[i] = float_to_half(f.back()[i]);
+                        }
+                        base += c;
+                    }
+                    for (std::size_t t = 0; t < counts.size(); ++t)
+                        spans.push_back(type == DataType::float32 ? TensorSpan{f[t].data(), counts[t]}
+                                                                  : TensorSpan{h[t].data(), counts[t]});
+                    comm.allreduce_fused(spans, type, ReduceOp::sum);
+                    base = 0;
+                    for (std::size_t t = 0; t < counts.size(); ++t) {
+                        for (std::size_t i = 0; i < counts[t]; ++i) {
+                            const float got = type == DataType::float32 ? f[t][i] : half_to_float(h[t][i]);
+                            if (got != expected_sum(base + i, comm.size()))
+                                return "tensor " + std::to_string(t) + " element " + std::to_string(i) +
+                                       ": got " + std::to_string(got);
+                        }
+                        base += counts[t];
+                    }
+                    return "";
+                },
+                [](CommOptions& o) { o.segment_bytes = 4096; });
+            for (const auto& r : results)
+                CHECK(r == "");
+        }
+    }
+}
+
+TEST_CASE("a fused allreduce of overlapping tensors reduces each as if it were alone") {
+    // One buffer twice, and a tensor inside another: reduced through copies, not summed twice in place.
+    auto results = run_ranks(3, [](Communicator& comm) -> std::string {
+        std::vector<float> v(3000);
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = value(i, comm.rank());
+        const TensorSpan spans[] = {
+            {v.data(), 1000}, {v.data(), 1000}, {v.data() + 1000, 2000}, {v.data() + 1500, 10}};
+        comm.allreduce_fused(spans, DataType::float32, ReduceOp::sum);
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (v[i] != expected_sum(i, comm.size()))
+                return "element " + std::to_string(i) + ": got " + std::to_string(v[i]);
         return "";
     });
     for (const auto& r : results)

@@ -46,6 +46,7 @@ TEST_CASE("OpenMPI, Slurm and torchrun variables are understood") {
                                                {"DDL_TIMEOUT_S", "2.5"},
                                                {"DDL_FUSION_THRESHOLD", "1024"},
                                                {"DDL_CYCLE_TIME_MS", "1"},
+                                               {"DDL_SOCKET_BUFFER_BYTES", "0"},
                                                {"DDL_BACKEND", "tcp"}}));
     REQUIRE(torch.ok());
     CHECK(torch->size == 2);
@@ -53,12 +54,15 @@ TEST_CASE("OpenMPI, Slurm and torchrun variables are understood") {
     CHECK(torch->timeout == std::chrono::milliseconds(2500));
     CHECK(torch->fusion_threshold == 1024);
     CHECK(torch->cycle_time == std::chrono::milliseconds(1));
+    CHECK(torch->socket_buffer_bytes == 0);
     CHECK(torch->backend == BackendKind::tcp);
 }
 
 TEST_CASE("bad environment values are all reported by name") {
-    auto o = comm_options_from_env(env_of({{"DDL_RANK", "x"}, {"DDL_SIZE", "2"}, {"DDL_BACKEND", "mpi"}}));
+    auto o = comm_options_from_env(env_of(
+        {{"DDL_RANK", "x"}, {"DDL_SIZE", "2"}, {"DDL_BACKEND", "mpi"}, {"DDL_SOCKET_BUFFER_BYTES", "-1"}}));
     REQUIRE_FALSE(o.ok());
+    CHECK(o.error().message.find("DDL_SOCKET_BUFFER_BYTES='-1'") != std::string::npos);
     CHECK(o.error().message.find("DDL_RANK='x'") != std::string::npos);
     CHECK(o.error().message.find("DDL_BACKEND='mpi'") != std::string::npos);
 }

@@ -1,0 +1,26 @@
+#include "runtime/Backend.hpp"
+
+#include <cstring>
+
+namespace ddl::runtime {
+
+void Backend::allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op) {
+    const std::size_t esize = element_size(type);
+    std::size_t total = 0;
+    for (const TensorSpan& t : tensors)
+        total += t.count;
+    if (m_pack.size() < total * esize) m_pack.resize(total * esize);
+    std::size_t offset = 0;
+    for (const TensorSpan& t : tensors) {
+        if (t.count > 0) std::memcpy(m_pack.data() + offset, t.data, t.count * esize);
+        offset += t.count * esize;
+    }
+    allreduce(m_pack.data(), total, type, op);
+    offset = 0;
+    for (const TensorSpan& t : tensors) {
+        if (t.count > 0) std::memcpy(t.data, m_pack.data() + offset, t.count * esize);
+        offset += t.count * esize;
+    }
+}
+
+} // namespace ddl::runtime
