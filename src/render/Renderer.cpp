@@ -23,6 +23,8 @@ nlohmann::json ansible_vars(const Spec& s) {
     const bool driver_roles = s.target != Target::gpulab;
     return {{"ddl_cluster", s.name},
             {"ddl_target", to_string(s.target)},
+            // Local namespace nodes share this machine's file system: roles must not install packages there.
+            {"ddl_nodes_as", s.target == Target::local ? s.local.nodes_as : "machines"},
             {"ddl_gpu_driver", driver_roles && s.gpu.driver},
             {"ddl_gpu_driver_branch", s.gpu.driver_branch},
             {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},

@@ -49,6 +49,23 @@ TEST_CASE("a local plan uses the spec's subnet and numbers nodes from .11") {
     CHECK(LocalPlan::from_json(p.to_json()).to_json() == p.to_json());
 }
 
+TEST_CASE("a container-node plan names a container per node and the proxy on the bridge") {
+    auto p = LocalPlan::from_spec(local_spec("demo", "  subnet: 10.231.0.0/24\n  nodes_as: containers\n"));
+    CHECK(p.containers);
+    CHECK(p.image == k_default_node_image);
+    CHECK(p.own_apt_proxy);
+    CHECK(p.apt_proxy == "http://10.231.0.1:3142");
+    CHECK(p.nodes[2].container == "ddl-demo-worker2");
+    CHECK(LocalPlan::from_json(p.to_json()).to_json() == p.to_json());
+
+    auto q = LocalPlan::from_spec(local_spec("demo", "  nodes_as: containers\n  image: localhost/n:1\n"
+                                                     "  apt_proxy: http://10.9.9.9:3142\n"));
+    CHECK(q.image == "localhost/n:1");
+    CHECK_FALSE(q.own_apt_proxy);
+    CHECK(q.apt_proxy == "http://10.9.9.9:3142");
+    CHECK(LocalPlan::from_spec(local_spec("demo")).nodes[0].container.empty());
+}
+
 namespace {
 Spec slurm_spec(const std::string& body) {
     auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\n" + body, "c.yaml");
