@@ -91,7 +91,8 @@ while not os.path.exists(out + "/stop"):
                 seen.add((pid, argv))
                 if os.readlink(f"/proc/{pid}/exe") != ddl_exe:
                     with open(f"/proc/{pid}/environ", "rb") as f:
-                        envs.add(f.read().replace(b"\0", b"\n"))
+                        # "== argv" heads each record so that a failure can name the process.
+                        envs.add(b"== " + argv.replace(b"\0", b" ")[:300] + b"\n" + f.read().replace(b"\0", b"\n"))
         except OSError:
             pass  # the process ended while we looked
     time.sleep(0.02)
@@ -125,7 +126,7 @@ secret_sweep() {
       fail "secret_sweep $name: the secret was in a process's argv: $(grep -F -- "$secret" "$dir/argv" | head -3 | cut -c1-300)"
     fi
     if grep -qF -- "$secret" "$dir/environ"; then
-      fail "secret_sweep $name: a process other than ddl had the secret in its environment"
+      fail "secret_sweep $name: processes other than ddl had the secret in their environment: $(awk -v s="$secret" '/^== /{h=substr($0, 4)} index($0, s){print h}' "$dir/environ" | sort -u | head -5 | tr '\n' ';')"
     fi
     figures="$snapshots process snapshots ($samples argv samples, $distinct distinct)"
   fi
