@@ -44,7 +44,8 @@ Result<std::string> random_hex(std::size_t bytes) {
     if (n != static_cast<ssize_t>(bytes)) return Error{"cannot read /dev/urandom"};
     static const char* digits = "0123456789abcdef";
     std::string out;
-    for (unsigned char c : data) {
+    for (char ch : data) {
+        auto c = static_cast<unsigned char>(ch);
         out += digits[c >> 4];
         out += digits[c & 15];
     }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <pugixml.hpp>
 #include <sstream>
 
@@ -320,6 +321,17 @@ int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
             return exit_code::k_bad_input;
         }
     }
+    // Mail settings are read (and checked) before anything is deployed: a missing DDL_SMTP_URL should not
+    // cost a deploy, and reading removes the password from the environment every subprocess inherits.
+    std::optional<SmtpSettings> smtp;
+    if (needs_smtp(a.notify)) {
+        auto s = smtp_settings_from_env();
+        if (!s) {
+            std::cerr << "ddl smoke-test: --notify mailto: " << s.error().message << "\n";
+            return exit_code::k_bad_input;
+        }
+        smtp = std::move(*s);
+    }
     auto loaded = SpecLoader::load_file(a.file);
     if (!loaded.spec) {
         std::cerr << loaded.diagnostics.format_text();
@@ -391,7 +403,7 @@ int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
     if (!a.notify.empty() && (!report.passed() || a.notify_always)) {
         Notice n{spec.name, report.passed(), report.failures(), report.summary(), logs};
         CurlHttpClient http;
-        for (const auto& e : send_notices(n, a.notify, http))
+        for (const auto& e : send_notices(n, a.notify, http, smtp))
             std::cerr << "ddl smoke-test: notice not sent: " << e << "\n";
     }
     return report.passed() ? exit_code::k_ok : exit_code::k_failure;

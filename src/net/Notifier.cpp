@@ -41,6 +41,7 @@ Result<SmtpSettings> smtp_settings_from_env() {
     s.from = env("DDL_SMTP_FROM");
     s.user = env("DDL_SMTP_USER");
     s.password = env("DDL_SMTP_PASSWORD");
+    ::unsetenv("DDL_SMTP_PASSWORD");
     if (auto file = env("DDL_SMTP_PASSWORD_FILE"); !file.empty()) {
         auto text = read_file(file);
         if (!text) return text.error();
@@ -51,6 +52,12 @@ Result<SmtpSettings> smtp_settings_from_env() {
     if (s.from.empty()) return Error{"mail notices need DDL_SMTP_FROM (the sender address)"};
     log::register_secret(s.password);
     return s;
+}
+
+bool needs_smtp(const std::vector<std::string>& targets) {
+    for (const auto& t : targets)
+        if (starts_with(t, "mailto:")) return true;
+    return false;
 }
 
 std::string notice_subject(const Notice& n) {
@@ -68,13 +75,12 @@ std::string notice_json(const Notice& n) {
 }
 
 std::vector<std::string> send_notices(const Notice& n, const std::vector<std::string>& targets,
-                                      HttpClient& http) {
+                                      HttpClient& http, const std::optional<SmtpSettings>& smtp) {
     std::vector<std::string> errors;
     for (const auto& t : targets) {
         if (starts_with(t, "mailto:")) {
-            auto smtp = smtp_settings_from_env();
             if (!smtp) {
-                errors.push_back(t + ": " + smtp.error().message);
+                errors.push_back(t + ": no SMTP settings were read before the run");
                 continue;
             }
             MailMessage m{{t.substr(7)}, notice_subject(n), n.summary + "\nLogs: " + n.logs + "\n"};

@@ -11,7 +11,8 @@ namespace {
 std::string url_encode(const std::string& s) {
     std::string out;
     static const char* hex = "0123456789ABCDEF";
-    for (unsigned char c : s) {
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch); // isalnum and the nibbles need the byte, not a signed char
         if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
             out += static_cast<char>(c);
         } else {

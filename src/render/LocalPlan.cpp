@@ -9,8 +9,9 @@ namespace ddl {
 
 std::uint32_t stable_hash(const std::string& text) {
     std::uint32_t h = 2166136261u;
-    for (unsigned char c : text) {
-        h ^= c;
+    // Bytes as unsigned (FNV-1a over the UTF-8 bytes), the same on every platform whatever char's sign.
+    for (char c : text) {
+        h ^= static_cast<unsigned char>(c);
         h *= 16777619u;
     }
     return h;

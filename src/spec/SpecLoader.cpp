@@ -631,8 +631,10 @@ private:
     // Registry references as podman and docker accept them: [host[:port]/]path[:tag][@digest].
     static bool valid_image_ref(const std::string& x) {
         if (x.empty() || x.size() > 255) return false;
-        for (unsigned char c : x) {
-            if (!(std::isalnum(c) || std::strchr("._-/:@", c))) return false;
+        for (char ch : x) {
+            auto c = static_cast<unsigned char>(ch);
+            // c != 0: strchr finds the terminator, so a NUL byte would pass as punctuation.
+            if (!(std::isalnum(c) || (c != 0 && std::strchr("._-/:@", c)))) return false;
         }
         return std::isalnum(static_cast<unsigned char>(x.front())) && x.find("..") == std::string::npos &&
                x.find("//") == std::string::npos;

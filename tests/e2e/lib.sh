@@ -9,6 +9,7 @@ CLUSTERS=()
 
 cleanup() {
   local rc=$?
+  if [ -n "${SECRET_WATCH_PID:-}" ]; then kill "$SECRET_WATCH_PID" 2>/dev/null || true; fi
   for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy "$c" >/dev/null 2>&1 || true; done
   rm -rf "$WORK"
   exit $rc
@@ -59,4 +60,87 @@ use_ping_playbook() {
   printf -- '- name: Reach every node\n  hosts: all\n  gather_facts: false\n  tasks:\n    - name: Node answers\n      ansible.builtin.ping:\n' \
     >"$WORK/data/playbooks/site.yml"
   export DDL_DATA_DIR="$WORK/data"
+}
+
+# Planted-secret sweep (issue #10). secret_watch starts a background watcher that, every 20 ms until
+# secret_sweep, records the argv (/proc/*/cmdline) of every process on the machine, and the environment
+# of every process that is not the ddl binary itself (ddl's own environment holds what the user put there;
+# its children must not inherit secrets they do not need). Only distinct values are kept, in
+# $WORK/.secret-watch/ (0700), so a secret that is only known after the run (the generated Jupyter token)
+# can be looked for afterwards.
+secret_watch() {
+  local dir="$WORK/.secret-watch"
+  mkdir -p "$dir" && chmod 700 "$dir" && rm -f "$dir/stop" "$dir/done"
+  /usr/bin/python3 - "$dir" "$(readlink -f "$DDL")" <<'PY' &
+import os, sys, time
+out, ddl_exe = sys.argv[1], sys.argv[2]
+me = str(os.getpid())
+argvs, envs, seen, snapshots, samples = set(), set(), set(), 0, 0
+while not os.path.exists(out + "/stop"):
+    snapshots += 1
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read()
+            argvs.add(argv.replace(b"\0", b" "))
+            samples += 1
+            # A program's environment is fixed at exec: read it once per (pid, argv).
+            if (pid, argv) not in seen:
+                seen.add((pid, argv))
+                if os.readlink(f"/proc/{pid}/exe") != ddl_exe:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        # "== argv" heads each record so that a failure can name the process.
+                        envs.add(b"== " + argv.replace(b"\0", b" ")[:300] + b"\n" + f.read().replace(b"\0", b"\n"))
+        except OSError:
+            pass  # the process ended while we looked
+    time.sleep(0.02)
+for name, values in (("argv", argvs), ("environ", envs)):
+    with open(f"{out}/{name}", "wb") as f:
+        f.write(b"\n".join(sorted(values)) + b"\n")
+with open(out + "/done", "w") as f:
+    f.write(f"{snapshots} {samples} {len(argvs)}\n")
+PY
+  SECRET_WATCH_PID=$!
+}
+
+# secret_sweep NAME SECRET ALLOWED_RE PATH...: stops the watcher (if one runs) and fails if SECRET was in any
+# argv or child environment it saw, or in any file under PATH... (state folders, rendered files, logs,
+# JUnit, captured stdout/stderr) whose path does not match ALLOWED_RE (an extended regex; '^$' allows
+# none). Every allowed file that holds it must be mode 0600. Prints the figures for docs/reliability.md.
+secret_sweep() {
+  local name=$1 secret=$2 allowed=$3; shift 3
+  local dir="$WORK/.secret-watch" figures="no process watch"
+  [ ${#secret} -ge 8 ] || fail "secret_sweep $name: a secret of ${#secret} characters would match by chance"
+  if [ -n "${SECRET_WATCH_PID:-}" ]; then
+    touch "$dir/stop"
+    for _ in $(seq 200); do [ -e "$dir/done" ] && break; sleep 0.05; done
+    [ -e "$dir/done" ] || fail "secret_sweep $name: the process watcher did not finish"
+    wait "$SECRET_WATCH_PID" 2>/dev/null || true
+    SECRET_WATCH_PID=""
+    local snapshots samples distinct
+    read -r snapshots samples distinct <"$dir/done"
+    [ "$snapshots" -ge 1 ] || fail "secret_sweep $name: no process snapshot taken"
+    if grep -qF -- "$secret" "$dir/argv"; then
+      fail "secret_sweep $name: the secret was in a process's argv: $(grep -F -- "$secret" "$dir/argv" | head -3 | cut -c1-300)"
+    fi
+    if grep -qF -- "$secret" "$dir/environ"; then
+      fail "secret_sweep $name: processes other than ddl had the secret in their environment: $(awk -v s="$secret" '/^== /{h=substr($0, 4)} index($0, s){print h}' "$dir/environ" | sort -u | head -5 | tr '\n' ';')"
+    fi
+    figures="$snapshots process snapshots ($samples argv samples, $distinct distinct)"
+  fi
+  local files hits=() f
+  files=$(find "$@" -type f 2>/dev/null | grep -v '/\.secret-watch/' | wc -l)
+  [ "$files" -ge 1 ] || fail "secret_sweep $name: nothing to search in $*"
+  while IFS= read -r f; do
+    [ -n "$f" ] || continue
+    if [[ "$f" =~ $allowed ]]; then
+      [ "$(stat -c %a "$f")" = 600 ] || fail "secret_sweep $name: $f holds the secret and is mode $(stat -c %a "$f"), not 600"
+    else
+      hits+=("$f")
+    fi
+  done < <(grep -rlF --exclude-dir=.secret-watch -- "$secret" "$@" 2>/dev/null || true)
+  [ ${#hits[@]} = 0 ] || fail "secret_sweep $name: the secret was written to: ${hits[*]}"
+  ok "secret sweep ($name): 0 hits in $files files and $figures"
 }

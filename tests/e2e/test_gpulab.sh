@@ -2,8 +2,11 @@
 # Target gpulab against an HTTPS stand-in of the GPULab API (tests/fakes/gpulab_server.py) that requires
 # a client certificate from a test CA made here with openssl; started jobs become real local nodes.
 # deploy -> exec on every job -> destroy cancels every job; refused certificates; a job dying early;
-# jobs that never leave the queue.
+# jobs that never leave the queue. A line from the middle of alice's private key is the planted secret: it
+# must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv, subprocess environments).
+# DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
 source "$(dirname "$0")/lib.sh"
+P=${DDL_E2E_PREFIX:-}
 fakes="$DDL_SOURCE_DIR/tests/fakes"
 export DDL_FAKE_NODES="${DDL_FAKE_NODES:-$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes}"
 [ -x "$DDL_FAKE_NODES" ] || fail "missing $DDL_FAKE_NODES (build the tests/fakes tools)"
@@ -26,7 +29,7 @@ pki() {
   for u in alice mallory; do
     openssl req -newkey rsa:2048 -nodes -subj "/CN=$u" -keyout $u.key -out $u.csr 2>/dev/null
     openssl x509 -req -in $u.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -out $u.crt 2>/dev/null
-    cat $u.crt $u.key >$u.pem; chmod 600 $u.pem
+    cat $u.crt $u.key >$u.pem; chmod 600 $u.pem $u.key
   done
   openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=alice" -keyout eve.key -out eve.crt 2>/dev/null
   cat eve.crt eve.key >eve.pem; chmod 600 eve.pem
@@ -71,48 +74,53 @@ YAML
 }
 
 start_server normal
-write_spec gle2e jobs-per-gpu
-GPULAB_CERT="$WORK/alice.pem" ddl deploy gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
+key_line=$(sed -n 15p alice.key) # deep in the private exponent and primes: in no certificate
+[ ${#key_line} = 64 ] || fail "key line: '$key_line'"
+secret_watch
+write_spec ${P}gle2e jobs-per-gpu
+GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
 [ "$(grep -c '^Queued ' "$events")" = 3 ] || { cat "$events"; fail "three jobs submitted"; }
-grep -q "Running .* ddl-gle2e-worker2$" "$events" || fail "job of worker2 running"
-out=$(ddl exec --cluster gle2e -- hostname) || fail "exec on every job"
+grep -q "Running .* ddl-${P}gle2e-worker2$" "$events" || fail "job of worker2 running"
+out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on every job"
 [ "$(grep -c '^\[' <<<"$out")" = 3 ] || { echo "$out"; fail "exec output of three jobs"; }
-grep -q "alice.pem\|BEGIN" "$STATE/gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
+grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
 ok "deploy: three single-GPU jobs submitted over TLS with a client certificate, RUNNING, reached over SSH"
-GPULAB_CERT="$WORK/alice.pem" ddl destroy gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
+cp -a "$STATE/${P}gle2e" state-before-destroy
+GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
 [ "$(grep -c '^Cancelled ' "$events")" = 3 ] || { cat "$events"; fail "destroy cancelled every job"; }
 sleep 1
-if ip netns list | grep -q "^ddl-gl"; then fail "job nodes left after destroy: $(ip netns list | grep '^ddl-gl')"; fi
-[ ! -e "$STATE/gle2e" ] || fail "state of gle2e left"
+if ip netns list | grep -q "^ddl-${P}gl"; then fail "job nodes left after destroy: $(ip netns list | grep "^ddl-${P}gl")"; fi
+[ ! -e "$STATE/${P}gle2e" ] || fail "state of ${P}gle2e left"
 ok "destroy cancelled every job of the cluster; nothing left"
+secret_sweep "GPULab client key" "$key_line" '/alice\.(key|pem)$' "$WORK"
 
-write_spec glauth one-job
-rc=0; GPULAB_CERT="$WORK/mallory.pem" ddl deploy glauth.yaml >a.log 2>&1 || rc=$?
+write_spec ${P}glauth one-job
+rc=0; GPULAB_CERT="$WORK/mallory.pem" ddl deploy ${P}glauth.yaml >a.log 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a certificate of a non-user was accepted"
 grep -q "GPULab answered HTTP 403 (user mallory is not allowed to use GPULab); the client certificate was not accepted" a.log \
   || { cat a.log; fail "403 message"; }
-rc=0; GPULAB_CERT="$WORK/eve.pem" ddl deploy glauth.yaml >e.log 2>&1 || rc=$?
+rc=0; GPULAB_CERT="$WORK/eve.pem" ddl deploy ${P}glauth.yaml >e.log 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a certificate from another CA was accepted"
 grep -q "the TLS connection failed: check that the client certificate" e.log || { cat e.log; fail "handshake message"; }
 grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
 ok "refused certificates: 403 and a failed handshake, each with what to check"
-GPULAB_CERT="$WORK/alice.pem" ddl destroy glauth >/dev/null 2>&1 || fail "destroy after auth failure"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
 
 start_server die-early:worker1
-write_spec gldie jobs-per-gpu
-rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy gldie.yaml >f.log 2>&1 || rc=$?
+write_spec ${P}gldie jobs-per-gpu
+rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gldie.yaml >f.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat f.log; fail "deploy with a dying job should fail"; }
 grep -q "for node worker1 ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
 grep -q "| E: Unable to locate package openssh-server" f.log || { cat f.log; fail "log tail"; }
-GPULAB_CERT="$WORK/alice.pem" ddl destroy gldie >/dev/null 2>&1 || fail "destroy after a dead job"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}gldie >/dev/null 2>&1 || fail "destroy after a dead job"
 [ "$(grep -c '^Cancelled ' "$events")" = 2 ] || { cat "$events"; fail "the two live jobs cancelled"; }
 ok "a job dying early fails deploy with its log tail; destroy cancels the others"
 
 start_server never-start
-write_spec glq one-job
-rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy glq.yaml >q.log 2>&1 || rc=$?
+write_spec ${P}glq one-job
+rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy ${P}glq.yaml >q.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
 grep -q "still not running: master (job .*, QUEUED: No worker has a free GPU" q.log || { cat q.log; fail "queue message"; }
-GPULAB_CERT="$WORK/alice.pem" ddl destroy glq >/dev/null 2>&1 || fail "destroy of queued jobs"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}glq >/dev/null 2>&1 || fail "destroy of queued jobs"
 grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
 ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancels them"

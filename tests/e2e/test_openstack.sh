@@ -6,7 +6,7 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/openstack.sh"
-trap 'kill $FAKE_CLOUD_PID 2>/dev/null; cleanup' EXIT
+trap 'rc=$?; kill $FAKE_CLOUD_PID 2>/dev/null; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
 export DDL_FAKE_NODES

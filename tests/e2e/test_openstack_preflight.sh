@@ -5,7 +5,7 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/openstack.sh"
-trap 'kill $FAKE_CLOUD_PID 2>/dev/null; cleanup' EXIT
+trap 'rc=$?; kill $FAKE_CLOUD_PID 2>/dev/null; (exit $rc); cleanup' EXIT
 start_fake_cloud
 # Instances that only report addresses: this test never logs in to them.
 cat >"$WORK/nodes-stub" <<'SH'
@@ -73,3 +73,13 @@ grep -q "^down --id ospre" "$NODES_LOG" || fail "instances not removed"
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 assert_no_secret
 ok "destroy retries past a failure and removes everything"
+
+# The same with an application credential: pre-flight authenticates with it, Terraform gets the clouds.yaml
+# path, and the credential's secret is in nothing ddl wrote or ran.
+use_app_credential
+ddl -v deploy ospre.yaml --only render >acr.log 2>&1 || { cat acr.log; fail "render with an application credential"; }
+ddl -v deploy ospre.yaml --only provision >ac.log 2>&1 || { cat ac.log; fail "provision with an application credential"; }
+ddl -v destroy ospre >acd.log 2>&1 || { cat acd.log; fail "destroy with an application credential"; }
+[ ! -e "$STATE/ospre" ] || fail "state left after destroy"
+secret_sweep "OpenStack application-credential secret" "$APP_SECRET" '/(clouds\.yaml|cloud\.json)$' "$WORK"
+ok "application credential: provision and destroy; its secret written nowhere"

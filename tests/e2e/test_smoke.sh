@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # ddl smoke-test on a local 4-node cluster: a passing run leaves nothing behind; a run with a node's
 # sshd killed after deploy records exactly that failure in the JUnit file, destroys the cluster anyway,
-# and sends a notice to a real SMTP server (aiosmtpd) and to a webhook receiver, both on loopback.
+# and sends a notice to a real SMTP server (aiosmtpd, AUTH required) and to a webhook receiver, both on
+# loopback. A planted SMTP password (once from DDL_SMTP_PASSWORD_FILE, once from DDL_SMTP_PASSWORD) must reach
+# the server and nothing else: not the state, logs, JUnit or output, not any process's argv, not the
+# environment of ddl's subprocesses. DDL_E2E_PREFIX prefixes the cluster name (concurrent runs).
 source "$(dirname "$0")/lib.sh"
 helpers="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/helpers"
-spec smoke 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}"
+C=${DDL_E2E_PREFIX:-}smoke
+spec "$C" 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}"
 
-ddl smoke-test smoke.yaml --junit pass.xml >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
-grep -q "smoke test of cluster smoke: PASSED" pass.out || fail "summary"
+ddl smoke-test "$C.yaml" --junit pass.xml >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
+grep -q "smoke test of cluster $C: PASSED" pass.out || fail "summary"
 grep -q "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" pass.out || { cat pass.out; fail "allreduce check"; }
-assert_gone smoke
+assert_gone "$C"
 python3 - pass.xml <<'PY' || fail "JUnit of the passing run"
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
@@ -23,36 +27,51 @@ PY
 xmllint --noout --schema "$helpers/junit.xsd" pass.xml || fail "JUnit does not match the schema"
 ok "passing smoke test: summary, JUnit (schema-valid), nothing left"
 
-# SIGTERM in the middle of the deploy: the smoke test still destroys the cluster and fails.
-"$DDL" --state-dir "$STATE" smoke-test smoke.yaml --junit term.xml >term.out 2>&1 &
+smtp_port=$((20000 + RANDOM % 20000)); hook_port=$((smtp_port + 1))
+smtp_secret="PLANTED-smtp-$$-$RANDOM$RANDOM"
+printf '%s\n' "$smtp_secret" >smtp.pass && chmod 600 smtp.pass
+/usr/bin/python3 "$helpers/smtp_auth_server.py" "$smtp_port" ddl-ci smtp.pass mail.log 2>smtp.err &
+smtp_pid=$!
+/usr/bin/python3 "$helpers/webhook_receiver.py" "$hook_port" hook.jsonl &
+hook_pid=$!
+trap 'rc=$?; kill $smtp_pid $hook_pid 2>/dev/null; (exit $rc); cleanup' EXIT
+sleep 1
+export DDL_SMTP_URL="smtp://127.0.0.1:$smtp_port" DDL_SMTP_FROM="ddl-ci@example.org" DDL_SMTP_USER=ddl-ci
+secret_watch
+
+# SIGTERM in the middle of the deploy: the smoke test still destroys the cluster, fails, and mails that.
+DDL_SMTP_PASSWORD_FILE="$WORK/smtp.pass" "$DDL" --state-dir "$STATE" smoke-test "$C.yaml" --junit term.xml \
+  --notify mailto:oncall@example.org >term.out 2>&1 &
 smoke_pid=$!
 for _ in $(seq 600); do
-  grep -q '"provision"' "$STATE/smoke/state.json" 2>/dev/null && break; sleep 0.05
+  grep -q '"provision"' "$STATE/$C/state.json" 2>/dev/null && break; sleep 0.05
 done
 kill -TERM "$smoke_pid"
 set +e; wait "$smoke_pid"; rc=$?; set -e
 [ $rc != 0 ] || fail "interrupted smoke test exited 0"
 grep -q "ok   destroy  destroy" term.out || { cat term.out; fail "no destroy after SIGTERM"; }
-assert_gone smoke
-ok "SIGTERM mid-deploy: cluster destroyed anyway, run failed"
+assert_gone "$C"
+for _ in $(seq 50); do grep -q "to oncall@example.org authenticated=True" mail.log && break; sleep 0.1; done
+grep -q "to oncall@example.org authenticated=True" mail.log || { cat term.out mail.log; fail "no authenticated mail after SIGTERM (password file)"; }
+ok "SIGTERM mid-deploy: cluster destroyed anyway, run failed, notice mailed with AUTH (password file)"
 
-smtp_port=$((20000 + RANDOM % 20000)); hook_port=$((smtp_port + 1))
-/usr/bin/python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Debugging stdout >mail.log 2>&1 &
-smtp_pid=$!
-/usr/bin/python3 "$helpers/webhook_receiver.py" "$hook_port" hook.jsonl &
-hook_pid=$!
-trap 'kill $smtp_pid $hook_pid 2>/dev/null || true; cleanup' EXIT
-sleep 1
-kill_worker2="pkill -KILL -f $STATE/smoke/nodes/worker2/sshd_config"
+# The hook kills worker2's sshd and keeps a copy of the cluster's state folder as it is at the checks
+# (logs, rendered files, Ansible's folder), for the secret sweep: the run removes it with the cluster.
+cat >before_checks.sh <<EOF
+#!/bin/bash
+cp -a "$STATE/$C" "$WORK/state-at-checks" 2>/dev/null || true
+pkill -KILL -f "$STATE/$C/nodes/worker2/sshd_config"
+EOF
+chmod +x before_checks.sh
 set +e
-DDL_SMTP_URL="smtp://127.0.0.1:$smtp_port" DDL_SMTP_FROM="ddl-ci@example.org" \
-  ddl smoke-test smoke.yaml --junit fail.xml --before-checks "$kill_worker2" \
+DDL_SMTP_PASSWORD="$smtp_secret" \
+  ddl smoke-test "$C.yaml" --junit fail.xml --before-checks "$WORK/before_checks.sh" \
   --notify mailto:maintainers@example.org --notify "http://127.0.0.1:$hook_port/hook" >fail.out 2>fail.err
 rc=$?
 set -e
 [ $rc = 1 ] || { cat fail.out fail.err; fail "failing smoke test exit $rc"; }
 grep -q "FAIL checks   ssh (worker2)" fail.out || { cat fail.out; fail "summary does not name ssh (worker2)"; }
-assert_gone smoke
+assert_gone "$C"
 python3 - fail.xml <<'PY' || fail "JUnit of the failing run"
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
@@ -65,8 +84,10 @@ PY
 xmllint --noout --schema "$helpers/junit.xsd" fail.xml || fail "JUnit of the failing run does not match the schema"
 ok "failing check recorded in JUnit, cluster destroyed anyway"
 for _ in $(seq 50); do grep -q "ssh (worker2)" mail.log && [ -s hook.jsonl ] && break; sleep 0.1; done
-grep -q "Subject: \[ddl\] smoke test FAILED: cluster smoke" mail.log || { cat mail.log; fail "no mail at the SMTP server"; }
-grep -q "maintainers@example.org" mail.log || fail "mail recipient"
+grep -q "Subject: \[ddl\] smoke test FAILED: cluster $C" mail.log || { cat mail.log; fail "no mail at the SMTP server"; }
+grep -q "to maintainers@example.org authenticated=True" mail.log || { cat mail.log; fail "mail recipient or AUTH"; }
 python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).readline()); assert j["status"]=="failed" and any("ssh (worker2)" in c for c in j["failed_checks"]), j' hook.jsonl \
   || { cat hook.jsonl; fail "webhook notice"; }
 ok "notice arrived by SMTP and webhook"
+[ -d state-at-checks/logs ] || fail "the before-checks hook did not copy the state folder"
+secret_sweep "SMTP password" "$smtp_secret" '/smtp\.pass$' "$WORK"

@@ -4,6 +4,7 @@ FAKES="$DDL_SOURCE_DIR/tests/fakes"
 export PATH="$FAKES:$PATH"         # tests/fakes/terraform (and tofu) before any real one
 export FAKE_TF_LOG="$WORK/terraform-calls.jsonl"
 SECRET="PLANTED-Secret-$$-$RANDOM" # must never appear in anything ddl writes
+APP_SECRET="PLANTED-AppCred-$$-$RANDOM$RANDOM" # the application-credential secret (use_app_credential)
 
 # start_fake_cloud: the API stand-in on a free port; sets CLOUD_URL and CLOUD_CFG.
 start_fake_cloud() {
@@ -32,12 +33,29 @@ clouds:
 YAML
   chmod 600 "$WORK/home/.config/openstack/clouds.yaml"
   export HOME="$WORK/home"
+  secret_watch
+}
+
+# use_app_credential: the clouds.yaml entry authenticates with an application credential instead.
+use_app_credential() {
+  cat >"$WORK/home/.config/openstack/clouds.yaml" <<YAML
+clouds:
+  fakecloud:
+    region_name: RegionOne
+    cacert: $WORK/tls/ca.pem
+    auth_type: v3applicationcredential
+    auth:
+      auth_url: $CLOUD_URL/identity/v3
+      application_credential_id: ddl-e2e-cred
+      application_credential_secret: $APP_SECRET
+YAML
+  chmod 600 "$WORK/home/.config/openstack/clouds.yaml"
 }
 
 # write_cloud MAX_INSTANCES USED_INSTANCES: the cloud's state as the API stand-in serves it.
 write_cloud() {
   cat >"$CLOUD_CFG" <<JSON
-{"users": {"alice": "$SECRET"}, "project": {"id": "p-e2e", "name": "ml"},
+{"users": {"alice": "$SECRET"}, "app_credentials": {"ddl-e2e-cred": "$APP_SECRET"}, "project": {"id": "p-e2e", "name": "ml"},
  "flavors": [{"name": "m1.small", "vcpus": 1, "ram": 2048, "disk": 0}, {"name": "g1.small", "vcpus": 2, "ram": 4096, "disk": 0}],
  "images": ["Ubuntu 22.04"], "networks": [{"name": "public", "router:external": true}],
  "compute_limits": {"maxTotalInstances": $1, "totalInstancesUsed": $2, "maxTotalCores": -1, "totalCoresUsed": 0,
@@ -45,6 +63,7 @@ write_cloud() {
  "floatingip": {"limit": 5, "used": 0, "reserved": 0},
  "volume_limits": {"maxTotalVolumeGigabytes": 1000, "totalGigabytesUsed": 0, "maxTotalVolumes": 10, "totalVolumesUsed": 0}}
 JSON
+  chmod 600 "$CLOUD_CFG"
 }
 
 # openstack_spec NAME WORKERS: an OpenStack spec for the fake cloud; root logins as on the local nodes.
@@ -67,9 +86,10 @@ YAML
   CLUSTERS+=("$1")
 }
 
-# assert_no_secret: nothing ddl wrote (state, rendered files, logs, Terraform's argv) holds the password.
+# assert_no_secret: nothing ddl wrote or ran since the cloud started or the last call (state, rendered
+# files, logs, Terraform's argv and log, any argv or subprocess environment) holds the password; only the
+# user's clouds.yaml and the stand-in's own user table do (both 0600). Then watches again.
 assert_no_secret() {
-  local hits
-  hits=$(grep -rl -- "$SECRET" "$STATE" "$WORK"/*.log "$FAKE_TF_LOG" "$WORK/rendered" 2>/dev/null || true)
-  [ -z "$hits" ] || fail "the planted secret was written to: $hits"
+  secret_sweep "OpenStack password" "$SECRET" '/(clouds\.yaml|cloud\.json)$' "$WORK"
+  secret_watch
 }

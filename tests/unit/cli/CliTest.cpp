@@ -75,6 +75,20 @@ TEST_CASE("ddl smoke-test refuses a notify target that is neither mail nor https
     CHECK_FALSE(path_exists(dir.path() + "/.ddl/nt"));
 }
 
+TEST_CASE(
+    "ddl smoke-test --notify mailto: without SMTP settings fails before deploying and names the variable") {
+    TempDir dir;
+    REQUIRE(ddl_cli({"init", "--name", "nm"}, dir.path()).exit_code == 0);
+    SystemProcessRunner runner;
+    auto r = runner.run({.argv = {k_ddl, "smoke-test", "cluster.yaml", "--notify", "mailto:ops@example.org"},
+                         .cwd = dir.path(),
+                         .env_unset = {"DDL_SMTP_URL", "DDL_SMTP_FROM"}});
+    REQUIRE(r.ok());
+    CHECK(r->exit_code == 2);
+    CHECK(r->err.find("DDL_SMTP_URL") != std::string::npos);
+    CHECK_FALSE(path_exists(dir.path() + "/.ddl/nm"));
+}
+
 TEST_CASE("mpirun's -np spelling is accepted by ddl run") {
     TempDir dir;
     auto r = ddl_cli({"run", "-np", "2", "--cluster", "none", "--", "true"}, dir.path());

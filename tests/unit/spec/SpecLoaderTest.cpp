@@ -88,3 +88,12 @@ TEST_CASE("is_dns_label accepts lowercase names and refuses the rest") {
     CHECK_FALSE(is_dns_label("../etc"));
     CHECK_FALSE(is_dns_label(""));
 }
+
+TEST_CASE("local.image refuses a NUL byte (strchr would have matched its terminator)") {
+    const std::string base =
+        "apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal: {nodes_as: containers, image: ";
+    CHECK(SpecLoader::load_string(base + "localhost/my-node:1}\n", "cluster.yaml").spec.has_value());
+    auto r = SpecLoader::load_string(base + "\"localhost/my\\0node:1\"}\n", "cluster.yaml");
+    CHECK_FALSE(r.spec.has_value());
+    CHECK(r.diagnostics.format_text().find("local.image is not an image reference") != std::string::npos);
+}
