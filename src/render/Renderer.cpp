@@ -21,8 +21,16 @@ std::string dump(const nlohmann::json& j) {
 nlohmann::json ansible_vars(const Spec& s) {
     // GPULab jobs run in containers on GPU hosts it manages: drivers and container runtime are its own.
     const bool driver_roles = s.target != Target::gpulab;
+    // Namespace nodes share this machine's file system (site.yml applies only the base roles there);
+    // container nodes have their own but cannot reach Grafana's repository or PyPI, and their kernel
+    // may lack nfsd (the nfs_server role then serves the folder over sshfs).
+    const std::string node_kind = s.target != Target::local          ? "machine"
+                                  : s.local.nodes_as == "containers" ? "container"
+                                                                     : "namespace";
+    const bool container = node_kind == "container";
     return {{"ddl_cluster", s.name},
             {"ddl_target", to_string(s.target)},
+            {"ddl_node_kind", node_kind},
             {"ddl_gpu_driver", driver_roles && s.gpu.driver},
             {"ddl_gpu_driver_branch", s.gpu.driver_branch},
             {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
@@ -30,9 +38,14 @@ nlohmann::json ansible_vars(const Spec& s) {
             {"ddl_nfs_enabled", s.services.nfs},
             {"ddl_nfs_export", s.services.nfs_export},
             {"ddl_nfs_mount", s.services.nfs_mount},
+            {"ddl_shared_fs", container ? "auto" : "nfs"},
             {"ddl_jupyter_enabled", s.services.jupyter},
             {"ddl_jupyter_port", s.services.jupyter_port},
+            {"ddl_jupyter_install", container ? "apt" : "pip"},
             {"ddl_monitoring_enabled", s.services.monitoring},
+            {"ddl_grafana", !container},
+            // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere.
+            {"ddl_docker_without_gpu", !s.runtime.image.empty()},
             {"ddl_runtime_backend", to_string(s.runtime.backend)},
             {"ddl_runtime_interface", s.runtime.interface},
             {"ddl_master_port", s.runtime.master_port}};
