@@ -38,12 +38,16 @@ nlohmann::json ansible_vars(const Spec& s) {
             {"ddl_nfs_enabled", s.services.nfs},
             {"ddl_nfs_export", s.services.nfs_export},
             {"ddl_nfs_mount", s.services.nfs_mount},
-            {"ddl_shared_fs", container ? "auto" : "nfs"},
+            {"ddl_shared_fs", s.services.nfs_transport != "auto" ? s.services.nfs_transport
+                              : container                        ? "auto"
+                                                                 : "nfs"},
             {"ddl_jupyter_enabled", s.services.jupyter},
             {"ddl_jupyter_port", s.services.jupyter_port},
-            {"ddl_jupyter_install", container ? "apt" : "pip"},
+            {"ddl_jupyter_install", s.services.jupyter_install != "auto" ? s.services.jupyter_install
+                                    : container                          ? "apt"
+                                                                         : "pip"},
             {"ddl_monitoring_enabled", s.services.monitoring},
-            {"ddl_grafana", !container},
+            {"ddl_grafana", s.services.grafana && !container},
             // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere.
             {"ddl_docker_without_gpu", !s.runtime.image.empty()},
             {"ddl_runtime_backend", to_string(s.runtime.backend)},

@@ -121,4 +121,10 @@ TEST_CASE("ansible variables tell the roles what kind of node they configure") {
     auto img =
         vars(slurm_spec("slurm:\n  partition: gpu\nruntime:\n  image: nvcr.io/nvidia/pytorch:24.01-py3\n"));
     CHECK(img["ddl_docker_without_gpu"] == true);
+    auto chosen =
+        vars(slurm_spec("slurm:\n  partition: gpu\nservices:\n  nfs: {transport: sshfs}\n"
+                        "  jupyter: {install: apt}\n  monitoring: {enabled: true, grafana: false}\n"));
+    CHECK(chosen["ddl_shared_fs"] == "sshfs");
+    CHECK(chosen["ddl_jupyter_install"] == "apt");
+    CHECK(chosen["ddl_grafana"] == false);
 }
