@@ -1,6 +1,7 @@
 #include "provision/LocalTarget.hpp"
 
 #include "core/Log.hpp"
+#include "provision/LocalContainers.hpp"
 #include "remote/SshKeys.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
@@ -73,6 +74,8 @@ Status LocalTarget::preflight(const Context& ctx) {
     if (access(k_sshd, X_OK) != 0)
         return Error{"target local needs the OpenSSH server (" + std::string(k_sshd) +
                      "); install it with: apt-get install openssh-server"};
+    if (ctx.spec.local.nodes_as == "containers")
+        return LocalContainers::check_tools(LocalPlan::from_spec(ctx.spec));
     return {};
 }
 
@@ -111,6 +114,12 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
     if (!pub) return pub.error();
     auto host_key = ensure_keypair(dir + "/ssh_host_ed25519_key", "host-" + node.name);
     if (!host_key) return host_key.error();
+    // A container node sees this folder at /etc/ddl-node (read-only) and has a root file system of its own,
+    // where the roles may add keys to root's authorized_keys (the cluster's node-to-node key).
+    const std::string seen = plan.containers ? "/etc/ddl-node" : dir;
+    const std::string pid_line = plan.containers ? "" : "PidFile " + dir + "/sshd.pid\n";
+    const std::string authorized =
+        plan.containers ? seen + "/authorized_keys .ssh/authorized_keys" : seen + "/authorized_keys";
     std::string sshd_config =
         "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
         "\n"
@@ -120,8 +129,8 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                                               : std::string()) +
         "Port 22\n"
         "HostKey " +
-        dir + "/ssh_host_ed25519_key\n" + "PidFile " + dir + "/sshd.pid\n" + "AuthorizedKeysFile " + dir +
-        "/authorized_keys\n"
+        seen + "/ssh_host_ed25519_key\n" + pid_line + "AuthorizedKeysFile " + authorized +
+        "\n"
         "PermitRootLogin prohibit-password\n"
         "PubkeyAuthentication yes\n"
         "PasswordAuthentication no\n"
@@ -161,6 +170,7 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                                         {"init.sh", init, 0700}}) {
         if (auto s = write_file_atomic(dir + "/" + f.name, f.content, f.mode); !s) return s;
     }
+    if (plan.containers) return LocalContainers(ctx, plan).write_node_files(node, dir);
     return {};
 }
 
@@ -230,6 +240,11 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
     }
     if (auto s = write_node_files(ctx, plan, index); !s) return s;
     kill_point("provision:" + n.name + ":files");
+    if (plan.containers) {
+        if (auto s = LocalContainers(ctx, plan).ensure_running(n, node_dir(ctx, n.name)); !s) return s;
+        kill_point("provision:" + n.name + ":container");
+        return {};
+    }
     if (auto s = start_sshd(ctx, n); !s) return s;
     kill_point("provision:" + n.name + ":sshd");
     return {};
@@ -280,6 +295,13 @@ Status LocalTarget::provision(Context& ctx) {
     kill_point("provision:keypair");
     if (auto s = setup_bridge(ctx, plan); !s) return s;
     kill_point("provision:bridge");
+    if (plan.containers) {
+        LocalContainers containers(ctx, plan);
+        if (auto s = containers.ensure_apt_proxy(); !s) return s;
+        kill_point("provision:apt-proxy");
+        if (auto s = containers.ensure_image(); !s) return s;
+        kill_point("provision:image");
+    }
     std::vector<Status> results(plan.nodes.size());
     parallel_for(plan.nodes.size(), ctx.options.parallel, [&](std::size_t i) {
         results[i] = setup_node(ctx, plan, i);
@@ -312,6 +334,15 @@ Status LocalTarget::destroy(Context& ctx) {
     auto& td = ctx.state.target_data;
     LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
     std::vector<std::string> problems;
+    if (plan.containers) {
+        // Before the namespaces: podman stops what runs in them and releases its storage.
+        LocalContainers containers(ctx, plan);
+        for (const auto& n : plan.nodes) {
+            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
+        }
+        kill_point("destroy:containers-removed");
+        containers.stop_apt_proxy();
+    }
     auto present = netns_list(ctx);
     for (const auto& n : plan.nodes) {
         if (std::find(present.begin(), present.end(), n.netns) != present.end()) {

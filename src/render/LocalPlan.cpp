@@ -61,7 +61,16 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
             n.address = n.private_address = priv->v4_host(host);
             n.behind_bastion = true;
         }
+        if (spec.local.nodes_as == "containers") n.container = n.netns;
         p.nodes.push_back(n);
+    }
+    if (spec.local.nodes_as == "containers") {
+        p.containers = true;
+        p.image = spec.local.image.empty() ? k_default_node_image : spec.local.image;
+        p.mirror = spec.local.mirror;
+        p.own_apt_proxy = spec.local.apt_proxy.empty();
+        p.apt_proxy = p.own_apt_proxy ? "http://" + p.bridge_address + ":" + std::to_string(k_apt_proxy_port)
+                                      : spec.local.apt_proxy;
     }
     return p;
 }
@@ -77,6 +86,7 @@ nlohmann::json LocalPlan::to_json() const {
             j["veth2_node"] = n.veth2_node;
         }
         if (n.behind_bastion) j["behind_bastion"] = true;
+        if (!n.container.empty()) j["container"] = n.container;
         nodes_json.push_back(j);
     }
     nlohmann::json j{{"cluster", cluster},
@@ -86,6 +96,13 @@ nlohmann::json LocalPlan::to_json() const {
                      {"bridge_address", bridge_address},
                      {"bandwidth", format_rate(bandwidth_bps)},
                      {"nodes", nodes_json}};
+    if (containers) {
+        j["containers"] = true;
+        j["image"] = image;
+        j["mirror"] = mirror;
+        j["apt_proxy"] = apt_proxy;
+        j["own_apt_proxy"] = own_apt_proxy;
+    }
     if (bastion) {
         j["bastion"] = true;
         j["private_subnet"] = private_subnet;
@@ -105,6 +122,11 @@ LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
     p.bastion = j.value("bastion", false);
     p.private_subnet = j.value("private_subnet", "");
     p.private_bridge = j.value("private_bridge", "");
+    p.containers = j.value("containers", false);
+    p.image = j.value("image", "");
+    p.mirror = j.value("mirror", "");
+    p.apt_proxy = j.value("apt_proxy", "");
+    p.own_apt_proxy = j.value("own_apt_proxy", false);
     for (const auto& n : j.at("nodes")) {
         LocalNodePlan np{.name = n.at("name"),
                          .address = n.at("address"),
@@ -114,7 +136,8 @@ LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
                          .veth_node = n.at("veth_node"),
                          .veth2_host = n.value("veth2_host", ""),
                          .veth2_node = n.value("veth2_node", ""),
-                         .behind_bastion = n.value("behind_bastion", false)};
+                         .behind_bastion = n.value("behind_bastion", false),
+                         .container = n.value("container", "")};
         p.nodes.push_back(np);
     }
     return p;

@@ -20,6 +20,7 @@ struct LocalNodePlan {
     std::string veth2_host;
     std::string veth2_node;
     bool behind_bastion = false; // only on the private bridge (eth0 there)
+    std::string container;       // container nodes: the podman container's name (== netns)
 };
 
 struct LocalPlan {
@@ -34,6 +35,12 @@ struct LocalPlan {
         private_subnet; // bastion layout: the workers' network; the root namespace has no address on it
     std::string private_bridge;
     std::vector<LocalNodePlan> nodes;
+    // local.nodes_as: containers (each node a podman container running systemd in its namespace)
+    bool containers = false;
+    std::string image;     // the nodes' image
+    std::string mirror;    // Debian mirror for building the default image
+    std::string apt_proxy; // what the nodes' apt uses; ddl runs one on the bridge when the spec names none
+    bool own_apt_proxy = false;
 
     static LocalPlan from_spec(const Spec& spec);
     nlohmann::json to_json() const;
@@ -42,5 +49,9 @@ struct LocalPlan {
 
 // Stable 32-bit FNV-1a hash: the seed of every derived name and subnet.
 std::uint32_t stable_hash(const std::string& text);
+
+// The image ddl builds for container nodes when the spec names none; the suffix changes with its recipe.
+inline constexpr const char* k_default_node_image = "localhost/ddl-node:bookworm-1";
+inline constexpr int k_apt_proxy_port = 3142;
 
 } // namespace ddl

@@ -24,13 +24,11 @@ nlohmann::json ansible_vars(const Spec& s) {
     // Namespace nodes share this machine's file system (site.yml applies only the base roles there);
     // container nodes have their own but cannot reach Grafana's repository or PyPI, and their kernel
     // may lack nfsd (the nfs_server role then serves the folder over sshfs).
-    const std::string node_kind = s.target != Target::local          ? "machine"
-                                  : s.local.nodes_as == "containers" ? "container"
-                                                                     : "namespace";
-    const bool container = node_kind == "container";
+    const bool container = s.target == Target::local && s.local.nodes_as == "containers";
     return {{"ddl_cluster", s.name},
             {"ddl_target", to_string(s.target)},
-            {"ddl_node_kind", node_kind},
+            // Local namespace nodes share this machine's file system: roles must not install packages there.
+            {"ddl_nodes_as", s.target == Target::local ? s.local.nodes_as : "machines"},
             {"ddl_gpu_driver", driver_roles && s.gpu.driver},
             {"ddl_gpu_driver_branch", s.gpu.driver_branch},
             {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},

@@ -136,7 +136,10 @@ nlohmann::json Spec::to_json() const {
                       {"subnet", local.subnet},
                       {"bandwidth", format_rate(local.bandwidth_bps)},
                       {"nodes_as", local.nodes_as},
-                      {"bastion", local.bastion}};
+                      {"bastion", local.bastion},
+                      {"image", local.image},
+                      {"mirror", local.mirror},
+                      {"apt_proxy", local.apt_proxy}};
         break;
     }
     j["gpu"] = {{"driver", gpu.driver},

@@ -123,6 +123,11 @@ struct LocalSpec {
     // Cloud-like layout: only the master on the machine's bridge; workers on a private bridge that only
     // the master reaches, so everything goes through it as a bastion (ProxyJump).
     bool bastion = false;
+    // Container nodes: their image (empty: ddl builds a Debian 12 one with debootstrap), the Debian
+    // mirror for that build, and an apt proxy for the nodes (empty: ddl runs apt-cacher-ng on the bridge).
+    std::string image;
+    std::string mirror = "http://deb.debian.org/debian";
+    std::string apt_proxy;
 };
 
 struct GpuSpec {

@@ -6,6 +6,8 @@
 #include "util/Strings.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 #include <regex>
 #include <set>
@@ -569,7 +571,8 @@ private:
 
     void local(const YAML::Node& n) {
         const std::string p = "local";
-        m_r.check_keys(n, p, {"nodes", "subnet", "bandwidth", "nodes_as", "bastion"});
+        m_r.check_keys(
+            n, p, {"nodes", "subnet", "bandwidth", "nodes_as", "bastion", "image", "mirror", "apt_proxy"});
         auto& l = m_s.local;
         if (auto x = m_r.integer(n, "nodes", p, 1, 16)) l.nodes = static_cast<int>(*x);
         if (auto x = m_r.string(n, "subnet", p)) {
@@ -585,16 +588,54 @@ private:
                 l.subnet = c->text();
         }
         rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
-        if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) {
-            if (*x == "containers")
-                m_r.diags().error(
-                    m_r.pos(n["nodes_as"]),
-                    "local.nodes_as: containers is not available in this version of ddl",
-                    "use namespaces (the default); container nodes come with the full configure roles");
-            else
-                l.nodes_as = *x;
-        }
+        if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
         if (auto x = m_r.boolean(n, "bastion", p)) l.bastion = *x;
+        if (auto x = m_r.string(n, "image", p)) {
+            if (!valid_image_ref(*x))
+                m_r.diags().error(
+                    m_r.pos(n["image"]),
+                    "local.image is not an image reference (got \"" + printable(*x) + "\")",
+                    "e.g. localhost/my-node:bookworm (an image with systemd, sshd and python3)");
+            else
+                l.image = *x;
+        }
+        for (auto [key, out] : {std::pair{"mirror", &l.mirror}, std::pair{"apt_proxy", &l.apt_proxy}}) {
+            auto x = m_r.string(n, key, p);
+            if (!x) continue;
+            if (!(starts_with(*x, "http://") || starts_with(*x, "https://")) || x->size() < 10 ||
+                x->find_first_of(" \t\n\"'\\") != std::string::npos)
+                m_r.diags().error(m_r.pos(n[key]),
+                                  "local." + std::string(key) +
+                                      " must be an http:// or https:// URL (got \"" + printable(*x) + "\")",
+                                  std::string(key) == "mirror" ? "e.g. http://deb.debian.org/debian"
+                                                               : "e.g. http://10.0.0.1:3142");
+            else
+                *out = *x;
+        }
+        if (l.nodes_as == "containers" && l.bastion)
+            m_r.diags().error(m_r.pos(n["bastion"]),
+                              "local.bastion cannot be combined with local.nodes_as: containers",
+                              "container nodes fetch packages through the bridge, which workers behind a "
+                              "bastion cannot reach; use one of the two");
+        if (l.nodes_as != "containers") {
+            for (const char* key : {"image", "mirror", "apt_proxy"}) {
+                if (n[key])
+                    m_r.diags().error(m_r.pos(n[key]),
+                                      std::string("local.") + key +
+                                          " applies only to local.nodes_as: containers",
+                                      "set local.nodes_as: containers, or remove it");
+            }
+        }
+    }
+
+    // Registry references as podman and docker accept them: [host[:port]/]path[:tag][@digest].
+    static bool valid_image_ref(const std::string& x) {
+        if (x.empty() || x.size() > 255) return false;
+        for (unsigned char c : x) {
+            if (!(std::isalnum(c) || std::strchr("._-/:@", c))) return false;
+        }
+        return std::isalnum(static_cast<unsigned char>(x.front())) && x.find("..") == std::string::npos &&
+               x.find("//") == std::string::npos;
     }
 
     void rate(const YAML::Node& n, const std::string& key, const std::string& p, std::uint64_t& out,

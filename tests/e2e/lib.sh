@@ -34,6 +34,9 @@ assert_gone() {
   if ip netns list | grep -q "^ddl-$name-"; then fail "namespaces of $name left: $(ip netns list | grep "ddl-$name-")"; fi
   if pgrep -f "$STATE/$name/" >/dev/null; then fail "processes of $name left: $(pgrep -af "$STATE/$name/")"; fi
   if [ -e "$STATE/$name" ]; then fail "state folder of $name left"; fi
+  if command -v podman >/dev/null && [ -n "$(podman ps -a --filter "label=ddl.cluster=$name" --format '{{.Names}}')" ]; then
+    fail "containers of $name left"
+  fi
   local tag
   tag=$(python3 - "$name" <<'PY'
 import sys

@@ -49,6 +49,23 @@ TEST_CASE("a local plan uses the spec's subnet and numbers nodes from .11") {
     CHECK(LocalPlan::from_json(p.to_json()).to_json() == p.to_json());
 }
 
+TEST_CASE("a container-node plan names a container per node and the proxy on the bridge") {
+    auto p = LocalPlan::from_spec(local_spec("demo", "  subnet: 10.231.0.0/24\n  nodes_as: containers\n"));
+    CHECK(p.containers);
+    CHECK(p.image == k_default_node_image);
+    CHECK(p.own_apt_proxy);
+    CHECK(p.apt_proxy == "http://10.231.0.1:3142");
+    CHECK(p.nodes[2].container == "ddl-demo-worker2");
+    CHECK(LocalPlan::from_json(p.to_json()).to_json() == p.to_json());
+
+    auto q = LocalPlan::from_spec(local_spec("demo", "  nodes_as: containers\n  image: localhost/n:1\n"
+                                                     "  apt_proxy: http://10.9.9.9:3142\n"));
+    CHECK(q.image == "localhost/n:1");
+    CHECK_FALSE(q.own_apt_proxy);
+    CHECK(q.apt_proxy == "http://10.9.9.9:3142");
+    CHECK(LocalPlan::from_spec(local_spec("demo")).nodes[0].container.empty());
+}
+
 namespace {
 Spec slurm_spec(const std::string& body) {
     auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\n" + body, "c.yaml");
@@ -104,16 +121,16 @@ TEST_CASE("ansible variables tell the roles what kind of node they configure") {
         return nlohmann::json::parse(f->at("ansible/vars.json"));
     };
     auto ns = vars(local_spec("kinds"));
-    CHECK(ns["ddl_node_kind"] == "namespace");
+    CHECK(ns["ddl_nodes_as"] == "namespaces");
     Spec c = local_spec("kinds");
-    c.local.nodes_as = "containers"; // the loader refuses it until the local target has it
+    c.local.nodes_as = "containers";
     auto ct = vars(c);
-    CHECK(ct["ddl_node_kind"] == "container");
+    CHECK(ct["ddl_nodes_as"] == "containers");
     CHECK(ct["ddl_shared_fs"] == "auto");
     CHECK(ct["ddl_jupyter_install"] == "apt");
     CHECK(ct["ddl_grafana"] == false);
     auto m = vars(slurm_spec("slurm:\n  partition: gpu\n"));
-    CHECK(m["ddl_node_kind"] == "machine");
+    CHECK(m["ddl_nodes_as"] == "machines");
     CHECK(m["ddl_shared_fs"] == "nfs");
     CHECK(m["ddl_jupyter_install"] == "pip");
     CHECK(m["ddl_grafana"] == true);
