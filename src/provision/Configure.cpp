@@ -110,7 +110,7 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
         !s)
         return s.error();
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
-                       "-e", nlohmann::json{{"ddl_dist_dir", dist_dir()}}.dump()},
+                       "-e", "@" + secrets, "-e", nlohmann::json{{"ddl_dist_dir", dist_dir()}}.dump()},
               .cwd = data_dir() + "/playbooks",
               .env_set = {{"ANSIBLE_CONFIG", data_dir() + "/playbooks/ansible.cfg"},
                           {"ANSIBLE_PIPELINING", "True"},

@@ -21,6 +21,10 @@ std::string dump(const nlohmann::json& j) {
 nlohmann::json ansible_vars(const Spec& s) {
     // GPULab jobs run in containers on GPU hosts it manages: drivers and container runtime are its own.
     const bool driver_roles = s.target != Target::gpulab;
+    // Namespace nodes share this machine's file system (site.yml applies only the base roles there);
+    // container nodes have their own but cannot reach Grafana's repository or PyPI, and their kernel
+    // may lack nfsd (the nfs_server role then serves the folder over sshfs).
+    const bool container = s.target == Target::local && s.local.nodes_as == "containers";
     return {{"ddl_cluster", s.name},
             {"ddl_target", to_string(s.target)},
             // Local namespace nodes share this machine's file system: roles must not install packages there.
@@ -32,9 +36,18 @@ nlohmann::json ansible_vars(const Spec& s) {
             {"ddl_nfs_enabled", s.services.nfs},
             {"ddl_nfs_export", s.services.nfs_export},
             {"ddl_nfs_mount", s.services.nfs_mount},
+            {"ddl_shared_fs", s.services.nfs_transport != "auto" ? s.services.nfs_transport
+                              : container                        ? "auto"
+                                                                 : "nfs"},
             {"ddl_jupyter_enabled", s.services.jupyter},
             {"ddl_jupyter_port", s.services.jupyter_port},
+            {"ddl_jupyter_install", s.services.jupyter_install != "auto" ? s.services.jupyter_install
+                                    : container                          ? "apt"
+                                                                         : "pip"},
             {"ddl_monitoring_enabled", s.services.monitoring},
+            {"ddl_grafana", s.services.grafana && !container},
+            // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere.
+            {"ddl_docker_without_gpu", !s.runtime.image.empty()},
             {"ddl_runtime_backend", to_string(s.runtime.backend)},
             {"ddl_runtime_interface", s.runtime.interface},
             {"ddl_master_port", s.runtime.master_port}};

@@ -146,10 +146,16 @@ nlohmann::json Spec::to_json() const {
                 {"driver_branch", gpu.driver_branch},
                 {"container_toolkit", gpu.container_toolkit},
                 {"allow_reboot", gpu.allow_reboot}};
-    j["services"] = {
-        {"nfs", {{"enabled", services.nfs}, {"export", services.nfs_export}, {"mount", services.nfs_mount}}},
-        {"jupyter", {{"enabled", services.jupyter}, {"port", services.jupyter_port}}},
-        {"monitoring", {{"enabled", services.monitoring}}}};
+    j["services"] = {{"nfs",
+                      {{"enabled", services.nfs},
+                       {"export", services.nfs_export},
+                       {"mount", services.nfs_mount},
+                       {"transport", services.nfs_transport}}},
+                     {"jupyter",
+                      {{"enabled", services.jupyter},
+                       {"port", services.jupyter_port},
+                       {"install", services.jupyter_install}}},
+                     {"monitoring", {{"enabled", services.monitoring}, {"grafana", services.grafana}}}};
     j["runtime"] = {
         {"backend", to_string(runtime.backend)},
         {"interface", runtime.interface},

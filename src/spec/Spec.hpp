@@ -141,9 +141,12 @@ struct ServicesSpec {
     bool nfs = true;
     std::string nfs_export = "/srv/ddl";
     std::string nfs_mount = "/shared";
+    std::string nfs_transport = "auto"; // auto | nfs | sshfs (auto: sshfs where the kernel has no nfsd)
     bool jupyter = false;
     int jupyter_port = 8888;
+    std::string jupyter_install = "auto"; // auto | pip | apt (auto: apt on container nodes, else pip)
     bool monitoring = false;
+    bool grafana = true; // never on local container nodes (its repository is not reachable from them)
 };
 
 struct RuntimeSpec {

@@ -695,20 +695,25 @@ private:
         m_r.check_keys(n, "services", {"nfs", "jupyter", "monitoring"});
         auto& s = m_s.services;
         if (auto x = n["nfs"]; x.IsDefined() && m_r.expect_map(x, "services.nfs")) {
-            m_r.check_keys(x, "services.nfs", {"enabled", "export", "mount"});
+            m_r.check_keys(x, "services.nfs", {"enabled", "export", "mount", "transport"});
             if (auto b = m_r.boolean(x, "enabled", "services.nfs")) s.nfs = *b;
+            if (auto t = m_r.choice(x, "transport", "services.nfs", {"auto", "nfs", "sshfs"}))
+                s.nfs_transport = *t;
             abs_path(x, "export", "services.nfs", s.nfs_export);
             abs_path(x, "mount", "services.nfs", s.nfs_mount);
         }
         if (auto x = n["jupyter"]; x.IsDefined() && m_r.expect_map(x, "services.jupyter")) {
-            m_r.check_keys(x, "services.jupyter", {"enabled", "port"});
+            m_r.check_keys(x, "services.jupyter", {"enabled", "port", "install"});
             if (auto b = m_r.boolean(x, "enabled", "services.jupyter")) s.jupyter = *b;
+            if (auto i = m_r.choice(x, "install", "services.jupyter", {"auto", "pip", "apt"}))
+                s.jupyter_install = *i;
             if (auto v = m_r.integer(x, "port", "services.jupyter", 1024, 65535))
                 s.jupyter_port = static_cast<int>(*v);
         }
         if (auto x = n["monitoring"]; x.IsDefined() && m_r.expect_map(x, "services.monitoring")) {
-            m_r.check_keys(x, "services.monitoring", {"enabled"});
+            m_r.check_keys(x, "services.monitoring", {"enabled", "grafana"});
             if (auto b = m_r.boolean(x, "enabled", "services.monitoring")) s.monitoring = *b;
+            if (auto b = m_r.boolean(x, "grafana", "services.monitoring")) s.grafana = *b;
         }
     }
 

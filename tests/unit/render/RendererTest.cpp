@@ -113,3 +113,35 @@ TEST_CASE("the runtime folder, backend and interface reach the job's environment
     CHECK(has_line(text, "export DDL_IFACE=ib0 NCCL_SOCKET_IFNAME=ib0"));
     CHECK(has_line(text, "export DDL_MASTER_PORT=29600 MASTER_PORT=29600"));
 }
+
+TEST_CASE("ansible variables tell the roles what kind of node they configure") {
+    auto vars = [](const Spec& s) {
+        auto f = render_spec(s);
+        REQUIRE(f.ok());
+        return nlohmann::json::parse(f->at("ansible/vars.json"));
+    };
+    auto ns = vars(local_spec("kinds"));
+    CHECK(ns["ddl_nodes_as"] == "namespaces");
+    Spec c = local_spec("kinds");
+    c.local.nodes_as = "containers";
+    auto ct = vars(c);
+    CHECK(ct["ddl_nodes_as"] == "containers");
+    CHECK(ct["ddl_shared_fs"] == "auto");
+    CHECK(ct["ddl_jupyter_install"] == "apt");
+    CHECK(ct["ddl_grafana"] == false);
+    auto m = vars(slurm_spec("slurm:\n  partition: gpu\n"));
+    CHECK(m["ddl_nodes_as"] == "machines");
+    CHECK(m["ddl_shared_fs"] == "nfs");
+    CHECK(m["ddl_jupyter_install"] == "pip");
+    CHECK(m["ddl_grafana"] == true);
+    CHECK(m["ddl_docker_without_gpu"] == false);
+    auto img =
+        vars(slurm_spec("slurm:\n  partition: gpu\nruntime:\n  image: nvcr.io/nvidia/pytorch:24.01-py3\n"));
+    CHECK(img["ddl_docker_without_gpu"] == true);
+    auto chosen =
+        vars(slurm_spec("slurm:\n  partition: gpu\nservices:\n  nfs: {transport: sshfs}\n"
+                        "  jupyter: {install: apt}\n  monitoring: {enabled: true, grafana: false}\n"));
+    CHECK(chosen["ddl_shared_fs"] == "sshfs");
+    CHECK(chosen["ddl_jupyter_install"] == "apt");
+    CHECK(chosen["ddl_grafana"] == false);
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The configure phase's roles applied for real on nodes that each have their own file system: a 3-node
+# local cluster with `local.nodes_as: containers` (systemd in rootful podman containers, apt through the
+# cluster's apt-cacher-ng). Checks: ssh_mesh, the shared folder over sshfs (this kernel has no nfsd: the
+# auto transport falls back), Jupyter from apt with the cluster token, node exporters + Prometheus; the GPU
+# roles' skip path; a second configure run with changed=0 on every node; `ddl smoke-test` passing its
+# NFS, Jupyter and Prometheus checks; a check-mode rehearsal of the GPU roles, the DCGM exporter and Grafana.
+source "$(dirname "$0")/lib.sh"
+command -v podman >/dev/null || fail "podman missing (scripts/install-deps.sh installs it)"
+name=rolesct
+spec "$name" 3 "  nodes_as: containers" "services:" "  nfs: {enabled: true}" "  jupyter: {enabled: true}" \
+  "  monitoring: {enabled: true}" "runtime:" "  backend: tcp"
+events="$STATE/$name/logs/ansible.jsonl"
+# stats_of FILE: "host:changed:failures ..." from the callback's final line.
+stats_of() { python3 -c 'import json,sys
+s=[json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+assert s["event"]=="stats", s
+print(" ".join("%s:%d:%d" % (h, v["changed"], v["failures"]) for h, v in sorted(s["hosts"].items())))' "$1"; }
+
+t0=$SECONDS
+ddl deploy "$name.yaml" >d1.log 2>&1 || { cat d1.log; grep '"failed"' "$events" | head -5; fail "first deploy"; }
+echo "first deploy: $((SECONDS - t0)) s; $(stats_of "$events")"
+for h in master worker1 worker2; do
+  grep -q "\"msg\": \"nvidia_driver skipped on $h: no NVIDIA GPU on its PCI bus" "$events" || fail "no GPU skip message for $h"
+  grep -q "\"msg\": \"container_toolkit skipped on $h: no NVIDIA GPU" "$events" || fail "no container_toolkit skip message for $h"
+done
+grep -q "served over sshfs (this kernel has no nfsd)" "$events" || fail "the shared folder does not fall back to sshfs"
+ok "first deploy applies every role; GPU roles skip with a message on GPU-less nodes"
+
+ddl exec --cluster "$name" -- 'ssh worker2 hostname && ssh master hostname' >mesh.out 2>&1 || { cat mesh.out; fail "node-to-node ssh"; }
+ddl exec --cluster "$name" -- 'ssh -o BatchMode=yes 127.0.0.1 true' >strict.out 2>&1 && fail "an unpinned host key was accepted"
+grep -q "Host key verification failed" strict.out || { cat strict.out; fail "strict host key checking"; }
+ddl exec --cluster "$name" -- "findmnt -n -o FSTYPE /shared" >fs.out 2>&1 || { cat fs.out; fail "shared folder"; }
+[ "$(grep -c 'fuse.sshfs' fs.out)" = 2 ] || { cat fs.out; fail "workers do not mount the master's folder over sshfs"; }
+ok "node-to-node SSH with pinned host keys (an unknown key is refused); workers mount /shared over sshfs"
+
+t0=$SECONDS
+ddl deploy "$name.yaml" --only configure >d2.log 2>&1 || { cat d2.log; fail "second configure"; }
+s2=$(stats_of "$events")
+echo "second configure: $((SECONDS - t0)) s; $s2"
+[ "$s2" = "master:0:0 worker1:0:0 worker2:0:0" ] || { grep '"changed": true' "$events" | head; fail "second run changed something: $s2"; }
+ok "second configure run: changed=0 on every node"
+
+# Check mode: the GPU roles (a GPU assumed), the DCGM exporter and Grafana, whose repositories are not
+# reachable here, rehearsed against the same nodes with ddl's inventory, variables and callback.
+pb="$DDL_SOURCE_DIR/playbooks"
+ANSIBLE_CONFIG="$pb/ansible.cfg" ANSIBLE_HOST_KEY_CHECKING=True ANSIBLE_PIPELINING=True ANSIBLE_FORKS=4 \
+  ansible-playbook -i "$STATE/$name/ansible/inventory.yml" "$pb/site.yml" --check \
+  -e "@$STATE/$name/rendered/ansible/vars.json" -e "@$STATE/$name/ansible/secrets.json" \
+  -e "{\"ddl_dist_dir\": \"$DDL_BINARY_DIR/dist\", \"ddl_nvidia_assume_gpu\": true, \"ddl_grafana\": true, \"ddl_kernel_headers_package\": \"linux-headers-amd64\"}" \
+  >check.jsonl 2>check.err || { tail check.err; grep '"failed"' check.jsonl | head; fail "check-mode rehearsal"; }
+for h in master worker1 worker2; do
+  for t in "nvidia_driver : Nouveau is blacklisted" "container_toolkit : NVIDIA's repository is configured for its key only" \
+           "container_toolkit : Docker engine package is installed" "monitoring : DCGM exporter service is defined"; do
+    grep "\"host\": \"$h\"" check.jsonl | grep "\"task\": \"$t\"" | grep -q '"changed": true' || fail "check mode: '$t' would not change $h"
+  done
+done
+grep '"host": "master"' check.jsonl | grep '"task": "monitoring : Cluster dashboard is present"' | grep -q '"changed": true' \
+  || fail "check mode: Grafana's dashboard would not be provisioned"
+ddl exec --cluster "$name" -- 'test ! -e /etc/modprobe.d/ddl-blacklist-nouveau.conf && test ! -e /etc/apt/sources.list.d/grafana.list' \
+  >/dev/null || fail "check mode changed a node"
+ok "check mode rehearses the driver, container toolkit, DCGM exporter and Grafana on every node without changing them"
+
+ddl destroy "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
+assert_gone "$name"
+t0=$SECONDS
+set +e; ddl smoke-test "$name.yaml" --junit smoke.xml >smoke.out 2>&1; rc=$?; set -e
+if [ $rc != 0 ]; then
+  # Known and reported in docs/status.md: a runtime built here against CUDA (libcudart/libnccl from
+  # /usr/local/cuda) cannot start on container nodes, which have no CUDA. Nothing else may fail.
+  others=$(grep "^  FAIL" smoke.out | grep -v "allreduce" || true)
+  [ -z "$others" ] && grep -q "libcudart\|libnccl" smoke.out || { cat smoke.out; fail "smoke test"; }
+  echo "note: the allreduce check failed only because the runtime links CUDA libraries the containers lack"
+fi
+echo "smoke test: $((SECONDS - t0)) s"
+for c in "nfs read (worker1)" "nfs read (worker2)" "jupyter (master) .*answers with the token, refuses without" "prometheus (master)"; do
+  grep -q "ok   checks   $c" smoke.out || { cat smoke.out; fail "smoke check $c"; }
+done
+assert_gone "$name"
+ok "ddl smoke-test passes the shared-folder, Jupyter and Prometheus checks on the configured nodes"
