@@ -275,9 +275,8 @@ Status LocalContainers::ensure_running(const LocalNodePlan& node, const std::str
         // FUSE for the shared folder's fallback when the kernel has no NFS.
         "--device", "/dev/fuse", "--cap-add", "SYS_ADMIN", "--no-hosts", "--dns", "none", "--volume",
         dir + ":/etc/ddl-node:ro", "--volume", dir + "/sshd_config:/etc/ssh/sshd_config:ro", "--volume",
-        dir + "/hosts:/etc/hosts:ro", "--volume", dir + "/machine-id:/etc/machine-id:ro", "--volume",
-        dir + "/resolv.conf:/etc/resolv.conf:ro", "--volume",
-        dir + "/apt-proxy.conf:/etc/apt/apt.conf.d/00ddl-proxy:ro"};
+        dir + "/machine-id:/etc/machine-id:ro", "--volume", dir + "/resolv.conf:/etc/resolv.conf:ro",
+        "--volume", dir + "/apt-proxy.conf:/etc/apt/apt.conf.d/00ddl-proxy:ro"};
     // The machine's CUDA toolkit, read-only, where it has one: the runtime is linked against its NCCL and
     // CUDA runtime, as a GPU host's container would see them through the NVIDIA container toolkit.
     if (path_exists(k_cuda_dir)) {
@@ -286,6 +285,8 @@ Status LocalContainers::ensure_running(const LocalNodePlan& node, const std::str
     args.insert(args.end(), {m_plan.image, "/sbin/init"});
     if (auto s = m_ctx.run(podman(args)); !s)
         return Error{"starting container " + node.container + ": " + s.error().message};
+    // Copied, not mounted: the roles add their own block to it (a bind-mounted file cannot be replaced).
+    if (auto s = m_ctx.run(podman({"cp", dir + "/hosts", node.container + ":/etc/hosts"})); !s) return s;
     return wait_for_sshd(node);
 }
 
