@@ -274,7 +274,10 @@ Status LocalContainers::ensure_running(const LocalNodePlan& node, const std::str
         "--ulimit", "nofile=8192:8192", "--ulimit", "nproc=8192:8192", "--shm-size", "1g",
         // FUSE for the shared folder's fallback when the kernel has no NFS.
         "--device", "/dev/fuse", "--cap-add", "SYS_ADMIN", "--no-hosts", "--dns", "none", "--volume",
-        dir + ":/etc/ddl-node:ro", "--volume", dir + "/sshd_config:/etc/ssh/sshd_config:ro", "--volume",
+        dir + ":/etc/ddl-node:ro", "--volume", dir + "/sshd_config:/etc/ssh/sshd_config:ro",
+        // ddl's host key where a machine keeps its own: Ansible's facts (ssh_mesh pins them) read it there.
+        "--volume", dir + "/ssh_host_ed25519_key:/etc/ssh/ssh_host_ed25519_key:ro", "--volume",
+        dir + "/ssh_host_ed25519_key.pub:/etc/ssh/ssh_host_ed25519_key.pub:ro", "--volume",
         dir + "/machine-id:/etc/machine-id:ro", "--volume", dir + "/resolv.conf:/etc/resolv.conf:ro",
         "--volume", dir + "/apt-proxy.conf:/etc/apt/apt.conf.d/00ddl-proxy:ro"};
     // The machine's CUDA toolkit, read-only, where it has one: the runtime is linked against its NCCL and

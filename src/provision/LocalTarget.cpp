@@ -129,7 +129,8 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                                               : std::string()) +
         "Port 22\n"
         "HostKey " +
-        seen + "/ssh_host_ed25519_key\n" + pid_line + "AuthorizedKeysFile " + authorized +
+        (plan.containers ? std::string("/etc/ssh") : seen) + "/ssh_host_ed25519_key\n" + pid_line +
+        "AuthorizedKeysFile " + authorized +
         "\n"
         "PermitRootLogin prohibit-password\n"
         "PubkeyAuthentication yes\n"

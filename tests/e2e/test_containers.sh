@@ -26,8 +26,12 @@ ok "systemd runs every node; exec reaches them"
 
 ids=$(ddl exec --cluster ctr -- cat /etc/machine-id | sed 's/^\[[^]]*\] //' | sort -u | wc -l)
 [ "$ids" = 3 ] || fail "machine ids are not distinct ($ids)"
-keys=$(ddl exec --cluster ctr -- sh -c 'ls /etc/ssh/ssh_host_* 2>/dev/null | wc -l' | sed 's/^\[[^]]*\] //' | sort -u)
-[ "$keys" = 0 ] || fail "the image's shared host keys are still in the nodes"
+keys=$(ddl exec --cluster ctr -- sh -c 'ls /etc/ssh/ssh_host_*' | sed 's/^\[[^]]*\] //' | sort -u | tr '\n' ' ')
+[ "$keys" = "/etc/ssh/ssh_host_ed25519_key /etc/ssh/ssh_host_ed25519_key.pub " ] || fail "host keys in the nodes: $keys"
+pubs=$(ddl exec --cluster ctr -- cat /etc/ssh/ssh_host_ed25519_key.pub | sed 's/^\[[^]]*\] //' | sort -u | wc -l)
+[ "$pubs" = 3 ] || fail "nodes share a host key ($pubs distinct)"
+grep -qF "$(ddl exec --cluster ctr --nodes worker1 -- cat /etc/ssh/ssh_host_ed25519_key.pub | sed 's/^\[[^]]*\] //' | cut -d' ' -f2)" \
+  "$STATE/ctr/known_hosts" || fail "worker1's host key is not the one ddl pinned"
 ok "distinct machine ids; no host key shared through the image"
 
 # A package installed on worker1 through the proxy is on worker1 only.
