@@ -28,7 +28,7 @@ grep -q "served over sshfs (this kernel has no nfsd)" "$events" || fail "the sha
 ok "first deploy applies every role; GPU roles skip with a message on GPU-less nodes"
 
 ddl exec --cluster "$name" -- 'ssh worker2 hostname && ssh master hostname' >mesh.out 2>&1 || { cat mesh.out; fail "node-to-node ssh"; }
-ddl exec --cluster "$name" -- 'ssh -o BatchMode=yes 127.0.0.1 true' >strict.out 2>&1 && fail "an unpinned host key was accepted"
+ddl exec --cluster "$name" -- 'ssh -o BatchMode=yes -o HostKeyAlias=not-pinned master true' >strict.out 2>&1 && fail "an unpinned host key was accepted"
 grep -q "Host key verification failed" strict.out || { cat strict.out; fail "strict host key checking"; }
 ddl exec --cluster "$name" -- "findmnt -n -o FSTYPE /shared" >fs.out 2>&1 || { cat fs.out; fail "shared folder"; }
 [ "$(grep -c 'fuse.sshfs' fs.out)" = 2 ] || { cat fs.out; fail "workers do not mount the master's folder over sshfs"; }
