@@ -233,8 +233,7 @@ Status LocalContainers::build_image() {
     return {};
 }
 
-Status LocalContainers::write_node_files(const LocalNodePlan& node, const std::string& dir) {
-    (void)node;
+Status LocalContainers::write_node_files(const std::string& dir) {
     std::string apt =
         "// Written by ddl: packages come through the cluster's apt proxy.\nAcquire::http::Proxy \"" +
         m_plan.apt_proxy + "\";\n";

@@ -30,7 +30,7 @@ public:
     Status ensure_image();
 
     // Files the node's container mounts: sshd_config for the container's paths and apt's proxy setting.
-    Status write_node_files(const LocalNodePlan& node, const std::string& dir);
+    Status write_node_files(const std::string& dir);
     // The node's container is running (created, or started again after a stop).
     Status ensure_running(const LocalNodePlan& node, const std::string& dir);
     // Removes the node's container whatever its state; absent is fine.

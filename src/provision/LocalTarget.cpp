@@ -171,7 +171,7 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                                         {"init.sh", init, 0700}}) {
         if (auto s = write_file_atomic(dir + "/" + f.name, f.content, f.mode); !s) return s;
     }
-    if (plan.containers) return LocalContainers(ctx, plan).write_node_files(node, dir);
+    if (plan.containers) return LocalContainers(ctx, plan).write_node_files(dir);
     return {};
 }
 
