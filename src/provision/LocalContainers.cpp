@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -280,9 +281,14 @@ Status LocalContainers::ensure_running(const LocalNodePlan& node, const std::str
         dir + "/machine-id:/etc/machine-id:ro", "--volume", dir + "/resolv.conf:/etc/resolv.conf:ro",
         "--volume", dir + "/apt-proxy.conf:/etc/apt/apt.conf.d/00ddl-proxy:ro"};
     // The machine's CUDA toolkit, read-only, where it has one: the runtime is linked against its NCCL and
-    // CUDA runtime, as a GPU host's container would see them through the NVIDIA container toolkit.
+    // CUDA runtime, as a GPU host's container would see them through the NVIDIA container toolkit. Under
+    // both its names: a build that found CUDA through the versioned folder (/usr/local/cuda-13.0, when
+    // nvcc is not on PATH) records that one in the programs' RUNPATH.
     if (path_exists(k_cuda_dir)) {
         args.insert(args.end(), {"--volume", std::string(k_cuda_dir) + ":" + k_cuda_dir + ":ro"});
+        std::error_code ec;
+        const auto real = std::filesystem::canonical(k_cuda_dir, ec).string();
+        if (!ec && real != k_cuda_dir) args.insert(args.end(), {"--volume", real + ":" + real + ":ro"});
     }
     args.insert(args.end(), {m_plan.image, "/sbin/init"});
     if (auto s = m_ctx.run(podman(args)); !s)
