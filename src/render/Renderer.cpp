@@ -5,6 +5,7 @@
 #include "render/OpenstackInputs.hpp"
 #include "render/RequestRspec.hpp"
 #include "render/SlurmScript.hpp"
+#include "spec/ImageRef.hpp"
 #include "util/Files.hpp"
 
 #include <filesystem>
@@ -21,23 +22,33 @@ std::string dump(const nlohmann::json& j) {
 nlohmann::json ansible_vars(const Spec& s) {
     // GPULab jobs run in containers on GPU hosts it manages: drivers and container runtime are its own.
     const bool driver_roles = s.target != Target::gpulab;
-    return {{"ddl_cluster", s.name},
-            {"ddl_target", to_string(s.target)},
-            // Local namespace nodes share this machine's file system: roles must not install packages there.
-            {"ddl_nodes_as", s.target == Target::local ? s.local.nodes_as : "machines"},
-            {"ddl_gpu_driver", driver_roles && s.gpu.driver},
-            {"ddl_gpu_driver_branch", s.gpu.driver_branch},
-            {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
-            {"ddl_allow_reboot", s.gpu.allow_reboot},
-            {"ddl_nfs_enabled", s.services.nfs},
-            {"ddl_nfs_export", s.services.nfs_export},
-            {"ddl_nfs_mount", s.services.nfs_mount},
-            {"ddl_jupyter_enabled", s.services.jupyter},
-            {"ddl_jupyter_port", s.services.jupyter_port},
-            {"ddl_monitoring_enabled", s.services.monitoring},
-            {"ddl_runtime_backend", to_string(s.runtime.backend)},
-            {"ddl_runtime_interface", s.runtime.interface},
-            {"ddl_master_port", s.runtime.master_port}};
+    return {
+        {"ddl_cluster", s.name},
+        {"ddl_target", to_string(s.target)},
+        // Local namespace nodes share this machine's file system: roles must not install packages there.
+        {"ddl_nodes_as", s.target == Target::local ? s.local.nodes_as : "machines"},
+        {"ddl_gpu_driver", driver_roles && s.gpu.driver},
+        {"ddl_gpu_driver_branch", s.gpu.driver_branch},
+        {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
+        {"ddl_allow_reboot", s.gpu.allow_reboot},
+        {"ddl_nfs_enabled", s.services.nfs},
+        {"ddl_nfs_export", s.services.nfs_export},
+        {"ddl_nfs_mount", s.services.nfs_mount},
+        {"ddl_jupyter_enabled", s.services.jupyter},
+        {"ddl_jupyter_port", s.services.jupyter_port},
+        {"ddl_monitoring_enabled", s.services.monitoring},
+        {"ddl_runtime_backend", to_string(s.runtime.backend)},
+        {"ddl_runtime_interface", s.runtime.interface},
+        {"ddl_master_port", s.runtime.master_port},
+        // The training container (#11): the play that keeps it runs only when an image is set.
+        {"ddl_training_container_enabled", !s.runtime.image.empty()},
+        {"ddl_training_image", s.runtime.image},
+        {"ddl_training_registry", s.runtime.image.empty() ? "" : parse_image_ref(s.runtime.image)->registry},
+        {"ddl_training_container_prefix", "ddl-train-" + s.name + "-"},
+        {"ddl_container_engine", s.runtime.container_engine},
+        {"ddl_container_engine_cmd", s.container_engine_argv()},
+        {"ddl_training_shm_size", s.runtime.shm_size},
+        {"ddl_training_mounts", s.runtime.mounts}};
 }
 
 // The module as compiled in, its inputs and backend: a folder `terraform init/plan/apply` runs in.
