@@ -334,7 +334,8 @@ Status LocalTarget::provision(Context& ctx) {
 // stopped them (conmon and the container run in the node's namespace); podman still lists them.
 // podman from this namespace can remove them; it must not start them (they would run outside the node).
 Status LocalTarget::remove_training_containers(const Context& ctx) {
-    if (ctx.spec.runtime.image.empty()) return {};
+    // No podman on this machine: it cannot have started any.
+    if (ctx.spec.runtime.image.empty() || find_in_path("podman").empty()) return {};
     std::vector<std::string> podman{"podman", "--runtime", "runc"};
     auto with = [&](std::vector<std::string> args) {
         Command c{.argv = podman, .timeout = std::chrono::seconds(60)};
