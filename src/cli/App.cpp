@@ -121,8 +121,12 @@ int run_app(int argc, char** argv) {
     exec->add_option("--cluster", ref, "Cluster name or spec file");
     exec->add_option("--nodes", exec_nodes, "Only these nodes (comma separated)")->delimiter(',');
     exec->add_option("--timeout", exec_timeout, "Seconds per node")->check(k_seconds)->capture_default_str();
+    bool exec_container = false;
+    exec->add_flag("--container", exec_container, "Run it inside each node's training container");
     exec->add_option("command", command, "Command after --");
-    exec->callback([&] { action = [&] { return cmd_exec(g, ref, exec_nodes, command, exec_timeout); }; });
+    exec->callback([&] {
+        action = [&] { return cmd_exec(g, ref, exec_nodes, command, exec_timeout, exec_container); };
+    });
 
     auto* ssh = app.add_subcommand("ssh", "Open a shell (or run a command) on one node");
     std::string node;
@@ -157,6 +161,7 @@ int run_app(int argc, char** argv) {
     run->add_option("-x,--env", ra.env, "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    run->add_flag("--container", ra.container, "Start each rank inside its node's training container");
     run->add_option("command", ra.command, "Program and arguments after --");
     run->callback([&] { action = [&] { return cmd_run(g, ra); }; });
     auto* bench = app.add_subcommand("bench", "Allreduce and training benchmarks");

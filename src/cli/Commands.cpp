@@ -112,6 +112,16 @@ std::string slurm_needs_srun(const std::string& what) {
                   "`ddl run -- PROG` (an srun step of the job)";
 }
 
+Status training_containers_ready(const Context& ctx) {
+    if (ctx.spec.runtime.image.empty())
+        return Error{"cluster " + ctx.state.cluster +
+                     " has no training container; set runtime.image in its spec and run `ddl deploy`"};
+    if (!ctx.state.phase_done("configure"))
+        return Error{"cluster " + ctx.state.cluster +
+                     " is not configured yet (its training containers start then); run `ddl deploy` first"};
+    return {};
+}
+
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     if (ctx.spec.target == Target::slurm) return Error{slurm_needs_srun("launching ranks over SSH")};
     if (!ctx.state.phase_done("probe"))
@@ -142,6 +152,9 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
             return Error{a.hostfile + ":" + std::to_string(h.line) + ": host " + h.host +
                          " is not a node of cluster " + ctx.state.cluster};
     }
+    if (a.container) {
+        if (auto s = training_containers_ready(ctx); !s) return s.error();
+    }
     PreparedLaunch p;
     p.transport = std::make_unique<SshRankTransport>(
         [&ctx, find_node](const std::string& host) -> std::optional<SshEndpoint> {
@@ -149,6 +162,14 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
             if (!n) return std::nullopt;
             return ctx.endpoint(*n);
         });
+    // Host networking: a container's rank has its node's addresses, so the rendezvous address and the
+    // interface choice are the same as for ranks on the node itself.
+    if (a.container)
+        p.transport->use_containers({.engine = ctx.spec.container_engine_argv(),
+                                     .container = [&ctx, find_node](const std::string& host) {
+                                         const NodeState* n = find_node(host);
+                                         return ctx.spec.training_container(n ? n->name : host);
+                                     }});
     auto& opts = p.opts;
     opts.hosts = hosts;
     opts.np = a.np;
@@ -688,7 +709,7 @@ int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::stri
 }
 
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& only,
-             const std::vector<std::string>& command, int timeout_s) {
+             const std::vector<std::string>& command, int timeout_s, bool container) {
     int open_rc = exit_code::k_failure;
     auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
@@ -710,11 +731,29 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
             return exit_code::k_bad_input;
         }
     }
+    if (container) {
+        if (auto s = training_containers_ready(ctx); !s) {
+            std::cerr << "ddl exec: " << s.error().message << "\n";
+            return exit_code::k_bad_input;
+        }
+    }
     std::string cmdline = command.size() == 1 ? command[0] : shell_join(command);
+    // In the container: the engine's exec with an argv (one word is a shell command line, as on the node).
+    auto node_cmdline = [&](const NodeState& n) {
+        if (!container) return cmdline;
+        std::vector<std::string> argv = ctx.spec.container_engine_argv();
+        argv.insert(argv.end(), {"exec", ctx.spec.training_container(n.name)});
+        if (command.size() == 1)
+            argv.insert(argv.end(), {"sh", "-c", command[0]});
+        else
+            argv.insert(argv.end(), command.begin(), command.end());
+        return shell_join(argv);
+    };
     std::mutex out_mutex;
     std::vector<std::string> failed;
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
-        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]), cmdline, std::chrono::seconds(timeout_s));
+        auto r =
+            ctx.remote.exec(ctx.endpoint(nodes[i]), node_cmdline(nodes[i]), std::chrono::seconds(timeout_s));
         std::lock_guard lock(out_mutex);
         if (!r) {
             std::cerr << "[" << nodes[i].name << "] error: " << r.error().message << "\n";

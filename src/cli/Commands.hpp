@@ -32,7 +32,7 @@ int cmd_status(const GlobalOptions& g, const std::string& ref);
 int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
                  const std::string& out);
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& nodes,
-             const std::vector<std::string>& command, int timeout_s);
+             const std::vector<std::string>& command, int timeout_s, bool container = false);
 // Forwards 127.0.0.1:LOCAL to a service bound to a node's localhost (jupyter, grafana, prometheus or a
 // port) with OpenSSH, printing the URL; runs until interrupted.
 int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string& service, int local_port,
@@ -49,6 +49,7 @@ struct RunArgs {
     std::vector<std::string> env; // NAME=VALUE or NAME (take this shell's value), as mpirun -x
     int max_nodes = 0;            // 0: every node; else only the first N nodes of the cluster
     bool forward_signals = true;  // the launcher relays SIGINT/SIGTERM to the ranks
+    bool container = false;       // each rank inside its node's training container (runtime.image)
     std::vector<std::string> command;
 };
 int cmd_run(const GlobalOptions& g, const RunArgs& a);

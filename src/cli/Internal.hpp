@@ -43,6 +43,8 @@ struct PreparedLaunch {
     runtime::LaunchOptions opts;
 };
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a);
+// Whether the cluster has training containers to run in (runtime.image set, configure done).
+Status training_containers_ready(const Context& ctx);
 // Why an SSH-based command does not apply to a slurm cluster, and what to use instead.
 std::string slurm_needs_srun(const std::string& what);
 // Runs a runtime tool that prints one JSON line on rank 0 (ddl-allreduce-test, ddl-train-bench

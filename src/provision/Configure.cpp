@@ -5,6 +5,7 @@
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace ddl {
@@ -27,6 +28,42 @@ void stop_ssh_masters(const Context& ctx, const std::string& control_dir) {
             {.argv = {"ssh", "-o", "ControlPath=" + e.path().string(), "-O", "exit", "ddl-node"},
              .timeout = std::chrono::seconds(5)});
     }
+}
+
+// Registry login for the training container's image: the user from DDL_REGISTRY_USER, the password from
+// the file DDL_REGISTRY_PASSWORD_FILE names or from DDL_REGISTRY_PASSWORD (both read by Ansible on this
+// machine and given to the engine on stdin); never the spec, the state or an argv.
+Result<nlohmann::json> registry_login_vars(const Context& ctx) {
+    auto env = [](const char* name) {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    std::string user = env("DDL_REGISTRY_USER"), file = env("DDL_REGISTRY_PASSWORD_FILE");
+    std::string password = env("DDL_REGISTRY_PASSWORD");
+    nlohmann::json vars{{"ddl_registry_user", ""}, {"ddl_registry_password_file", ""}};
+    if (ctx.spec.runtime.image.empty() || user.empty()) {
+        if (user.empty() && (!file.empty() || !password.empty()) && !ctx.spec.runtime.image.empty())
+            return Error{
+                "DDL_REGISTRY_PASSWORD_FILE or DDL_REGISTRY_PASSWORD is set but DDL_REGISTRY_USER is "
+                "not; set the registry user too (or unset both for a public image)"};
+        return vars;
+    }
+    if (file.empty() && password.empty())
+        return Error{"DDL_REGISTRY_USER is set but no password: set DDL_REGISTRY_PASSWORD_FILE to a file "
+                     "holding it (or DDL_REGISTRY_PASSWORD)"};
+    if (!file.empty()) {
+        if (!path_exists(file))
+            return Error{"DDL_REGISTRY_PASSWORD_FILE names " + file + ", which does not exist"};
+        if (auto text = read_file_limited(file, 64 * 1024); text)
+            log::register_secret(trim(*text));
+        else
+            return Error{"cannot read DDL_REGISTRY_PASSWORD_FILE " + file + ": " + text.error().message};
+    } else {
+        log::register_secret(password);
+    }
+    vars["ddl_registry_user"] = user;
+    vars["ddl_registry_password_file"] = file;
+    return vars;
 }
 
 } // namespace
@@ -109,8 +146,12 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
             secrets, nlohmann::json{{"ddl_jupyter_token", ctx.state.jupyter_token}}.dump(), 0600);
         !s)
         return s.error();
+    auto login = registry_login_vars(ctx);
+    if (!login) return login.error();
+    nlohmann::json controller_vars = *login;
+    controller_vars["ddl_dist_dir"] = dist_dir();
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
-                       "-e", "@" + secrets, "-e", nlohmann::json{{"ddl_dist_dir", dist_dir()}}.dump()},
+                       "-e", "@" + secrets, "-e", controller_vars.dump()},
               .cwd = data_dir() + "/playbooks",
               .env_set = {{"ANSIBLE_CONFIG", data_dir() + "/playbooks/ansible.cfg"},
                           {"ANSIBLE_PIPELINING", "True"},

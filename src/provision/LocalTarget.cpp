@@ -331,6 +331,32 @@ Status LocalTarget::provision(Context& ctx) {
     return {};
 }
 
+// The training containers (runtime.image) of a namespace cluster: killing the namespaces' processes
+// stopped them (conmon and the container run in the node's namespace); podman still lists them.
+// podman from this namespace can remove them; it must not start them (they would run outside the node).
+Status LocalTarget::remove_training_containers(const Context& ctx) {
+    // No podman on this machine: it cannot have started any.
+    if (ctx.spec.runtime.image.empty() || find_in_path("podman").empty()) return {};
+    std::vector<std::string> podman{"podman", "--runtime", "runc"};
+    auto with = [&](std::vector<std::string> args) {
+        Command c{.argv = podman, .timeout = std::chrono::seconds(60)};
+        c.argv.insert(c.argv.end(), args.begin(), args.end());
+        return c;
+    };
+    auto ids =
+        ctx.proc.run(with({"ps", "--all", "--quiet", "--filter", "label=ddl.training=" + ctx.spec.name}));
+    if (!ids)
+        return Error{"listing the training containers of " + ctx.spec.name + ": " + ids.error().message};
+    if (!ids->success()) return Error{"listing the training containers: podman: " + trim(ids->err)};
+    std::vector<std::string> list;
+    for (const auto& line : split_lines(ids->out))
+        if (!trim(line).empty()) list.push_back(trim(line));
+    if (list.empty()) return {};
+    std::vector<std::string> rm{"rm", "--force", "--ignore", "--time", "0"};
+    rm.insert(rm.end(), list.begin(), list.end());
+    return ctx.run(with(rm));
+}
+
 Status LocalTarget::destroy(Context& ctx) {
     auto& td = ctx.state.target_data;
     LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
@@ -368,6 +394,7 @@ Status LocalTarget::destroy(Context& ctx) {
                 problems.push_back(s.error().message);
         }
     }
+    if (auto s = remove_training_containers(ctx); !s) problems.push_back(s.error().message);
     kill_point("destroy:links-deleted");
     for (const auto& br : {plan.bridge, plan.private_bridge}) {
         if (br.empty() || !link_exists(ctx, br)) continue;

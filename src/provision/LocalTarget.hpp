@@ -22,6 +22,7 @@ private:
     Status setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index);
     Status write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index);
     Status start_sshd(const Context& ctx, const LocalNodePlan& node);
+    static Status remove_training_containers(const Context& ctx);
 };
 
 } // namespace ddl

@@ -48,8 +48,8 @@ const char* signal_name(int sig) {
 
 class SshRankHandle : public runtime::RankHandle {
 public:
-    SshRankHandle(SshEndpoint ep, runtime::RankStart start, runtime::RankEvents& events)
-        : m_ep(std::move(ep)), m_start(std::move(start)), m_events(events) {
+    SshRankHandle(SshEndpoint ep, runtime::RankStart start, std::string command, runtime::RankEvents& events)
+        : m_ep(std::move(ep)), m_start(std::move(start)), m_command(std::move(command)), m_events(events) {
         m_thread = std::thread([this] { run(); });
     }
     ~SshRankHandle() override {
@@ -90,7 +90,7 @@ private:
         if (!session) return finish({-1, 0, true, session.error().message});
         ssh_channel ch = ssh_channel_new(session->raw());
         if (!ch || ssh_channel_open_session(ch) != SSH_OK ||
-            ssh_channel_request_exec(ch, SshRankTransport::remote_command(m_start).c_str()) != SSH_OK) {
+            ssh_channel_request_exec(ch, m_command.c_str()) != SSH_OK) {
             std::string why = ssh_get_error(session->raw());
             if (ch) ssh_channel_free(ch);
             return finish({-1, 0, true, "cannot start the rank over SSH: " + why});
@@ -161,6 +161,7 @@ private:
 
     SshEndpoint m_ep;
     runtime::RankStart m_start;
+    std::string m_command;
     runtime::RankEvents& m_events;
     std::mutex m_mutex;
     std::deque<int> m_signals;
@@ -179,12 +180,28 @@ std::string SshRankTransport::remote_command(const runtime::RankStart& start) {
     return shell_join(argv);
 }
 
+std::string SshRankTransport::container_command(const runtime::RankStart& start,
+                                                const std::vector<std::string>& engine,
+                                                const std::string& container) {
+    // -i: the wrapper inside reads signal lines and EOF from the channel, through the engine.
+    std::vector<std::string> argv = engine;
+    argv.insert(argv.end(), {"exec", "-i"});
+    for (const auto& [k, v] : start.env)
+        argv.insert(argv.end(), {"-e", k + "=" + v});
+    argv.insert(argv.end(), {container, "sh", "-c", k_wrapper, "ddl-rank"});
+    argv.insert(argv.end(), start.argv.begin(), start.argv.end());
+    return shell_join(argv);
+}
+
 Result<std::unique_ptr<runtime::RankHandle>> SshRankTransport::start(const runtime::RankStart& start,
                                                                      runtime::RankEvents& events) {
     auto ep = m_resolver(start.host);
     if (!ep)
         return Error{"host " + start.host + " is not a node of this cluster; ddl knows no way to reach it"};
-    return std::unique_ptr<runtime::RankHandle>(std::make_unique<SshRankHandle>(*ep, start, events));
+    std::string command =
+        m_container ? container_command(start, m_container->engine, m_container->container(start.host))
+                    : remote_command(start);
+    return std::unique_ptr<runtime::RankHandle>(std::make_unique<SshRankHandle>(*ep, start, command, events));
 }
 
 } // namespace ddl

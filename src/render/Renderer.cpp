@@ -5,6 +5,7 @@
 #include "render/OpenstackInputs.hpp"
 #include "render/RequestRspec.hpp"
 #include "render/SlurmScript.hpp"
+#include "spec/ImageRef.hpp"
 #include "util/Files.hpp"
 
 #include <filesystem>
@@ -46,11 +47,21 @@ nlohmann::json ansible_vars(const Spec& s) {
                                                                          : "pip"},
             {"ddl_monitoring_enabled", s.services.monitoring},
             {"ddl_grafana", s.services.grafana && !container},
-            // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere.
-            {"ddl_docker_without_gpu", !s.runtime.image.empty()},
+            // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere
+            // when Docker is its engine.
+            {"ddl_docker_without_gpu", !s.runtime.image.empty() && s.runtime.container_engine == "docker"},
             {"ddl_runtime_backend", to_string(s.runtime.backend)},
             {"ddl_runtime_interface", s.runtime.interface},
-            {"ddl_master_port", s.runtime.master_port}};
+            {"ddl_master_port", s.runtime.master_port},
+            // The training container (#11): the play that keeps it runs only when an image is set.
+            {"ddl_training_container_enabled", !s.runtime.image.empty()},
+            {"ddl_training_image", s.runtime.image},
+            {"ddl_training_registry", s.runtime.image.empty() ? "" : parse_image_ref(s.runtime.image)->registry},
+            {"ddl_training_container_prefix", "ddl-train-" + s.name + "-"},
+            {"ddl_container_engine", s.runtime.container_engine},
+            {"ddl_container_engine_cmd", s.container_engine_argv()},
+            {"ddl_training_shm_size", s.runtime.shm_size},
+            {"ddl_training_mounts", s.runtime.mounts}};
 }
 
 // The module as compiled in, its inputs and backend: a folder `terraform init/plan/apply` runs in.

@@ -54,6 +54,13 @@ int Spec::node_count() const {
     }
 }
 
+std::vector<std::string> Spec::container_engine_argv() const {
+    if (runtime.container_engine != "podman") return {runtime.container_engine};
+    // crun cannot run containers on the local target's machine (no CAP_SYS_RESOURCE, hybrid cgroups).
+    if (target == Target::local) return {"podman", "--runtime", "runc"};
+    return {"podman"};
+}
+
 nlohmann::json Spec::to_json() const {
     using nlohmann::json;
     auto group = [](const NodeGroup& g) {
@@ -161,7 +168,10 @@ nlohmann::json Spec::to_json() const {
         {"interface", runtime.interface},
         {"slots_per_node", runtime.slots_per_node == 0 ? json("auto") : json(runtime.slots_per_node)},
         {"master_port", runtime.master_port},
-        {"image", runtime.image}};
+        {"image", runtime.image},
+        {"container_engine", runtime.container_engine},
+        {"shm_size", runtime.shm_size},
+        {"mounts", runtime.mounts}};
     j["hostfile"] = {{"format", to_string(hostfile_format)}};
     return j;
 }

@@ -154,7 +154,11 @@ struct RuntimeSpec {
     std::string interface;  // empty: auto (not lo, not docker*)
     int slots_per_node = 0; // 0: auto (GPUs, or 1 on CPU-only nodes)
     int master_port = 29500;
+    // The training container (#11): empty image means no container; the engine runs it on every node.
     std::string image;
+    std::string container_engine = "docker"; // docker | podman (the local target: podman)
+    std::string shm_size;                    // empty: --ipc=host (the machine's /dev/shm)
+    std::vector<std::string> mounts;         // extra "host:container[:ro]" bind mounts, absolute paths
 };
 
 struct Spec {
@@ -180,6 +184,10 @@ struct Spec {
     int node_count() const;
     // GPUs the node groups ask for (master + workers), for targets sized by GPUs (gpulab).
     int total_gpus() const { return master.count * master.gpus + workers.count * workers.gpus; }
+    // The training container on `node` (unique per node, also when several share one machine).
+    std::string training_container(const std::string& node) const { return "ddl-train-" + name + "-" + node; }
+    // The container engine's argv prefix on the nodes (podman runs only with runc on the local target).
+    std::vector<std::string> container_engine_argv() const;
     // The normalized spec with defaults, stable key order (used by render and state).
     nlohmann::json to_json() const;
 };

@@ -1,5 +1,6 @@
 #include "spec/SpecLoader.hpp"
 
+#include "spec/ImageRef.hpp"
 #include "spec/YamlReader.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
@@ -591,7 +592,7 @@ private:
         if (auto x = m_r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
         if (auto x = m_r.boolean(n, "bastion", p)) l.bastion = *x;
         if (auto x = m_r.string(n, "image", p)) {
-            if (!valid_image_ref(*x))
+            if (!parse_image_ref(*x))
                 m_r.diags().error(
                     m_r.pos(n["image"]),
                     "local.image is not an image reference (got \"" + printable(*x) + "\")",
@@ -626,18 +627,6 @@ private:
                                       "set local.nodes_as: containers, or remove it");
             }
         }
-    }
-
-    // Registry references as podman and docker accept them: [host[:port]/]path[:tag][@digest].
-    static bool valid_image_ref(const std::string& x) {
-        if (x.empty() || x.size() > 255) return false;
-        for (char ch : x) {
-            auto c = static_cast<unsigned char>(ch);
-            // c != 0: strchr finds the terminator, so a NUL byte would pass as punctuation.
-            if (!(std::isalnum(c) || (c != 0 && std::strchr("._-/:@", c)))) return false;
-        }
-        return std::isalnum(static_cast<unsigned char>(x.front())) && x.find("..") == std::string::npos &&
-               x.find("//") == std::string::npos;
     }
 
     void rate(const YAML::Node& n, const std::string& key, const std::string& p, std::uint64_t& out,
@@ -719,7 +708,9 @@ private:
 
     void runtime(const YAML::Node& n) {
         if (!m_r.expect_map(n, "runtime")) return;
-        m_r.check_keys(n, "runtime", {"backend", "interface", "slots_per_node", "master_port", "image"});
+        m_r.check_keys(n, "runtime",
+                       {"backend", "interface", "slots_per_node", "master_port", "image", "container_engine",
+                        "shm_size", "mounts"});
         auto& r = m_s.runtime;
         if (auto x = m_r.choice(n, "backend", "runtime", {"auto", "nccl", "tcp"}))
             r.backend = *x == "nccl" ? Backend::nccl : *x == "tcp" ? Backend::tcp : Backend::auto_select;
@@ -743,7 +734,99 @@ private:
         }
         if (auto v = m_r.integer(n, "master_port", "runtime", 1024, 65535))
             r.master_port = static_cast<int>(*v);
-        if (auto x = m_r.string(n, "image", "runtime")) r.image = *x;
+        training_container(n);
+    }
+
+    // The training container's keys (#11): an image, the engine that runs it, /dev/shm and extra mounts.
+    void training_container(const YAML::Node& n) {
+        auto& r = m_s.runtime;
+        if (auto x = m_r.string(n, "image", "runtime")) {
+            if (!parse_image_ref(*x))
+                m_r.diags().error(m_r.pos(n["image"]),
+                                  "runtime.image is not an image reference (got \"" + printable(*x) + "\")",
+                                  "e.g. nvcr.io/nvidia/pytorch:24.05-py3 or localhost/ddl-train:1 (lowercase "
+                                  "repository, optional :tag and @sha256:digest)");
+            else if (m_s.target == Target::slurm || m_s.target == Target::gpulab)
+                m_r.diags().error(
+                    m_r.pos(n["image"]), "runtime.image does not apply to target " + to_string(m_s.target),
+                    m_s.target == Target::gpulab
+                        ? "GPULab jobs are containers already: set gpulab.docker_image"
+                        : "ddl reaches Slurm nodes only through srun; run a container from your "
+                          "job script (e.g. with enroot or apptainer)");
+            else if (m_s.target == Target::local && m_s.local.nodes_as == "containers")
+                m_r.diags().error(m_r.pos(n["image"]),
+                                  "runtime.image cannot be combined with local.nodes_as: containers",
+                                  "a container node cannot run containers itself here; use local.nodes_as: "
+                                  "namespaces (the default) for training containers");
+            else
+                r.image = *x;
+        }
+        // podman is the engine that runs on the local target's machine (see LOCAL-CLUSTER-NOTES).
+        if (m_s.target == Target::local) r.container_engine = "podman";
+        if (auto x = m_r.choice(n, "container_engine", "runtime", {"docker", "podman"})) {
+            if (m_s.target == Target::local && *x == "docker")
+                m_r.diags().error(m_r.pos(n["container_engine"]),
+                                  "runtime.container_engine: docker does not run on the local target",
+                                  "local nodes share this machine's podman (with runc); use podman");
+            else
+                r.container_engine = *x;
+        }
+        if (auto x = m_r.string(n, "shm_size", "runtime")) {
+            static const std::regex re("^[1-9][0-9]{0,9}[bkmgBKMG]?$");
+            if (!std::regex_match(*x, re))
+                m_r.diags().error(m_r.pos(n["shm_size"]),
+                                  "runtime.shm_size must be a size like 8g or 512m (got \"" + printable(*x) +
+                                      "\")",
+                                  "units b, k, m, g; leave it out to share the node's /dev/shm (--ipc=host)");
+            else
+                r.shm_size = *x;
+        }
+        if (auto list = m_r.string_list(n, "mounts", "runtime")) {
+            std::set<std::string> targets;
+            for (std::size_t i = 0; i < list->size(); ++i) {
+                const auto& text = (*list)[i];
+                std::string why = bad_mount(text);
+                std::string target = split(text, ':').size() >= 2 ? split(text, ':')[1] : "";
+                if (why.empty() && !targets.insert(target).second)
+                    why = "mounts " + target + " a second time";
+                if (why.empty() &&
+                    (target == "/opt/ddl" || (m_s.services.nfs && target == m_s.services.nfs_mount)))
+                    why = "mounts over " + target + ", which ddl mounts itself";
+                if (!why.empty())
+                    m_r.diags().error(m_r.pos(n["mounts"][i]),
+                                      "runtime.mounts[" + std::to_string(i) + "] " + why + " (got \"" +
+                                          printable(text) + "\")",
+                                      "write HOST_PATH:CONTAINER_PATH or HOST_PATH:CONTAINER_PATH:ro, both "
+                                      "absolute, e.g. /data/imagenet:/data:ro");
+                else
+                    r.mounts.push_back(text);
+            }
+        }
+        if (r.image.empty()) {
+            for (const char* key : {"shm_size", "mounts"}) {
+                if (n[key] && !n["image"])
+                    m_r.diags().error(m_r.pos(n[key]),
+                                      std::string("runtime.") + key + " applies only to a training container",
+                                      "set runtime.image to the image the nodes should run, or remove it");
+            }
+        }
+    }
+
+    // Why a "host:container[:ro|rw]" bind mount is unusable; empty when it is fine.
+    static std::string bad_mount(const std::string& text) {
+        auto parts = split(text, ':');
+        if (parts.size() < 2 || parts.size() > 3) return "is not HOST:CONTAINER[:ro]";
+        if (parts.size() == 3 && parts[2] != "ro" && parts[2] != "rw")
+            return "has options other than ro or rw";
+        for (std::size_t i = 0; i < 2; ++i) {
+            const auto& path = parts[i];
+            if (path.empty() || path.front() != '/' || path.find("..") != std::string::npos ||
+                path.find_first_of(" \t\n,\"'\\$") != std::string::npos)
+                return std::string("has a ") + (i == 0 ? "host" : "container") +
+                       " path that is not absolute (or has '..', spaces, commas or quotes)";
+        }
+        if (parts[1] == "/") return "mounts over the container's root";
+        return {};
     }
 
     YamlReader& m_r;

@@ -135,9 +135,21 @@ TEST_CASE("ansible variables tell the roles what kind of node they configure") {
     CHECK(m["ddl_jupyter_install"] == "pip");
     CHECK(m["ddl_grafana"] == true);
     CHECK(m["ddl_docker_without_gpu"] == false);
-    auto img =
-        vars(slurm_spec("slurm:\n  partition: gpu\nruntime:\n  image: nvcr.io/nvidia/pytorch:24.01-py3\n"));
+    auto ssh = [](const std::string& runtime) {
+        auto r =
+            SpecLoader::load_string("apiVersion: ddl/v1\nname: gpu\ntarget: ssh\nssh: {hosts: [{name: a, "
+                                    "address: 192.0.2.1}]}\nruntime:\n" +
+                                        runtime,
+                                    "c.yaml");
+        INFO(r.diagnostics.format_text());
+        REQUIRE(r.spec.has_value());
+        return *r.spec;
+    };
+    auto img = vars(ssh("  image: nvcr.io/nvidia/pytorch:24.01-py3\n"));
     CHECK(img["ddl_docker_without_gpu"] == true);
+    CHECK(img["ddl_training_container_enabled"] == true);
+    CHECK(vars(ssh("  image: nvcr.io/nvidia/pytorch:24.01-py3\n  container_engine: podman\n"))
+              ["ddl_docker_without_gpu"] == false);
     auto chosen =
         vars(slurm_spec("slurm:\n  partition: gpu\nservices:\n  nfs: {transport: sshfs}\n"
                         "  jupyter: {install: apt}\n  monitoring: {enabled: true, grafana: false}\n"));

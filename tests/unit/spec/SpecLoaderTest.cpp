@@ -97,3 +97,33 @@ TEST_CASE("local.image refuses a NUL byte (strchr would have matched its termina
     CHECK_FALSE(r.spec.has_value());
     CHECK(r.diagnostics.format_text().find("local.image is not an image reference") != std::string::npos);
 }
+
+TEST_CASE("a training container spec keeps its image, engine, shm size and mounts") {
+    auto s = load_ok(R"(apiVersion: ddl/v1
+name: demo
+target: ssh
+ssh:
+  hosts:
+    - {name: gpu1, address: 192.0.2.10}
+runtime:
+  image: nvcr.io/nvidia/pytorch:24.05-py3
+  shm_size: 8g
+  mounts: [/data/imagenet:/data:ro, /scratch:/scratch]
+)");
+    CHECK(s.runtime.image == "nvcr.io/nvidia/pytorch:24.05-py3");
+    CHECK(s.runtime.container_engine == "docker");
+    CHECK(s.container_engine_argv() == std::vector<std::string>{"docker"});
+    CHECK(s.runtime.shm_size == "8g");
+    CHECK(s.runtime.mounts == std::vector<std::string>{"/data/imagenet:/data:ro", "/scratch:/scratch"});
+    CHECK(s.training_container("gpu1") == "ddl-train-demo-gpu1");
+}
+
+TEST_CASE("the local target runs training containers with podman and runc") {
+    auto s = load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\nruntime: {image: localhost/t:1}\n");
+    CHECK(s.runtime.container_engine == "podman");
+    CHECK(s.container_engine_argv() == std::vector<std::string>{"podman", "--runtime", "runc"});
+    auto ssh =
+        load_ok("apiVersion: ddl/v1\nname: demo\ntarget: ssh\nssh: {hosts: [{name: a, address: 192.0.2.1}]}\n"
+                "runtime: {image: localhost/t:1, container_engine: podman}\n");
+    CHECK(ssh.container_engine_argv() == std::vector<std::string>{"podman"});
+}
