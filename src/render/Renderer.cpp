@@ -26,42 +26,43 @@ nlohmann::json ansible_vars(const Spec& s) {
     // container nodes have their own but cannot reach Grafana's repository or PyPI, and their kernel
     // may lack nfsd (the nfs_server role then serves the folder over sshfs).
     const bool container = s.target == Target::local && s.local.nodes_as == "containers";
-    return {{"ddl_cluster", s.name},
-            {"ddl_target", to_string(s.target)},
-            // Local namespace nodes share this machine's file system: roles must not install packages there.
-            {"ddl_nodes_as", s.target == Target::local ? s.local.nodes_as : "machines"},
-            {"ddl_gpu_driver", driver_roles && s.gpu.driver},
-            {"ddl_gpu_driver_branch", s.gpu.driver_branch},
-            {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
-            {"ddl_allow_reboot", s.gpu.allow_reboot},
-            {"ddl_nfs_enabled", s.services.nfs},
-            {"ddl_nfs_export", s.services.nfs_export},
-            {"ddl_nfs_mount", s.services.nfs_mount},
-            {"ddl_shared_fs", s.services.nfs_transport != "auto" ? s.services.nfs_transport
-                              : container                        ? "auto"
-                                                                 : "nfs"},
-            {"ddl_jupyter_enabled", s.services.jupyter},
-            {"ddl_jupyter_port", s.services.jupyter_port},
-            {"ddl_jupyter_install", s.services.jupyter_install != "auto" ? s.services.jupyter_install
-                                    : container                          ? "apt"
-                                                                         : "pip"},
-            {"ddl_monitoring_enabled", s.services.monitoring},
-            {"ddl_grafana", s.services.grafana && !container},
-            // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere
-            // when Docker is its engine.
-            {"ddl_docker_without_gpu", !s.runtime.image.empty() && s.runtime.container_engine == "docker"},
-            {"ddl_runtime_backend", to_string(s.runtime.backend)},
-            {"ddl_runtime_interface", s.runtime.interface},
-            {"ddl_master_port", s.runtime.master_port},
-            // The training container (#11): the play that keeps it runs only when an image is set.
-            {"ddl_training_container_enabled", !s.runtime.image.empty()},
-            {"ddl_training_image", s.runtime.image},
-            {"ddl_training_registry", s.runtime.image.empty() ? "" : parse_image_ref(s.runtime.image)->registry},
-            {"ddl_training_container_prefix", "ddl-train-" + s.name + "-"},
-            {"ddl_container_engine", s.runtime.container_engine},
-            {"ddl_container_engine_cmd", s.container_engine_argv()},
-            {"ddl_training_shm_size", s.runtime.shm_size},
-            {"ddl_training_mounts", s.runtime.mounts}};
+    return {
+        {"ddl_cluster", s.name},
+        {"ddl_target", to_string(s.target)},
+        // Local namespace nodes share this machine's file system: roles must not install packages there.
+        {"ddl_nodes_as", s.target == Target::local ? s.local.nodes_as : "machines"},
+        {"ddl_gpu_driver", driver_roles && s.gpu.driver},
+        {"ddl_gpu_driver_branch", s.gpu.driver_branch},
+        {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
+        {"ddl_allow_reboot", s.gpu.allow_reboot},
+        {"ddl_nfs_enabled", s.services.nfs},
+        {"ddl_nfs_export", s.services.nfs_export},
+        {"ddl_nfs_mount", s.services.nfs_mount},
+        {"ddl_shared_fs", s.services.nfs_transport != "auto" ? s.services.nfs_transport
+                          : container                        ? "auto"
+                                                             : "nfs"},
+        {"ddl_jupyter_enabled", s.services.jupyter},
+        {"ddl_jupyter_port", s.services.jupyter_port},
+        {"ddl_jupyter_install", s.services.jupyter_install != "auto" ? s.services.jupyter_install
+                                : container                          ? "apt"
+                                                                     : "pip"},
+        {"ddl_monitoring_enabled", s.services.monitoring},
+        {"ddl_grafana", s.services.grafana && !container},
+        // The training container (runtime.image) runs on every node, GPU or not: Docker everywhere
+        // when Docker is its engine.
+        {"ddl_docker_without_gpu", !s.runtime.image.empty() && s.runtime.container_engine == "docker"},
+        {"ddl_runtime_backend", to_string(s.runtime.backend)},
+        {"ddl_runtime_interface", s.runtime.interface},
+        {"ddl_master_port", s.runtime.master_port},
+        // The training container (#11): the play that keeps it runs only when an image is set.
+        {"ddl_training_container_enabled", !s.runtime.image.empty()},
+        {"ddl_training_image", s.runtime.image},
+        {"ddl_training_registry", s.runtime.image.empty() ? "" : parse_image_ref(s.runtime.image)->registry},
+        {"ddl_training_container_prefix", "ddl-train-" + s.name + "-"},
+        {"ddl_container_engine", s.runtime.container_engine},
+        {"ddl_container_engine_cmd", s.container_engine_argv()},
+        {"ddl_training_shm_size", s.runtime.shm_size},
+        {"ddl_training_mounts", s.runtime.mounts}};
 }
 
 // The module as compiled in, its inputs and backend: a folder `terraform init/plan/apply` runs in.
