@@ -53,14 +53,32 @@ Status SshTarget::provision(Context& ctx) {
     return {};
 }
 
-Status SshTarget::destroy(Context& ctx) {
-    std::vector<std::string> cmd{"rm", "-rf"};
+std::string SshTarget::cleanup_script(const Spec& spec) {
+    std::vector<std::string> rm{"rm", "-rf"};
     for (const auto& p : installed_paths())
-        cmd.push_back(p);
+        rm.push_back(p);
+    std::string script;
+    if (!spec.runtime.image.empty()) {
+        // The training containers first (they mount /opt/ddl): every one labelled with this cluster, on a
+        // machine that still has the engine.
+        auto engine = shell_join(spec.container_engine_argv());
+        script = "if command -v " + shell_quote(spec.runtime.container_engine) + " >/dev/null; then ids=$(" +
+                 engine + " ps --all --quiet --filter " + shell_quote("label=ddl.training=" + spec.name) +
+                 ") || exit 1; if [ -n \"$ids\" ]; then " + engine +
+                 " rm --force $ids >/dev/null || exit 1; fi; fi; ";
+    }
+    script += shell_join(rm);
+    // The machines' own users are often not root: what the roles installed with become, sudo removes.
+    return "if [ \"$(id -u)\" = 0 ]; then sh -c " + shell_quote(script) + "; else sudo -n sh -c " +
+           shell_quote(script) + "; fi";
+}
+
+Status SshTarget::destroy(Context& ctx) {
+    const auto script = cleanup_script(ctx.spec);
     auto& nodes = ctx.state.nodes;
     std::vector<Status> results(nodes.size());
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
-        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]), shell_join(cmd), std::chrono::seconds(30));
+        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]), script, std::chrono::seconds(60));
         if (!r)
             results[i] = Error{nodes[i].name + ": " + r.error().message};
         else if (!r->ok())

@@ -14,6 +14,10 @@ public:
 
     // What destroy removes on every host.
     static const std::vector<std::string>& installed_paths();
+    // The shell command destroy runs on every host: the cluster's training containers (when the spec
+    // names an image and the host has the engine), then installed_paths(); through `sudo -n` for a user
+    // other than root.
+    static std::string cleanup_script(const Spec& spec);
 };
 
 } // namespace ddl
