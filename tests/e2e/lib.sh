@@ -144,3 +144,15 @@ secret_sweep() {
   [ ${#hits[@]} = 0 ] || fail "secret_sweep $name: the secret was written to: ${hits[*]}"
   ok "secret sweep ($name): 0 hits in $files files and $figures"
 }
+
+# The example trainer's output in $1 (`ddl run ... mlp_trainer --steps 15 --checksum` over $2 ranks):
+# every replica's steps identical to rank 0's and the loss lower at the end; sets first and last.
+check_trainer() {
+  local out=$1 ranks=$2 r
+  for ((r = 1; r < ranks; r++)); do
+    diff <(grep '^\[0\] step' "$out" | sed 's/^\[0\] //') <(grep "^\[$r\] step" "$out" | sed "s/^\[$r\] //") >/dev/null \
+      || fail "replica $r diverged from rank 0"
+  done
+  first=$(grep '^\[0\] step 0 ' "$out" | awk '{print $5}'); last=$(grep '^\[0\] step 14 ' "$out" | awk '{print $5}')
+  python3 -c "import sys; sys.exit(0 if float('$last') < float('$first') else 1)" || fail "loss did not decrease ($first -> $last)"
+}

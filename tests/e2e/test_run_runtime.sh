@@ -45,12 +45,7 @@ tc qdisc show | grep -q "tbf.*rate 1Gbit" || fail "links not restored to the spe
 ok "ddl bench train: sweep over nodes, batch and bandwidth; CSV, JSON, PNG; links restored"
 
 ddl run --cluster rt -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer"; }
-for r in 1 2 3; do
-  diff <(grep '^\[0\] step' tr.out | sed 's/^\[0\] //') <(grep "^\[$r\] step" tr.out | sed "s/^\[$r\] //") >/dev/null \
-    || fail "replica $r diverged from rank 0"
-done
-first=$(grep '^\[0\] step 0 ' tr.out | awk '{print $5}'); last=$(grep '^\[0\] step 14 ' tr.out | awk '{print $5}')
-python3 -c "import sys; sys.exit(0 if float('$last') < float('$first') else 1)" || fail "loss did not decrease ($first -> $last)"
+check_trainer tr.out 4
 ok "training: loss $first -> $last, replicas identical every step"
 
 set +e

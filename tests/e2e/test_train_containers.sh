@@ -57,12 +57,7 @@ ddl run --container --cluster tc-run -- sh -c 'echo "$DDL_RANK/$WORLD_SIZE $MAST
 master=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nodes"][0]["address"])' "$STATE/tc-run/state.json")
 for r in 0 1 2 3; do grep -q "^\[$r\] $r/4 $master:29500 .*sleep infinity" env.out || { cat env.out; fail "rank $r env/container"; }; done
 ddl run --container --cluster tc-run -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer"; }
-for r in 1 2 3; do
-  diff <(grep '^\[0\] step' tr.out | sed 's/^\[0\] //') <(grep "^\[$r\] step" tr.out | sed "s/^\[$r\] //") >/dev/null \
-    || fail "replica $r diverged from rank 0"
-done
-first=$(grep '^\[0\] step 0 ' tr.out | awk '{print $5}'); last=$(grep '^\[0\] step 14 ' tr.out | awk '{print $5}')
-python3 -c "import sys; sys.exit(0 if float('$last') < float('$first') else 1)" || fail "loss did not decrease ($first -> $last)"
+check_trainer tr.out 4
 ok "run --container: allreduce exact on 4 containers, rank env with the master's address, trainer loss $first -> $last"
 
 ddl deploy tc-run.yaml --only configure >c.log 2>&1 || { cat c.log; fail "configure again"; }
@@ -109,3 +104,13 @@ ddl destroy tc-run --yes >x.log 2>&1 || { cat x.log; fail "destroy"; }
 assert_gone tc-run
 [ -z "$("${P[@]}" ps -a --format '{{.Names}}' | grep '^ddl-train-tc-run-')" ] || fail "training containers left"
 ok "destroy removes the training containers"
+
+# The smoke test's check "allreduce in containers": deploy, every check, destroy (containers included).
+spec tc-smoke 2 "runtime:" "  image: $IMG" "  container_engine: podman" "services:" "  nfs: {enabled: false}"
+ddl smoke-test tc-smoke.yaml --junit smoke.xml >smoke.out 2>&1 || { cat smoke.out; fail "smoke test with a training image"; }
+grep -q "ok   checks   allreduce in containers.*2 ranks, 16 MiB exact, busbw" smoke.out ||
+  { cat smoke.out; fail "smoke test: allreduce in containers"; }
+grep -q 'name="allreduce in containers"' smoke.xml || fail "JUnit lacks the container allreduce"
+assert_gone tc-smoke
+[ -z "$("${P[@]}" ps -a --format '{{.Names}}' | grep '^ddl-train-tc-smoke-')" ] || fail "smoke test left training containers"
+ok "smoke test: allreduce in containers passes; the cluster and its containers are gone after"
