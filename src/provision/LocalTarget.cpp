@@ -337,9 +337,8 @@ Status LocalTarget::provision(Context& ctx) {
 Status LocalTarget::remove_training_containers(const Context& ctx) {
     // No podman on this machine: it cannot have started any.
     if (ctx.spec.runtime.image.empty() || find_in_path("podman").empty()) return {};
-    std::vector<std::string> podman{"podman", "--runtime", "runc"};
     auto with = [&](std::vector<std::string> args) {
-        Command c{.argv = podman, .timeout = std::chrono::seconds(60)};
+        Command c{.argv = ctx.spec.container_engine_argv(), .timeout = std::chrono::seconds(60)};
         c.argv.insert(c.argv.end(), args.begin(), args.end());
         return c;
     };
