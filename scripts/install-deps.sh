@@ -9,6 +9,7 @@ pkgs=(
   openssh-server openssh-client iproute2 procps psmisc util-linux ansible-core ansible-lint iperf3 python3 python3-aiosmtpd libxml2-utils openssl gnuplot-nox bc clang-format
   clang libclang-rt-14-dev
   slurmctld slurmd slurm-client munge
+  openmpi-bin mpich
   podman runc netavark debootstrap apt-cacher-ng tar
 )
 missing=()

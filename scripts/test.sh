@@ -1,27 +1,78 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing (Debian packages), then
-#  1. builds with warnings as errors and AddressSanitizer+UndefinedBehaviorSanitizer, runs the unit tests;
-#  2. checks clang-format on the sources; runs each libFuzzer target for 30 s (tests/fuzz/run.sh);
-#  3. builds with warnings as errors and runs every test (unit + e2e on the local target; e2e needs root).
-# CTest's summary is the last thing it prints.
+#  1. builds with warnings as errors and AddressSanitizer+UndefinedBehaviorSanitizer, runs the unit tests
+#     (every test labelled `unit`: C++ units, golden files, playbook and Terraform module checks);
+#  2. checks clang-format on the sources; runs each libFuzzer target for 30 s (tests/fuzz/run.sh), two at
+#     a time;
+#  3. builds with warnings as errors (optimized, no unit-test programs: they ran under the sanitizers) and
+#     runs the e2e suites on the local target (root needed), side by side where they share nothing
+#     (tests/e2e/CMakeLists.txt holds the resource locks).
+# Ends with a table of the stages and of every e2e suite with their durations (also in
+# build-ci/stages.txt), then CTest's summary.
+#   DDL_E2E_JOBS=N   e2e suites at once (default 3; 1 runs them one after another)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
 jobs=$(nproc)
+e2e_jobs=${DDL_E2E_JOBS:-3}
+t_all=$(date +%s)
+stage_names=()
+stage_secs=()
 
-echo "== ASan+UBSan build, unit tests"
-cmake --preset asan >/dev/null
-cmake --build build-asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -L unit --output-on-failure -j "$jobs"
+# stage NAME CMD...: runs CMD, records its wall time; the table is printed whatever happens.
+stage() {
+  local name=$1 t0 rc=0
+  shift
+  echo "== $name"
+  t0=$(date +%s)
+  "$@" || rc=$?
+  stage_names+=("$name")
+  stage_secs+=($(($(date +%s) - t0)))
+  return $rc
+}
 
-echo "== clang-format"
-git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
+print_table() {
+  local rc=$? i out=""
+  out+=$'\n'"== stages (wall time, seconds)"$'\n'
+  for i in "${!stage_names[@]}"; do
+    out+=$(printf '%6d  %s' "${stage_secs[$i]}" "${stage_names[$i]}")$'\n'
+  done
+  out+=$(printf '%6d  %s' $(($(date +%s) - t_all)) "total")$'\n'
+  if [ -s build-ci/e2e-junit.xml ]; then
+    out+=$'\n'"== e2e suites (wall time, seconds; $e2e_jobs at once)"$'\n'
+    out+=$(python3 scripts/junit_times.py build-ci/e2e-junit.xml)$'\n'
+  fi
+  mkdir -p build-ci && printf '%s' "$out" >build-ci/stages.txt
+  printf '%s' "$out"
+  exit $rc
+}
+trap print_table EXIT
 
-echo "== fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)"
-tests/fuzz/run.sh 30
+stage "dependencies (scripts/install-deps.sh)" ./scripts/install-deps.sh
 
-echo "== warnings-as-errors build, all tests"
-cmake --preset ci >/dev/null
-cmake --build build-ci -j "$jobs"
-ctest --test-dir build-ci --output-on-failure
+asan_build() {
+  cmake --preset asan >/dev/null
+  cmake --build build-asan -j "$jobs"
+}
+asan_units() {
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan -L unit --output-on-failure -j "$jobs"
+}
+stage "ASan+UBSan build (-Werror)" asan_build
+stage "unit tests under ASan+UBSan" asan_units
+
+clang_format() { git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror; }
+stage "clang-format" clang_format
+
+stage "fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)" env FUZZ_JOBS="$jobs" tests/fuzz/run.sh 30
+
+ci_build() {
+  cmake --preset ci >/dev/null
+  cmake --build build-ci -j "$jobs"
+}
+stage "-Werror build for the e2e suites" ci_build
+
+e2e() {
+  rm -f build-ci/e2e-junit.xml
+  ctest --test-dir build-ci -L e2e --output-on-failure -j "$e2e_jobs" --output-junit "$PWD/build-ci/e2e-junit.xml"
+}
+stage "e2e suites on the local target" e2e

@@ -2,26 +2,48 @@
 
 #include "runtime/Hostfile.hpp"
 
+#include <arpa/inet.h>
+
 namespace ddl {
 
-std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat format) {
+namespace {
+
+bool is_ipv6(const std::string& host) {
+    in6_addr a{};
+    return ::inet_pton(AF_INET6, host.c_str(), &a) == 1;
+}
+
+// Horovod checks every host against a host-name or IPv4 pattern; an IPv6 node goes by its name, which
+// the nodes resolve (/etc/hosts block of the SSH mesh, or the local target's own /etc/hosts).
+std::vector<runtime::HostfileEntry> entries_of(const std::vector<NodeState>& nodes, bool names_for_ipv6) {
     std::vector<runtime::HostfileEntry> entries;
     for (const auto& n : nodes) {
         runtime::HostfileEntry e;
-        e.host = n.cluster_address();
+        e.host = names_for_ipv6 && is_ipv6(n.cluster_address()) ? n.name : n.cluster_address();
         e.slots = n.slots;
         entries.push_back(e);
     }
+    return entries;
+}
+
+} // namespace
+
+std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat format) {
     switch (format) {
     case HostfileFormat::openmpi:
-        return runtime::write_hostfile(entries, runtime::HostfileFormat::openmpi,
+        return runtime::write_hostfile(entries_of(nodes, false), runtime::HostfileFormat::openmpi,
                                        {"Written by ddl from the probed cluster state"});
     case HostfileFormat::horovod:
-        return runtime::write_hostfile(entries, runtime::HostfileFormat::horovod);
+        return runtime::write_hostfile(entries_of(nodes, true), runtime::HostfileFormat::horovod);
     case HostfileFormat::mpich:
-        return runtime::write_hostfile(entries, runtime::HostfileFormat::mpich);
+        return runtime::write_hostfile(entries_of(nodes, true), runtime::HostfileFormat::mpich);
     }
     return {};
+}
+
+std::vector<std::pair<std::string, std::string>> node_hostfiles(const std::vector<NodeState>& nodes) {
+    return {{"/etc/ddl/hostfile", format_hostfile(nodes, HostfileFormat::horovod)},
+            {"/etc/ddl/hostfile.mpich", format_hostfile(nodes, HostfileFormat::mpich)}};
 }
 
 } // namespace ddl

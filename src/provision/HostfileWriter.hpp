@@ -3,12 +3,20 @@
 #include "state/ClusterState.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddl {
 
-// The cluster's hostfile from probed state: OpenMPI "host slots=N" (a header comment), Horovod (same
-// syntax, strictly no blank or comment lines), MPICH "host:N" (IPv6 in brackets).
+// The cluster's hostfile from probed state, in one format: OpenMPI "host slots=N" (a header comment),
+// Horovod (same syntax, strictly no blank or comment lines, and the node's name where its address is
+// IPv6: horovodrun accepts host names and IPv4 addresses only), MPICH "host:N" (the node's name where
+// its address is IPv6: Hydra splits a host at its first ':').
 std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat format);
+
+// What every node gets, whatever the spec's format: /etc/ddl/hostfile in the syntax that Open MPI's
+// mpirun and Horovod's horovodrun both read (the Horovod form above), and /etc/ddl/hostfile.mpich for
+// MPICH's mpiexec -f. Pairs of (path on the node, content).
+std::vector<std::pair<std::string, std::string>> node_hostfiles(const std::vector<NodeState>& nodes);
 
 } // namespace ddl

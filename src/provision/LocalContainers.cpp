@@ -1,6 +1,7 @@
 #include "provision/LocalContainers.hpp"
 
 #include "core/Log.hpp"
+#include "util/FileLock.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
@@ -30,27 +31,6 @@ const char* k_cuda_dir = "/usr/local/cuda";
 // the roles call; everything else the roles install through apt.
 const char* k_image_packages = "systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,"
                                "iputils-ping,ca-certificates,gnupg,curl,sudo,procps,kmod,pciutils";
-
-// An exclusive flock held for the object's life; the kernel drops it when the holder dies.
-class FileLock {
-public:
-    explicit FileLock(const std::string& path)
-        : m_fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-        if (m_fd >= 0 && flock(m_fd, LOCK_EX) != 0) {
-            close(m_fd);
-            m_fd = -1;
-        }
-    }
-    ~FileLock() {
-        if (m_fd >= 0) close(m_fd);
-    }
-    FileLock(const FileLock&) = delete;
-    FileLock& operator=(const FileLock&) = delete;
-    bool held() const { return m_fd >= 0; }
-
-private:
-    int m_fd;
-};
 
 bool tcp_port_open(const std::string& address, int port) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -2,11 +2,16 @@
 
 #include "core/Log.hpp"
 #include "provision/LocalContainers.hpp"
+#include "provision/LocalMesh.hpp"
 #include "remote/SshKeys.hpp"
+#include "util/FileLock.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,6 +24,21 @@ namespace {
 const char* k_sshd = "/usr/sbin/sshd";
 // Host folders that become per-node bind-mount targets; created when missing, removed by the last destroy.
 const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
+// Machine-wide bookkeeping of the mount points, shared by every local cluster (and every state folder):
+// `created` lists the folders ddl made, `users/` holds one file per cluster using them; both change only
+// under `lock`, so one cluster's destroy never removes a folder another cluster's provision relies on.
+const char* k_registry = "/run/ddl/local";
+
+std::string registry_id(const Context& ctx) {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : ctx.cluster_dir()) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return ctx.state.cluster + "." + hex;
+}
 
 bool link_exists(const Context& ctx, const std::string& name, const std::string& netns = "") {
     Command c{.argv = {"ip"}};
@@ -112,6 +132,14 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
         hosts += n.private_address + " " + n.name + " " + plan.cluster + "-" + n.name + "\n";
     auto pub = read_file(ctx.key_path() + ".pub");
     if (!pub) return pub.error();
+    std::string authorized_keys = trim(*pub) + "\n";
+    const LocalMesh mesh(ctx, plan);
+    if (!plan.containers) {
+        auto line = mesh.authorized_line();
+        if (!line) return line.error();
+        authorized_keys += *line;
+        if (auto s = make_dirs(dir + "/dot_ssh", 0700); !s) return s;
+    }
     auto host_key = ensure_keypair(dir + "/ssh_host_ed25519_key", "host-" + node.name);
     if (!host_key) return host_key.error();
     // A container node sees this folder at /etc/ddl-node (read-only) and has a root file system of its own,
@@ -147,12 +175,16 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                          "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
     std::string init = "#!/bin/sh\n# Runs inside the node's private mount and UTS namespaces, then becomes "
                        "its sshd.\nset -eu\n";
-    for (const auto& [src, dst] :
-         std::vector<std::pair<std::string, std::string>>{{dir + "/etc_ddl", "/etc/ddl"},
-                                                          {dir + "/opt_ddl", "/opt/ddl"},
-                                                          {dir + "/hosts", "/etc/hosts"},
-                                                          {dir + "/hostname", "/etc/hostname"},
-                                                          {dir + "/resolv.conf", "/etc/resolv.conf"}})
+    std::vector<std::pair<std::string, std::string>> mounts{{dir + "/etc_ddl", "/etc/ddl"},
+                                                            {dir + "/opt_ddl", "/opt/ddl"},
+                                                            {dir + "/hosts", "/etc/hosts"},
+                                                            {dir + "/hostname", "/etc/hostname"},
+                                                            {dir + "/resolv.conf", "/etc/resolv.conf"}};
+    if (!plan.containers) {
+        const auto more = mesh.mounts(node.name);
+        mounts.insert(mounts.end(), more.begin(), more.end());
+    }
+    for (const auto& [src, dst] : mounts)
         init += "mount --bind " + shell_quote(src) + " " + shell_quote(dst) + "\n";
     init +=
         "if [ -e /root/.bashrc ]; then mount --bind " + shell_quote(dir + "/bashrc") + " /root/.bashrc; fi\n";
@@ -166,7 +198,7 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
                                         {"hostname", node.name + "\n", 0644},
                                         {"resolv.conf", resolv, 0644},
                                         {"bashrc", "", 0644},
-                                        {"authorized_keys", trim(*pub) + "\n", 0600},
+                                        {"authorized_keys", authorized_keys, 0600},
                                         {"sshd_config", sshd_config, 0600},
                                         {"init.sh", init, 0700}}) {
         if (auto s = write_file_atomic(dir + "/" + f.name, f.content, f.mode); !s) return s;
@@ -251,6 +283,14 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
     return {};
 }
 
+std::uint64_t LocalTarget::tbf_burst_bytes(std::uint64_t bps) {
+    // The bucket refills while a link idles (between collective steps); what it holds then leaves at
+    // the veth's own speed. Half a millisecond of line rate keeps that credit a few per cent of a 1 MiB
+    // collective (a 1 MiB bucket made 1-2 MiB allreduces beat the line rate by 10-15 %); 64 KiB at least,
+    // so that a segmentation-offload packet (up to 64 KiB) passes whole.
+    return std::max<std::uint64_t>(bps / 8 / 2000, 64 * 1024);
+}
+
 Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps) {
     for (const auto& n : plan.nodes) {
         std::vector<std::vector<std::string>> ends{{"tc", "qdisc"}, {"tc", "-n", n.netns, "qdisc"}};
@@ -267,8 +307,9 @@ Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::
                 (void)ctx.proc.run(c); // absent qdisc: nothing to remove
                 continue;
             }
-            c.argv.insert(c.argv.end(), {"replace", "dev", devs[e], "root", "tbf", "rate",
-                                         std::to_string(bps) + "bit", "burst", "1mb", "latency", "50ms"});
+            c.argv.insert(c.argv.end(),
+                          {"replace", "dev", devs[e], "root", "tbf", "rate", std::to_string(bps) + "bit",
+                           "burst", std::to_string(tbf_burst_bytes(bps)), "latency", "50ms"});
             if (auto s = ctx.run(c); !s) return s;
         }
     }
@@ -280,18 +321,39 @@ Status LocalTarget::provision(Context& ctx) {
     // Record the plan first: destroy works from it even if everything below fails half way.
     auto& td = ctx.state.target_data;
     td["plan"] = plan.to_json();
-    if (!td.contains("created_mountpoints")) td["created_mountpoints"] = nlohmann::json::array();
-    for (const auto& mp : k_mountpoints) {
-        if (!path_exists(mp)) {
-            if (auto s = make_dirs(mp, 0755); !s) return s;
-            td["created_mountpoints"].push_back(mp);
+    const LocalMesh mesh(ctx, plan);
+    std::vector<std::string> mountpoints = k_mountpoints;
+    if (!plan.containers) {
+        const auto more = mesh.mountpoints();
+        mountpoints.insert(mountpoints.end(), more.begin(), more.end());
+    }
+    {
+        if (auto s = make_dirs(std::string(k_registry) + "/users", 0700); !s) return s;
+        FileLock lock(std::string(k_registry) + "/lock");
+        if (!lock.held()) return Error{std::string("cannot lock ") + k_registry + "/lock"};
+        std::string created = read_file(std::string(k_registry) + "/created").value_or("");
+        for (const auto& mp : mountpoints) {
+            if (path_exists(mp)) continue;
+            if (auto s = make_dirs(mp, ends_with(mp, "/.ssh") ? 0700 : 0755); !s) return s;
+            created += mp + "\n";
         }
+        if (auto s = write_file_atomic(std::string(k_registry) + "/created", created, 0600); !s) return s;
+        if (auto s = write_file_atomic(std::string(k_registry) + "/users/" + registry_id(ctx),
+                                       ctx.cluster_dir() + "\n", 0600);
+            !s)
+            return s;
     }
     if (auto s = make_dirs("/run/sshd", 0755); !s) return s;
     if (auto s = ctx.save(); !s) return s;
     kill_point("provision:plan-saved");
     // The cluster key exists before the nodes fan out: every node authorizes the same one.
     if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + plan.cluster); !key) return key.error();
+    if (!plan.containers) {
+        if (auto key = mesh.ensure_key(); !key) return key.error();
+        if (ctx.spec.services.nfs) {
+            if (auto s = make_dirs(ctx.cluster_dir() + "/shared", 0755); !s) return s;
+        }
+    }
 
     kill_point("provision:keypair");
     if (auto s = setup_bridge(ctx, plan); !s) return s;
@@ -311,6 +373,10 @@ Status LocalTarget::provision(Context& ctx) {
     });
     for (std::size_t i = 0; i < results.size(); ++i) {
         if (!results[i]) return Error{"node " + plan.nodes[i].name + ": " + results[i].error().message};
+    }
+    // Every node's host key exists now: each node's ~/.ssh can pin all of them.
+    if (!plan.containers) {
+        if (auto s = mesh.write_ssh_folders(); !s) return s;
     }
     if (auto s = shape_links(ctx, plan, plan.bandwidth_bps); !s) return s;
     kill_point("provision:shaped");
@@ -356,6 +422,32 @@ Status LocalTarget::remove_training_containers(const Context& ctx) {
     return ctx.run(with(rm));
 }
 
+void LocalTarget::release_mountpoints(const Context& ctx) {
+    // Mount points go only when no other local cluster uses them. Clusters deployed before the registry
+    // existed recorded what they made in their own state.
+    const std::string registry = k_registry;
+    if (!path_exists(registry + "/users")) return;
+    FileLock lock(registry + "/lock");
+    if (!lock.held()) return;
+    std::error_code ec;
+    std::filesystem::remove(registry + "/users/" + registry_id(ctx), ec);
+    bool others = !std::filesystem::is_empty(registry + "/users", ec) && !ec;
+    for (const auto& ns : netns_list(ctx))
+        others = others || starts_with(ns, "ddl-");
+    if (others) return;
+    std::vector<std::string> created = split_lines(read_file(registry + "/created").value_or(""));
+    const auto& td = ctx.state.target_data;
+    if (td.contains("created_mountpoints"))
+        for (const auto& mp : td["created_mountpoints"])
+            created.push_back(mp.get<std::string>());
+    // Deepest first; a folder that is not empty (something else put files there) stays.
+    std::sort(created.begin(), created.end(),
+              [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    for (const auto& mp : created)
+        if (!mp.empty()) rmdir(mp.c_str());
+    std::filesystem::remove(registry + "/created", ec);
+}
+
 Status LocalTarget::destroy(Context& ctx) {
     auto& td = ctx.state.target_data;
     LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
@@ -399,14 +491,7 @@ Status LocalTarget::destroy(Context& ctx) {
         if (br.empty() || !link_exists(ctx, br)) continue;
         if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s) problems.push_back(s.error().message);
     }
-    // Mount points go only when no other local cluster's node still uses them.
-    bool others = false;
-    for (const auto& ns : netns_list(ctx))
-        others = others || starts_with(ns, "ddl-");
-    if (!others && td.contains("created_mountpoints")) {
-        for (const auto& mp : td["created_mountpoints"])
-            rmdir(mp.get<std::string>().c_str());
-    }
+    release_mountpoints(ctx);
     kill_point("destroy:bridges-deleted");
     (void)remove_tree(ctx.cluster_dir() + "/nodes");
     if (!problems.empty()) return Error{join(problems, "; ")};

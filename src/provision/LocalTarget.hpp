@@ -16,6 +16,8 @@ public:
     // Shapes (or unshapes, for 0) both ends of every node's link; used by provision and by benchmarks
     // that sweep bandwidths.
     static Status shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps);
+    // tbf's bucket for a link of `bps` bit/s, in bytes.
+    static std::uint64_t tbf_burst_bytes(std::uint64_t bps);
 
 private:
     Status setup_bridge(const Context& ctx, const LocalPlan& plan);
@@ -23,6 +25,7 @@ private:
     Status write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index);
     Status start_sshd(const Context& ctx, const LocalNodePlan& node);
     static Status remove_training_containers(const Context& ctx);
+    static void release_mountpoints(const Context& ctx);
 };
 
 } // namespace ddl

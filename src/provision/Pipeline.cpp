@@ -60,16 +60,22 @@ Status phase_hostfile(Context& ctx, TargetDriver&) {
     std::string text = format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format);
     if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
     kill_point("hostfile:local-written");
+    // The nodes get the files every launcher reads, whatever format the spec prefers for ddl's own copy.
+    const auto files = node_hostfiles(ctx.state.nodes);
     auto& nodes = ctx.state.nodes;
     std::vector<Status> results(nodes.size());
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
-        results[i] = ctx.remote.upload(ctx.endpoint(nodes[i]), text, "/etc/ddl/hostfile", 0644);
+        for (const auto& [path, content] : files) {
+            results[i] = ctx.remote.upload(ctx.endpoint(nodes[i]), content, path, 0644);
+            if (!results[i]) {
+                results[i] = Error{"cannot write " + path + " on " + nodes[i].name + ": " +
+                                   results[i].error().message};
+                return;
+            }
+        }
     });
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!results[i])
-            return Error{"cannot write /etc/ddl/hostfile on " + nodes[i].name + ": " +
-                         results[i].error().message};
-    }
+    for (const auto& r : results)
+        if (!r) return r;
     return {};
 }
 

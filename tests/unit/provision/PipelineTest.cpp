@@ -40,6 +40,7 @@ TEST_CASE("deploy runs every phase once and a second deploy skips them all") {
     for (const auto& p : phase_names())
         CHECK(rig.state.phase_done(p));
     CHECK(rig.remote.uploads.count("192.0.2.10:/etc/ddl/hostfile") == 1);
+    CHECK(rig.remote.uploads.count("192.0.2.10:/etc/ddl/hostfile.mpich") == 1);
     rig.progress.lines.clear();
     REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
     CHECK(rig.target.provisions == 1);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The local target's namespace nodes used the way the launchers use a cluster: node-to-node SSH without
+# a prompt and with pinned host keys (a changed key refused, the mesh key refused from outside the
+# cluster), the hostfiles every node gets fed to the programs that read them (Open MPI's mpirun, MPICH's
+# mpiexec, Horovod's documented rule), a folder shared by all nodes, and the starter spec's own smoke test.
+source "$(dirname "$0")/lib.sh"
+for tool in mpirun.openmpi mpiexec.mpich; do
+  command -v "$tool" >/dev/null || fail "$tool missing: run scripts/install-deps.sh (openmpi-bin, mpich)"
+done
+spec lnch 4 "  bandwidth: 1gbit"
+use_ping_playbook
+ddl deploy lnch.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
+names="master worker1 worker2 worker3"
+strip() { sed 's/^\[[a-z0-9]*\] //'; }
+
+# 1. From every node to every node, by name and by address, strictly checked host keys, no prompt.
+addrs=$(ddl status lnch --output json | python3 -c 'import json,sys; print(" ".join(n["address"] for n in json.load(sys.stdin)["nodes"]))')
+out=$(ddl exec --cluster lnch -- "for h in $names $addrs; do ssh -o BatchMode=yes \$h hostname; done") ||
+  { echo "$out"; fail "node-to-node ssh"; }
+for n in $names; do
+  got=$(echo "$out" | grep "^\[$n\] " | strip | sort | tr '\n' ' ')
+  [ "$got" = "master master worker1 worker1 worker2 worker2 worker3 worker3 " ] || fail "ssh from $n reached: $got"
+done
+ok "ssh from each of 4 nodes to all 4 by name and by address (8 connections each, strict host keys)"
+
+# A changed host key is refused (the pinned file is the node's own ~/.ssh/known_hosts).
+ddl exec --cluster lnch --nodes master -- 'cp ~/.ssh/known_hosts /tmp/kh.ddl && ssh-keygen -q -t ed25519 -N "" -f /tmp/other.ddl &&
+  awk -v k="$(cut -d" " -f2 /tmp/other.ddl.pub)" "/^worker1,/ {\$3=k} {print}" /tmp/kh.ddl >~/.ssh/known_hosts' >/dev/null
+if ddl exec --cluster lnch --nodes master -- 'ssh -o BatchMode=yes worker1 true' >changed.log 2>&1; then
+  fail "a changed host key was accepted"
+fi
+grep -q "Host key verification failed\|REMOTE HOST IDENTIFICATION HAS CHANGED" changed.log || { cat changed.log; fail "changed key message"; }
+ddl exec --cluster lnch --nodes master -- 'cp /tmp/kh.ddl ~/.ssh/known_hosts && rm -f /tmp/kh.ddl /tmp/other.ddl*' >/dev/null
+ok "a changed host key is refused"
+
+# The mesh key is authorized only from the cluster's addresses: from this machine (the bridge) it fails.
+master_addr=${addrs%% *}
+if ssh -i "$STATE/lnch/mesh_ed25519" -o BatchMode=yes -o IdentitiesOnly=yes -o StrictHostKeyChecking=no \
+    -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 "root@$master_addr" true 2>outside.log; then
+  fail "the mesh key was accepted from outside the cluster"
+fi
+ok "the mesh key is refused from outside the cluster"
+[ "$(stat -c %a "$STATE/lnch/mesh_ed25519")" = 600 ] || fail "mesh key mode"
+
+# 2. The hostfiles on every node, read by their consumers.
+ddl exec --cluster lnch --nodes master -- cat /etc/ddl/hostfile | strip >hostfile
+ddl exec --cluster lnch --nodes master -- cat /etc/ddl/hostfile.mpich | strip >hostfile.mpich
+# Horovod's rule, as horovodrun --hostfile applies it (horovod/runner/common/util/hosts.py: parse_host_files
+# takes each line's first word and the text after its first '=', parse_hosts_and_slots then requires
+# ^[\w.-]+:[0-9]+$; https://horovod.readthedocs.io/en/stable/running_include.html): no comment or blank
+# line, no second key.
+python3 - hostfile <<'PY' || fail "/etc/ddl/hostfile breaks Horovod's rule: $(cat hostfile)"
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", "no final newline"
+for line in lines[:-1]:
+    line = line.rstrip()
+    host, slots = line.split()[0], line.split("=")[1]
+    assert re.match(r"^[\w.-]+:[0-9]+$", f"{host}:{slots}"), line
+PY
+[ "$(wc -l <hostfile)" = 4 ] || fail "hostfile: $(cat hostfile)"
+ok "/etc/ddl/hostfile passes Horovod's hostfile rule"
+# Open MPI's mpirun across the 4 nodes with the file as it is on the nodes.
+ddl exec --cluster lnch --nodes master -- \
+  'mpirun.openmpi --allow-run-as-root --hostfile /etc/ddl/hostfile -np 4 --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname' \
+  >mpirun.log 2>&1 || { cat mpirun.log; fail "mpirun --hostfile /etc/ddl/hostfile"; }
+[ "$(strip <mpirun.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpirun.log; fail "mpirun ranks"; }
+ok "mpirun (Open MPI) --hostfile /etc/ddl/hostfile -np 4: one rank on each node"
+ddl exec --cluster lnch --nodes master -- 'mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 4 hostname' \
+  >mpiexec.log 2>&1 || { cat mpiexec.log; fail "mpiexec -f /etc/ddl/hostfile.mpich"; }
+[ "$(strip <mpiexec.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpiexec.log; fail "mpiexec ranks"; }
+ok "mpiexec (MPICH) -f /etc/ddl/hostfile.mpich -n 4: one rank on each node"
+
+# 3. The shared folder (the spec's services.nfs.mount, on by default): written on one node, read on all.
+ddl exec --cluster lnch --nodes worker2 -- 'echo shared-by-worker2 >/shared/probe' >/dev/null
+[ "$(ddl exec --cluster lnch -- cat /shared/probe | strip | sort -u)" = shared-by-worker2 ] || fail "shared folder"
+ok "/shared is one folder on all 4 nodes"
+ddl destroy lnch >/dev/null 2>&1 || fail "destroy"
+assert_gone lnch
+ok "destroy leaves nothing"
+
+# 4. The starter spec as `ddl init` writes it: its smoke test passes whole (NFS check included).
+"$DDL" init --target local --name lnch-starter -o starter.yaml >/dev/null
+CLUSTERS+=(lnch-starter)
+unset DDL_DATA_DIR
+ddl smoke-test starter.yaml --junit starter.xml >smoke.log 2>&1 || { cat smoke.log; fail "the starter spec's smoke test"; }
+grep -q 'name="nfs (write on master)"' starter.xml || { cat starter.xml; fail "no NFS check in the starter's smoke test"; }
+grep -q '<failure' starter.xml && { cat starter.xml; fail "a failed check"; }
+assert_gone lnch-starter
+ok "ddl init --target local; ddl smoke-test: every check passes, NFS included"
