@@ -104,7 +104,10 @@ int run_app(int argc, char** argv) {
 
     auto* status = app.add_subcommand("status", "Phases, nodes, addresses, GPUs and slots of a cluster");
     status->add_option("cluster", ref, "Cluster name or spec file");
-    status->callback([&] { action = [&] { return cmd_status(g, ref); }; });
+    bool show_secrets = false;
+    status->add_flag("--show-secrets", show_secrets,
+                     "With --output json: include the cluster's secrets (the Jupyter token)");
+    status->callback([&] { action = [&] { return cmd_status(g, ref, show_secrets); }; });
 
     auto* hostfile = app.add_subcommand("hostfile", "Print or write the hostfile from the probed nodes");
     std::string hf_format, hf_out;

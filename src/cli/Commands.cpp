@@ -652,7 +652,7 @@ int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::str
     return failed ? exit_code::k_partial : exit_code::k_ok;
 }
 
-int cmd_status(const GlobalOptions& g, const std::string& ref) {
+int cmd_status(const GlobalOptions& g, const std::string& ref, bool show_secrets) {
     int open_rc = exit_code::k_failure;
     auto oc = open_cluster(g, ref, false, "", &open_rc);
     if (!oc) {
@@ -663,6 +663,8 @@ int cmd_status(const GlobalOptions& g, const std::string& ref) {
     if (g.json) {
         auto j = st.to_json();
         j.erase("spec_text");
+        // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
+        if (!show_secrets) j.erase("jupyter_token");
         std::cout << j.dump(2) << "\n";
         return exit_code::k_ok;
     }

@@ -28,7 +28,8 @@ struct DeployArgs {
 int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
 int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes,
                 const std::string& terraform_bin = "");
-int cmd_status(const GlobalOptions& g, const std::string& ref);
+// `--output json` leaves the secrets out unless `show_secrets`.
+int cmd_status(const GlobalOptions& g, const std::string& ref, bool show_secrets = false);
 int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
                  const std::string& out);
 int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<std::string>& nodes,

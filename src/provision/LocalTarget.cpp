@@ -31,8 +31,8 @@ const char* k_registry = "/run/ddl/local";
 
 std::string registry_id(const Context& ctx) {
     std::uint32_t h = 2166136261u;
-    for (unsigned char c : ctx.cluster_dir()) {
-        h ^= c;
+    for (char c : ctx.cluster_dir()) {
+        h ^= static_cast<unsigned char>(c);
         h *= 16777619u;
     }
     char hex[9];

@@ -35,6 +35,13 @@ token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter
 [ ${#token} = 48 ] || fail "token: '$token'"
 [ "$(stat -c %a "$STATE/$J/state.json")" = 600 ] && [ "$(stat -c %a "$STATE/$J/ansible/secrets.json")" = 600 ] || fail "secret files not 0600"
 ok "kept on failure; the token is in the 0600 state.json and secrets.json"
+ddl status "$J" --output json >status.json
+grep -qF "$token" status.json && fail "ddl status --output json printed the Jupyter token"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "jupyter_token" not in d and d["nodes"]' status.json || fail "status json"
+[ "$(ddl status "$J" --output json --show-secrets | python3 -c 'import json,sys; print(json.load(sys.stdin)["jupyter_token"])')" = "$token" ] ||
+  fail "status --show-secrets"
+rm -f status.json
+ok "ddl status --output json leaves the token out; --show-secrets prints it"
 # ddl tunnel: OpenSSH forwarding to the master's localhost with the pinned keys; the URL carries the token.
 # curl reads the URL from a config on a pipe (-K), so that the token is not in this test's own argv either;
 # the captured output (the user's terminal) is kept 0600 like the state.

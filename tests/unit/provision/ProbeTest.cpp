@@ -42,14 +42,16 @@ TEST_CASE("slots follow the GPUs, default to 1, and the spec's override wins") {
     CHECK(slots_for(spec, gpu_node) == 2);
 }
 
-TEST_CASE("hostfiles are written in each format, IPv6 bracketed for MPICH, strict for Horovod") {
+TEST_CASE("hostfiles are written in each format, IPv6 nodes by name for MPICH and Horovod") {
     std::vector<NodeState> nodes(2);
+    nodes[0].name = "master";
     nodes[0].address = "10.0.0.1";
     nodes[0].slots = 2;
+    nodes[1].name = "worker1";
     nodes[1].address = "2001:db8::5";
     nodes[1].slots = 1;
-    CHECK(format_hostfile(nodes, HostfileFormat::horovod) == "10.0.0.1 slots=2\n2001:db8::5 slots=1\n");
-    CHECK(format_hostfile(nodes, HostfileFormat::mpich) == "10.0.0.1:2\n[2001:db8::5]:1\n");
+    CHECK(format_hostfile(nodes, HostfileFormat::horovod) == "10.0.0.1 slots=2\nworker1 slots=1\n");
+    CHECK(format_hostfile(nodes, HostfileFormat::mpich) == "10.0.0.1:2\nworker1:1\n");
     auto openmpi = format_hostfile(nodes, HostfileFormat::openmpi);
     CHECK(openmpi.find("10.0.0.1 slots=2\n") != std::string::npos);
 }
