@@ -133,6 +133,7 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
         hosts = std::move(*parsed);
     } else {
         for (const auto& n : ctx.state.nodes) {
+            if (n.slots <= 0) continue; // hosts services only
             runtime::HostfileEntry e;
             e.host = n.cluster_address();
             e.slots = n.slots;

@@ -18,6 +18,7 @@ bool is_ipv6(const std::string& host) {
 std::vector<runtime::HostfileEntry> entries_of(const std::vector<NodeState>& nodes, bool names_for_ipv6) {
     std::vector<runtime::HostfileEntry> entries;
     for (const auto& n : nodes) {
+        if (n.slots <= 0) continue; // a node that runs no rank (a GPU-less master beside GPU workers)
         runtime::HostfileEntry e;
         e.host = names_for_ipv6 && is_ipv6(n.cluster_address()) ? n.name : n.cluster_address();
         e.slots = n.slots;

@@ -3,6 +3,8 @@
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
+
 namespace ddl {
 
 std::string probe_command() {
@@ -55,9 +57,12 @@ Status parse_probe_output(const std::string& out, NodeState& node) {
     return {};
 }
 
-int slots_for(const Spec& spec, const NodeState& node) {
+int slots_for(const Spec& spec, const NodeState& node, bool cluster_has_gpus) {
     if (spec.runtime.slots_per_node > 0) return spec.runtime.slots_per_node;
-    return node.gpus > 0 ? node.gpus : 1;
+    if (node.gpus > 0) return node.gpus;
+    // A GPU-less node beside GPU nodes (the usual master) would become rank 0 on the CPU while the other
+    // ranks use NCCL: it hosts services and the shared folder, and no rank.
+    return cluster_has_gpus ? 0 : 1;
 }
 
 Status probe_nodes(Context& ctx) {
@@ -73,7 +78,6 @@ Status probe_nodes(Context& ctx) {
             results[i] = parse_probe_output(r->out, nodes[i]);
         }
         if (results[i]) {
-            nodes[i].slots = slots_for(ctx.spec, nodes[i]);
             ctx.progress.node(nodes[i].name, std::to_string(nodes[i].gpus) + " GPU(s), " +
                                                  std::to_string(nodes[i].cpus) + " CPU(s), " + nodes[i].os);
         }
@@ -83,6 +87,10 @@ Status probe_nodes(Context& ctx) {
         if (!results[i]) failed.push_back(nodes[i].name + ": " + results[i].error().message);
     }
     if (!failed.empty()) return Error{"probe failed on " + join(failed, "; ")};
+    const bool cluster_has_gpus =
+        std::any_of(nodes.begin(), nodes.end(), [](const NodeState& n) { return n.gpus > 0; });
+    for (auto& n : nodes)
+        n.slots = slots_for(ctx.spec, n, cluster_has_gpus);
     kill_point("probe:probed");
     return {};
 }

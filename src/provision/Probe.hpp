@@ -12,6 +12,8 @@ Status parse_probe_output(const std::string& out, NodeState& node);
 Status probe_nodes(Context& ctx);
 
 // Slots for a node: the spec's override, else its GPUs, else 1.
-int slots_for(const Spec& spec, const NodeState& node);
+// Ranks a node runs: the spec's runtime.slots_per_node, else its GPUs; a GPU-less node gets 1 in a
+// CPU cluster and 0 in a cluster where other nodes have GPUs.
+int slots_for(const Spec& spec, const NodeState& node, bool cluster_has_gpus);
 
 } // namespace ddl

@@ -14,9 +14,9 @@ std::string key_for(const Spec& spec, const SshHost& h) {
 } // namespace
 
 const std::vector<std::string>& SshTarget::installed_paths() {
-    static const std::vector<std::string> paths{"/opt/ddl/bin", "/opt/ddl/lib", "/opt/ddl/README",
-                                                "/etc/ddl/hostfile", "/etc/ddl/hostfile.mpich",
-                                                "/etc/ddl/node.env"};
+    static const std::vector<std::string> paths{
+        "/opt/ddl/bin",     "/opt/ddl/lib", "/opt/ddl/README", "/etc/ddl/hostfile", "/etc/ddl/hostfile.mpich",
+        "/etc/ddl/node.env"};
     return paths;
 }
 

@@ -36,10 +36,28 @@ TEST_CASE("slots follow the GPUs, default to 1, and the spec's override wins") {
     Spec spec;
     NodeState gpu_node, cpu_node;
     gpu_node.gpus = 4;
-    CHECK(slots_for(spec, gpu_node) == 4);
-    CHECK(slots_for(spec, cpu_node) == 1);
+    CHECK(slots_for(spec, gpu_node, true) == 4);
+    CHECK(slots_for(spec, cpu_node, false) == 1);
     spec.runtime.slots_per_node = 2;
-    CHECK(slots_for(spec, gpu_node) == 2);
+    CHECK(slots_for(spec, gpu_node, true) == 2);
+    CHECK(slots_for(spec, cpu_node, true) == 2);
+}
+
+TEST_CASE("a GPU-less master beside GPU workers gets no rank and stays out of the hostfiles") {
+    Spec spec;
+    NodeState master, worker;
+    master.name = "master";
+    master.address = "10.0.0.1";
+    worker.name = "worker1";
+    worker.address = "10.0.0.2";
+    worker.gpus = 2;
+    master.slots = slots_for(spec, master, true);
+    worker.slots = slots_for(spec, worker, true);
+    CHECK(master.slots == 0);
+    CHECK(worker.slots == 2);
+    for (auto f : {HostfileFormat::openmpi, HostfileFormat::horovod, HostfileFormat::mpich})
+        CHECK(format_hostfile({master, worker}, f).find("10.0.0.1") == std::string::npos);
+    CHECK(format_hostfile({master, worker}, HostfileFormat::horovod) == "10.0.0.2 slots=2\n");
 }
 
 TEST_CASE("hostfiles are written in each format, IPv6 nodes by name for MPICH and Horovod") {
