@@ -40,12 +40,13 @@ GpulabClient::GpulabClient(std::string api_url, std::string cert, std::string ca
 }
 
 Result<GpulabClient::Reply> GpulabClient::call(const std::string& method, const std::string& path,
-                                               const std::string& body) {
+                                               const std::string& body, const std::string& content_type) {
     HttpRequest req;
     req.method = method;
     req.url = m_api + path;
     req.body = body;
     req.headers = {"Accept: application/json"};
+    if (!content_type.empty()) req.headers.push_back("Content-Type: " + content_type);
     req.client_cert = m_cert;
     req.ca_file = m_ca;
     log::debug("gpulab: " + method + " " + req.url);
@@ -97,10 +98,16 @@ Result<nlohmann::json> GpulabClient::list() {
     return j;
 }
 
-Status GpulabClient::cancel(const std::string& id) {
-    auto r = call("DELETE", "/jobs/" + id);
+// "GPULab API" (https://doc.ilabt.imec.be/ilabt/gpulab/api.html), section "API Details", "Cancel job":
+// `curl -X PUT -H "Content-Type: text/plain" --data 'CANCELLED' …/jobs/<id>/state/status` (the v2 API used
+// …/jobs/<id>/state). The page shows no DELETE on jobs, and says nothing of the answer's body or of what a
+// job that already ended answers: 2xx is taken as accepted, 404 as gone, and anything else is reported
+// with its status and body (the caller may then read the job to see whether it had ended anyway).
+Result<CancelOutcome> GpulabClient::cancel(const std::string& id) {
+    auto r = call("PUT", "/jobs/" + id + "/state/status", "CANCELLED", "text/plain");
     if (!r) return r.error();
-    if (r->status == 404 || (r->status >= 200 && r->status < 300)) return {};
+    if (r->status >= 200 && r->status < 300) return CancelOutcome::Requested;
+    if (r->status == 404) return CancelOutcome::Gone;
     return Error{gpulab_http_error("cancelling job " + id, r->status, r->body)};
 }
 

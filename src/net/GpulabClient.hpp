@@ -3,6 +3,10 @@
 // read its log. Authentication is the user's iLab.t client certificate (PEM with the key); its path is
 // the only thing ddl handles, the key never passes through ddl's memory or logs. GpulabApi is the seam
 // that tests replace.
+// Followed: iLab.t documentation, "GPULab API" (https://doc.ilabt.imec.be/ilabt/gpulab/api.html),
+// sections "Endpoint and authentication" (base https://gpulab.ilabt.imec.be/api/gpulab/v3.0/, TLS client
+// certificate) and "API Details" (get all jobs, get one job, create job, cancel job). The page documents
+// no DELETE on jobs: cancel is `PUT …/jobs/<id>/state/status`, Content-Type text/plain, body CANCELLED.
 #include "util/Result.hpp"
 
 #include <chrono>
@@ -10,6 +14,9 @@
 #include <string>
 
 namespace ddl {
+
+// What a cancel request found: GPULab took the request, or it knows no such job (404: gone already).
+enum class CancelOutcome { Requested, Gone };
 
 class GpulabApi {
 public:
@@ -20,8 +27,9 @@ public:
     virtual Result<nlohmann::json> get(const std::string& id) = 0;
     // The user's jobs (GPULab's job objects).
     virtual Result<nlohmann::json> list() = 0;
-    // Cancels a job; a job that is gone already counts as cancelled.
-    virtual Status cancel(const std::string& id) = 0;
+    // Asks GPULab to cancel a job (the job may take a while to leave RUNNING); a job GPULab no longer
+    // knows (404) is Gone. Any other refusal is an Error with the HTTP status and GPULab's reason.
+    virtual Result<CancelOutcome> cancel(const std::string& id) = 0;
     // The job's log (stdout and stderr of its command), possibly empty.
     virtual Result<std::string> logs(const std::string& id) = 0;
 };
@@ -34,7 +42,7 @@ public:
     Result<std::string> submit(const nlohmann::json& job) override;
     Result<nlohmann::json> get(const std::string& id) override;
     Result<nlohmann::json> list() override;
-    Status cancel(const std::string& id) override;
+    Result<CancelOutcome> cancel(const std::string& id) override;
     Result<std::string> logs(const std::string& id) override;
 
 private:
@@ -42,7 +50,9 @@ private:
         long status = 0;
         std::string body;
     };
-    Result<Reply> call(const std::string& method, const std::string& path, const std::string& body = "");
+    // content_type: of the body; empty: JSON (http_request's default when a body is sent).
+    Result<Reply> call(const std::string& method, const std::string& path, const std::string& body = "",
+                       const std::string& content_type = "");
     std::string m_api, m_cert, m_ca;
 };
 

@@ -31,6 +31,12 @@ bool waiting(const std::string& s) {
            s.empty();
 }
 
+// Still holding (or about to hold) GPUs: waiting, running, or being halted. A job with no status counts
+// as active: nothing says it stopped.
+bool active(const std::string& s) {
+    return waiting(s) || s == "RUNNING" || s == "MUSTHALT" || s == "HALTING";
+}
+
 // The last lines of a job's log, for the error that says why it ended.
 std::string log_tail(GpulabApi& api, const std::string& id, std::size_t lines = 15) {
     auto text = api.logs(id);
@@ -55,8 +61,9 @@ Result<std::unique_ptr<GpulabApi>> rest_client(const Context& ctx) {
 
 GpulabTarget::GpulabTarget() : GpulabTarget(rest_client, std::chrono::seconds(3)) {}
 
-GpulabTarget::GpulabTarget(ApiFactory factory, std::chrono::milliseconds poll_interval)
-    : m_factory(std::move(factory)), m_poll(poll_interval) {}
+GpulabTarget::GpulabTarget(ApiFactory factory, std::chrono::milliseconds poll_interval,
+                           std::chrono::milliseconds cancel_deadline)
+    : m_factory(std::move(factory)), m_poll(poll_interval), m_cancel_deadline(cancel_deadline) {}
 
 std::string GpulabTarget::cert_path(const Spec& spec) {
     const char* env = std::getenv("GPULAB_CERT");
@@ -214,16 +221,75 @@ Status GpulabTarget::destroy(Context& ctx) {
     } else if (ids.empty()) {
         return all.error();
     }
-    std::vector<std::string> failed;
+    // GPULab's documentation ("GPULab API", https://doc.ilabt.imec.be/ilabt/gpulab/api.html, "Cancel job")
+    // does not say what cancelling a job that has ended answers; a refused cancel is therefore checked
+    // against the job's own state (GET …/jobs/<id>) rather than read from the refusal's wording.
+    std::vector<std::string> failed, requested;
     for (const auto& id : ids) {
-        if (auto s = (*api)->cancel(id); !s)
-            failed.push_back(s.error().message);
-        else
-            ctx.progress.note("    GPULab job " + id + " cancelled");
+        auto c = (*api)->cancel(id);
+        if (c && *c == CancelOutcome::Gone) {
+            ctx.progress.note("    GPULab job " + id + " is gone already");
+        } else if (c) {
+            requested.push_back(id);
+            ctx.progress.note("    GPULab job " + id + ": cancel requested");
+        } else if (auto j = (*api)->get(id); j && !active(status_of(*j))) {
+            ctx.progress.note("    GPULab job " + id + " had ended already (" + status_of(*j) + ")");
+        } else {
+            failed.push_back(c.error().message);
+        }
     }
     if (!failed.empty()) return Error{join(failed, "; ")};
+    if (auto s = wait_until_stopped(ctx, **api, requested); !s) return s;
     td.erase("jobs");
     return {};
+}
+
+Status GpulabTarget::wait_until_stopped(Context& ctx, GpulabApi& api,
+                                        const std::vector<std::string>& ids) const {
+    using std::chrono::milliseconds;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + m_cancel_deadline;
+    // Short pauses first (a cancelled job usually stops within seconds), doubling up to the poll interval.
+    milliseconds pause = std::min(m_poll, milliseconds(250));
+    std::vector<std::string> left = ids;
+    std::map<std::string, std::string> seen; // id -> last status, or why it could not be read
+    while (true) {
+        std::vector<std::string> still;
+        for (const auto& id : left) {
+            auto j = api.get(id);
+            if (!j) {
+                // Read again next round: one failed read says nothing about the job.
+                seen[id] = "its state could not be read: " + j.error().message;
+                still.push_back(id);
+                continue;
+            }
+            std::string st = status_of(*j);
+            if (active(st)) {
+                seen[id] = st.empty() ? "no status" : st;
+                still.push_back(id);
+            } else {
+                ctx.progress.note("    GPULab job " + id + " " + st);
+            }
+        }
+        left = std::move(still);
+        if (left.empty()) return {};
+        auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            std::vector<std::string> named;
+            for (const auto& id : left)
+                named.push_back(id + " (" + seen[id] + ")");
+            auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();
+            return Error{"after " + std::to_string(secs) +
+                         " s these cancelled GPULab jobs are still running: " + join(named, "; ") +
+                         "\n      they stay in the cluster's state: run `ddl destroy " + ctx.spec.name +
+                         "` again later to cancel and check them once more"};
+        }
+        if (ctx.stop_requested())
+            return Error{"interrupted while waiting for cancelled GPULab jobs to stop: " + join(left, ", ")};
+        std::this_thread::sleep_for(
+            std::min<milliseconds>(pause, std::chrono::duration_cast<milliseconds>(deadline - now)));
+        pause = std::min(m_poll, pause * 2);
+    }
 }
 
 } // namespace ddl

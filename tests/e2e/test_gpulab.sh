@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Target gpulab against an HTTPS stand-in of the GPULab API (tests/fakes/gpulab_server.py) that requires
 # a client certificate from a test CA made here with openssl; started jobs become real local nodes.
-# deploy -> exec on every job -> destroy cancels every job; refused certificates; a job dying early;
-# jobs that never leave the queue. A line from the middle of alice's private key is the planted secret: it
-# must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv, subprocess environments).
+# deploy -> exec on every job -> destroy cancels every job with GPULab's documented cancel (PUT
+# …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses DELETE with 405); refused certificates; a
+# job dying early; jobs that never leave the queue. A line from the middle of alice's private key is the
+# planted secret: it must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv,
+# subprocess environments).
 # DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
 source "$(dirname "$0")/lib.sh"
 P=${DDL_E2E_PREFIX:-}
@@ -47,6 +49,8 @@ start_server() { # MODE
   [ -s "$dir/port" ] || { cat "$dir/server.err"; fail "the GPULab stand-in did not start"; }
   port=$(cat "$dir/port"); events="$dir/events.log"
 }
+# Cancel requests the stand-in accepted: GPULab's documented PUT …/jobs/<id>/state/status with CANCELLED.
+cancel_puts() { grep -c '^PUT /api/gpulab/v3\.0/jobs/[0-9a-f-]*/state/status CANCELLED$' "$events"; }
 
 write_spec() { # NAME LAYOUT [extra lines]
   local name=$1 layout=$2; shift 2
@@ -87,11 +91,14 @@ grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate 
 ok "deploy: three single-GPU jobs submitted over TLS with a client certificate, RUNNING, reached over SSH"
 cp -a "$STATE/${P}gle2e" state-before-destroy
 GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
+[ "$(cancel_puts)" = 3 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for every job"; }
 [ "$(grep -c '^Cancelled ' "$events")" = 3 ] || { cat "$events"; fail "destroy cancelled every job"; }
+grep -q ' DELETE ' "$events" && { cat "$events"; fail "ddl sent a DELETE (GPULab documents none on jobs)"; }
+[ "$(curl -s -o /dev/null -D - --cacert "$WORK/ca.pem" --cert "$WORK/alice.pem" -X DELETE "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | tr -d '\r' | grep -E '^HTTP/|^Allow:' | tr '\n' ' ')" = "HTTP/1.1 405 Method Not Allowed Allow: GET " ] || fail "the stand-in did not refuse DELETE on a job with 405 and Allow: GET"
 sleep 1
 if ip netns list | grep -q "^ddl-${P}gl"; then fail "job nodes left after destroy: $(ip netns list | grep "^ddl-${P}gl")"; fi
 [ ! -e "$STATE/${P}gle2e" ] || fail "state of ${P}gle2e left"
-ok "destroy cancelled every job of the cluster; nothing left"
+ok "destroy cancelled every job of the cluster (PUT state/status; DELETE is refused with 405); nothing left"
 secret_sweep "GPULab client key" "$key_line" '/alice\.(key|pem)$' "$WORK"
 
 write_spec ${P}glauth one-job
@@ -113,6 +120,7 @@ rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gldie.yaml >f.log 2>&1 || rc=
 grep -q "for node worker1 ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
 grep -q "| E: Unable to locate package openssh-server" f.log || { cat f.log; fail "log tail"; }
 GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}gldie >/dev/null 2>&1 || fail "destroy after a dead job"
+[ "$(cancel_puts)" = 3 ] || { cat "$events"; fail "a cancel (PUT …/state/status) for each of the three recorded jobs"; }
 [ "$(grep -c '^Cancelled ' "$events")" = 2 ] || { cat "$events"; fail "the two live jobs cancelled"; }
 ok "a job dying early fails deploy with its log tail; destroy cancels the others"
 
@@ -122,5 +130,6 @@ rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" depl
 [ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
 grep -q "still not running: master (job .*, QUEUED: No worker has a free GPU" q.log || { cat q.log; fail "queue message"; }
 GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}glq >/dev/null 2>&1 || fail "destroy of queued jobs"
+[ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "queued job: cancel (PUT …/state/status) sent"; }
 grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
 ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancels them"

@@ -1,15 +1,26 @@
 #!/usr/bin/env python3
-"""Stand-in for the GPULab REST API (v3.0) over HTTPS with a required client certificate.
+"""Follows "GPULab API" (iLab.t documentation, https://doc.ilabt.imec.be/ilabt/gpulab/api.html), sections
+"Endpoint and authentication" (endpoint .../api/gpulab/v3.0/, SSL client authentication) and "API Details"
+(the curl examples for APIv3 and the Job2 format, with .../v3.1/ paths: get all jobs, get one job, create
+job, cancel job; both prefixes are served). The page documents no DELETE on jobs.
 
-Endpoints, under /api/gpulab/v3.0: POST /jobs (submit), GET /jobs (the caller's jobs), GET /jobs/ID,
-DELETE /jobs/ID (cancel), GET /jobs/ID/logs. A job request is checked field by field like GPULab's job
-model (version 2, camelCase, no unknown fields) and refused with 400 and the reason. The caller is the
-client certificate's CN: not in --users -> 403; the job's owner project not --project -> 403.
-A submitted job goes QUEUED -> STARTING -> RUNNING; on starting, a real local node is made with
-$DDL_FAKE_NODES that admits the key in the job's DDL_AUTHORIZED_KEY, and the job's port mapping points at
-that node's sshd. Cancelling removes the node. Failure modes (--mode): normal, never-start (jobs stay
+A stand-in for that REST API over HTTPS with a required client certificate.
+
+Endpoints, under /api/gpulab/v3.0 (or v3.1): POST /jobs (submit), GET /jobs (the caller's jobs),
+GET /jobs/ID, PUT /jobs/ID/state/status (cancel: Content-Type text/plain, body exactly CANCELLED, as the
+page's "Cancel job" example; anything else -> 400 with the reason), GET /jobs/ID/logs. A method a path does
+not support (e.g. DELETE /jobs/ID) is refused as an HTTP server refuses it: 405 Method Not Allowed with an
+Allow header listing the path's methods. Not on the page, so chosen here: a cancel answers 200 with the
+job; cancelling a job that has ended leaves it as it is (also 200). A job request is checked field by
+field like GPULab's job model (version 2, camelCase, no unknown fields) and refused with 400 and the
+reason. The caller is the client certificate's CN: not in --users -> 403; the job's owner project not
+--project -> 403. A submitted job goes QUEUED -> STARTING -> RUNNING; on starting, a real local node is made
+with $DDL_FAKE_NODES that admits the key in the job's DDL_AUTHORIZED_KEY, and the job's port mapping points
+at that node's sshd. Cancelling removes the node. Failure modes (--mode): normal, never-start (jobs stay
 QUEUED, with the scheduler's explanation), die-early:NODE (the job whose DDL_NODE is NODE fails while
-starting, with a log saying why). Python 3 standard library only.
+starting, with a log saying why). Event log (--log): one line per status change ("Cancelled ID NAME"), per
+cancel request ("PUT PATH CANCELLED") and per refusal ("405 METHOD PATH", "400 ...", "403 ...").
+Python 3 standard library only.
 """
 import argparse
 import json
@@ -24,7 +35,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PREFIX = "/api/gpulab/v3.0"
+PREFIXES = ("/api/gpulab/v3.0", "/api/gpulab/v3.1")
 IMAGE = re.compile(r"^((?P<username>[\w\-+_.]+):(?P<password>[^@ ]+)@)?(?P<repository>[\w.\-_]+(?::\d+|)\/)?"
                    r"(?P<image>[a-z0-9.\-_]+(?:\/[a-z0-9.\-_]+|)+)(:(?P<tag>[\w.\-_]{1,127}))?$")
 DURATION = re.compile(r"^\d+ ?(s|sec|seconds?|m|min|minutes?|h|hours?|d|days?|w|weeks?)$")
@@ -195,15 +206,30 @@ def public(job):
     return {k: v for k, v in job.items() if not k.startswith("_")}
 
 
+def allowed_methods(parts):
+    """The methods a path under the prefix supports (parts: the path split at '/'), or None: no such path."""
+    if parts == ["jobs"]:
+        return ["GET", "POST"]
+    if len(parts) == 2 and parts[0] == "jobs" and parts[1]:
+        return ["GET"]
+    if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "logs":
+        return ["GET"]
+    if len(parts) == 4 and parts[0] == "jobs" and parts[2:] == ["state", "status"]:
+        return ["PUT"]
+    return None
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):
         pass
 
-    def reply(self, code, body, ctype="application/json"):
+    def reply(self, code, body, ctype="application/json", headers=None):
         data = (json.dumps(body) if ctype == "application/json" else body).encode()
         self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -218,19 +244,27 @@ class Handler(BaseHTTPRequestHandler):
         return ""
 
     def route(self, method):
+        # Read the whole body first: the connection is kept alive, so none of it may be left unread.
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0") or "0"))
         user = self.caller()
         if user not in ARGS.users:
             log_event(f"403 {method} {self.path} {user}")
             return self.reply(403, {"detail": f"user {user or '?'} is not allowed to use GPULab"})
-        if not self.path.startswith(PREFIX + "/jobs"):
+        prefix = next((p for p in PREFIXES if self.path.startswith(p + "/")), None)
+        path = self.path[len(prefix):].split("?")[0] if prefix else ""
+        parts = path.split("/")[1:]  # ["jobs", id?, "logs" | "state", "status"?]
+        allowed = allowed_methods(parts) if prefix else None
+        if allowed is None:
             return self.reply(404, {"detail": f"no such endpoint {self.path}"})
-        parts = self.path[len(PREFIX):].split("/")[1:]  # ["jobs", id?, "logs"?]
-        if method == "POST" and parts == ["jobs"]:
-            length = int(self.headers.get("Content-Length", "0"))
+        if method not in allowed:
+            log_event(f"405 {method} {self.path}")
+            return self.reply(405, {"detail": f"The method {method} is not allowed for the requested URL."},
+                              headers={"Allow": ", ".join(allowed)})
+        if method == "POST":
             if self.headers.get("Content-Type", "").split(";")[0] != "application/json":
                 return self.reply(415, {"detail": "send the job as application/json"})
             try:
-                job = json.loads(self.rfile.read(length))
+                job = json.loads(body)
                 project = validate(job)
             except (ValueError, Bad) as e:
                 log_event(f"400 {e}")
@@ -247,24 +281,32 @@ class Handler(BaseHTTPRequestHandler):
                 set_status(JOBS[job_id], "Queued")
             threading.Thread(target=run_job, args=(job_id,), daemon=True).start()
             return self.reply(201, {"uuid": job_id})
-        if method == "GET" and parts == ["jobs"]:
+        if parts == ["jobs"]:
             with LOCK:
                 return self.reply(200, [public(j) for j in JOBS.values() if j["_owner"] == user])
         with LOCK:
-            job = JOBS.get(parts[1]) if len(parts) >= 2 else None
+            job = JOBS.get(parts[1])
             if job is None or job["_owner"] != user:
                 return self.reply(404, {"detail": "no such job"})
-            if method == "GET" and len(parts) == 2:
+            if len(parts) == 2:
                 return self.reply(200, public(job))
-            if method == "GET" and parts[2:] == ["logs"]:
+            if parts[2:] == ["logs"]:
                 return self.reply(200, job["_log"], "text/plain")
-            if method == "DELETE" and len(parts) == 2:
-                if job["state"]["status"] in ("Queued", "Starting", "Running", "Assigned"):
-                    set_status(job, "Cancelled")
-                    if job.get("_node_id"):
-                        threading.Thread(target=node_down, args=(job["_node_id"],)).start()
-                return self.reply(200, public(job))
-        return self.reply(405, {"detail": f"{method} not allowed here"})
+            # PUT .../jobs/ID/state/status: the documented cancel.
+            ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
+            if ctype != "text/plain":
+                log_event(f"400 {method} {self.path} Content-Type {ctype or '(none)'}")
+                return self.reply(400, {"detail": f"send the new status as text/plain, not {ctype or 'no Content-Type'}"})
+            text = body.decode("utf-8", "replace")
+            if text != "CANCELLED":
+                log_event(f"400 {method} {self.path} body {text[:40]!r}")
+                return self.reply(400, {"detail": f"the only status a job can be set to is CANCELLED, not {text[:40]!r}"})
+            log_event(f"PUT {self.path} CANCELLED")
+            if job["state"]["status"] in ("Queued", "Starting", "Running", "Assigned"):
+                set_status(job, "Cancelled")
+                if job.get("_node_id"):
+                    threading.Thread(target=node_down, args=(job["_node_id"],)).start()
+            return self.reply(200, public(job))
 
     def do_GET(self):
         self.route("GET")
@@ -272,8 +314,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self.route("POST")
 
+    def do_PUT(self):
+        self.route("PUT")
+
     def do_DELETE(self):
         self.route("DELETE")
+
+    def do_PATCH(self):
+        self.route("PATCH")
 
 
 def main():

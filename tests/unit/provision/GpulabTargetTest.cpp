@@ -5,21 +5,28 @@
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 
 using namespace ddl;
 
 namespace {
 
-// GPULab as a script: each job walks through `script` (one status per get), staying on the last one.
+// GPULab as a script: each job walks through `script` (one status per get), staying on the last one. Once
+// cancelled, a job walks through `after_cancel` instead; a cancel of an id in `refuse_cancel` is refused
+// with HTTP 409, as GPULab might for a job that has ended (its documentation does not say).
 class FakeGpulab : public GpulabApi {
 public:
     std::vector<std::string> script{"Queued", "Starting", "Running"};
     std::map<std::string, std::vector<std::string>> per_node; // DDL_NODE -> its own script
+    std::vector<std::string> after_cancel{"Cancelled"};
+    std::map<std::string, std::vector<std::string>> after_cancel_of; // job id -> its own after_cancel
+    std::set<std::string> refuse_cancel;
     std::vector<nlohmann::json> submitted;
     std::vector<std::string> cancelled;
-    std::map<std::string, int> gets;
+    std::map<std::string, int> gets, gets_after_cancel;
     nlohmann::json extra_listed = nlohmann::json::array();
 
     std::string node_of(const std::string& id) const {
@@ -30,6 +37,18 @@ public:
         return "job-" + std::to_string(submitted.size() - 1);
     }
     Result<nlohmann::json> get(const std::string& id) override {
+        if (std::find(cancelled.begin(), cancelled.end(), id) != cancelled.end()) {
+            int n = gets_after_cancel[id]++;
+            const auto& s = after_cancel_of.count(id) ? after_cancel_of.at(id) : after_cancel;
+            return nlohmann::json{
+                {"uuid", id},
+                {"state", {{"status", s[std::min<std::size_t>(static_cast<std::size_t>(n), s.size() - 1)]}}}};
+        }
+        if (!starts_with(id, "job-")) {
+            for (const auto& j : extra_listed)
+                if (j["uuid"] == id) return j;
+            return Error{"reading job " + id + ": GPULab answered HTTP 404 (no such job)"};
+        }
         const auto& s = per_node.count(node_of(id)) ? per_node.at(node_of(id)) : script;
         int n = gets[id]++;
         std::string status = s[std::min<std::size_t>(static_cast<std::size_t>(n), s.size() - 1)];
@@ -55,9 +74,11 @@ public:
                            {"state", {{"status", "Running"}}}});
         return all;
     }
-    Status cancel(const std::string& id) override {
+    Result<CancelOutcome> cancel(const std::string& id) override {
+        if (refuse_cancel.count(id))
+            return Error{"cancelling job " + id + ": GPULab answered HTTP 409 (job is not cancellable)"};
         cancelled.push_back(id);
-        return {};
+        return CancelOutcome::Requested;
     }
     Result<std::string> logs(const std::string&) override {
         return std::string("ddl: installing openssh-server\nddl: cannot install openssh-server:\nE: Unable "
@@ -90,7 +111,7 @@ struct Rig {
         api = owned.get();
     }
     Context ctx() { return Context{spec, state, store, proc, remote, progress, {}, nullptr}; }
-    GpulabTarget target() {
+    GpulabTarget target(std::chrono::milliseconds cancel_deadline = GpulabTarget::k_cancel_deadline) {
         return GpulabTarget(
             [this](const Context&) -> Result<std::unique_ptr<GpulabApi>> {
                 // The target owns its client; the rig keeps looking at the same fake through `api`.
@@ -100,12 +121,12 @@ struct Rig {
                     Result<std::string> submit(const nlohmann::json& j) override { return f->submit(j); }
                     Result<nlohmann::json> get(const std::string& id) override { return f->get(id); }
                     Result<nlohmann::json> list() override { return f->list(); }
-                    Status cancel(const std::string& id) override { return f->cancel(id); }
+                    Result<CancelOutcome> cancel(const std::string& id) override { return f->cancel(id); }
                     Result<std::string> logs(const std::string& id) override { return f->logs(id); }
                 };
                 return std::unique_ptr<GpulabApi>(std::make_unique<Borrowed>(api));
             },
-            std::chrono::milliseconds(0));
+            std::chrono::milliseconds(0), cancel_deadline);
     }
 };
 
@@ -178,6 +199,61 @@ TEST_CASE("gpulab destroy cancels the recorded jobs and any other job named for 
     std::sort(rig.api->cancelled.begin(), rig.api->cancelled.end());
     CHECK(rig.api->cancelled == std::vector<std::string>{"job-0", "job-1", "job-2", "orphan-1"});
     CHECK_FALSE(rig.state.target_data.contains("jobs"));
+}
+
+TEST_CASE("gpulab destroy waits until the cancelled jobs have left RUNNING") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    REQUIRE(t.provision(ctx).ok());
+    // GPULab takes a while to stop a cancelled job: two more reads say Running, then Cancelled.
+    rig.api->after_cancel = {"Running", "Running", "Cancelled"};
+    REQUIRE(t.destroy(ctx).ok());
+    for (const char* id : {"job-0", "job-1", "job-2"})
+        CHECK(rig.api->gets_after_cancel[id] == 3); // read until it said Cancelled, and no further
+    CHECK_FALSE(rig.state.target_data.contains("jobs"));
+}
+
+TEST_CASE("gpulab destroy fails naming the jobs still running after the cancel deadline") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    REQUIRE(rig.target().provision(ctx).ok());
+    // worker1's job (job-1) stays Running whatever it is asked; the others stop at once.
+    rig.api->after_cancel_of["job-1"] = {"Running"};
+    auto t = rig.target(std::chrono::milliseconds(20));
+    auto s = t.destroy(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("these cancelled GPULab jobs are still running: job-1 (RUNNING)") !=
+          std::string::npos);
+    CHECK(s.error().message.find("job-0") == std::string::npos);
+    CHECK(s.error().message.find("job-2") == std::string::npos);
+    CHECK(s.error().message.find("ddl destroy gl") != std::string::npos);
+    CHECK(rig.api->gets_after_cancel["job-1"] >= 2); // polled again before giving up
+    // Kept in the state, so that the next destroy cancels it again.
+    CHECK(rig.state.target_data["jobs"]["worker1"] == "job-1");
+}
+
+TEST_CASE("gpulab destroy accepts a refused cancel of a job that has ended, and reports any other") {
+    Rig rig;
+    auto ctx = rig.ctx();
+    rig.api->per_node["worker1"] = {"Queued", "Starting", "Failed"};
+    auto t = rig.target();
+    REQUIRE_FALSE(t.provision(ctx).ok()); // worker1's job failed; all three are recorded
+    // GPULab refuses to cancel the failed job; reading it shows that it had ended, so nothing is left.
+    rig.api->refuse_cancel = {"job-1"};
+    REQUIRE(t.destroy(ctx).ok());
+    CHECK_FALSE(rig.state.target_data.contains("jobs"));
+
+    // A refused cancel of a job that is still running is an error with GPULab's answer.
+    Rig rig2;
+    auto ctx2 = rig2.ctx();
+    auto t2 = rig2.target();
+    REQUIRE(t2.provision(ctx2).ok());
+    rig2.api->refuse_cancel = {"job-2"};
+    auto s = t2.destroy(ctx2);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("cancelling job job-2: GPULab answered HTTP 409") != std::string::npos);
+    CHECK(rig2.state.target_data.contains("jobs"));
 }
 
 TEST_CASE("the gpulab client certificate must hold a certificate and a decrypted key") {
