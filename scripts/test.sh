@@ -5,15 +5,15 @@
 #  2. checks clang-format on the sources; runs each libFuzzer target for 30 s (tests/fuzz/run.sh), two at
 #     a time;
 #  3. builds with warnings as errors (optimized, no unit-test programs: they ran under the sanitizers) and
-#     runs the e2e suites on the local target (root needed), side by side where they share nothing
-#     (tests/e2e/CMakeLists.txt holds the resource locks).
+#     runs the e2e suites on the local target (root needed), two at a time where they share nothing
+#     (tests/e2e/CMakeLists.txt holds the resource locks and why two).
 # Ends with a table of the stages and of every e2e suite with their durations (also in
 # build-ci/stages.txt), then CTest's summary.
-#   DDL_E2E_JOBS=N   e2e suites at once (default 3; 1 runs them one after another)
+#   DDL_E2E_JOBS=N   e2e suites at once (default 2; 1 runs them one after another)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-e2e_jobs=${DDL_E2E_JOBS:-3}
+e2e_jobs=${DDL_E2E_JOBS:-2}
 t_all=$(date +%s)
 stage_names=()
 stage_secs=()
