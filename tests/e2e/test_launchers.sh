@@ -71,6 +71,20 @@ ddl exec --cluster lnch --nodes master -- 'mpiexec.mpich -f /etc/ddl/hostfile.mp
 [ "$(strip <mpiexec.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpiexec.log; fail "mpiexec ranks"; }
 ok "mpiexec (MPICH) -f /etc/ddl/hostfile.mpich -n 4: one rank on each node"
 
+# What `ddl hostfile --format` writes, each fed to its consumer too (namespace nodes see this machine's
+# /tmp, so the master reads the files where this test wrote them).
+for f in openmpi horovod mpich; do ddl hostfile --cluster lnch --format $f -o "$WORK/hf.$f" || fail "ddl hostfile --format $f"; done
+head -1 "$WORK/hf.openmpi" | grep -q '^# ' || fail "the openmpi format lost its header comment"
+ddl exec --cluster lnch --nodes master -- \
+  "mpirun.openmpi --allow-run-as-root --hostfile $WORK/hf.openmpi -np 4 --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname" \
+  >mpirun2.log 2>&1 || { cat mpirun2.log; fail "mpirun with ddl hostfile --format openmpi"; }
+[ "$(strip <mpirun2.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpirun2.log; fail "mpirun ranks (openmpi format)"; }
+ddl exec --cluster lnch --nodes master -- "mpiexec.mpich -f $WORK/hf.mpich -n 4 hostname" \
+  >mpiexec2.log 2>&1 || { cat mpiexec2.log; fail "mpiexec with ddl hostfile --format mpich"; }
+[ "$(strip <mpiexec2.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpiexec2.log; fail "mpiexec ranks (mpich format)"; }
+cmp -s "$WORK/hf.horovod" hostfile || fail "ddl hostfile --format horovod differs from /etc/ddl/hostfile"
+ok "ddl hostfile --format openmpi|mpich fed to mpirun|mpiexec; --format horovod is the file checked above"
+
 # 3. The shared folder (the spec's services.nfs.mount, on by default): written on one node, read on all.
 ddl exec --cluster lnch --nodes worker2 -- 'echo shared-by-worker2 >/shared/probe' >/dev/null
 [ "$(ddl exec --cluster lnch -- cat /shared/probe | strip | sort -u)" = shared-by-worker2 ] || fail "shared folder"
