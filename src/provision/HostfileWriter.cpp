@@ -1,17 +1,11 @@
 #include "provision/HostfileWriter.hpp"
 
 #include "runtime/Hostfile.hpp"
-
-#include <arpa/inet.h>
+#include "util/Net.hpp"
 
 namespace ddl {
 
 namespace {
-
-bool is_ipv6(const std::string& host) {
-    in6_addr a{};
-    return ::inet_pton(AF_INET6, host.c_str(), &a) == 1;
-}
 
 // Horovod checks every host against a host-name or IPv4 pattern; an IPv6 node goes by its name, which
 // the nodes resolve (/etc/hosts block of the SSH mesh, or the local target's own /etc/hosts).

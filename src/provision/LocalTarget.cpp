@@ -30,13 +30,8 @@ const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
 const char* k_registry = "/run/ddl/local";
 
 std::string registry_id(const Context& ctx) {
-    std::uint32_t h = 2166136261u;
-    for (char c : ctx.cluster_dir()) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 16777619u;
-    }
     char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", h);
+    std::snprintf(hex, sizeof hex, "%08x", stable_hash(ctx.cluster_dir()));
     return ctx.state.cluster + "." + hex;
 }
 

@@ -156,3 +156,19 @@ check_trainer() {
   first=$(grep '^\[0\] step 0 ' "$out" | awk '{print $5}'); last=$(grep '^\[0\] step 14 ' "$out" | awk '{print $5}')
   python3 -c "import sys; sys.exit(0 if float('$last') < float('$first') else 1)" || fail "loss did not decrease ($first -> $last)"
 }
+
+# launch_from_master CLUSTER KIND FILE NP "EXPECTED NODES": runs Open MPI's mpirun (KIND openmpi) or
+# MPICH's mpiexec (KIND mpich) on the master with hostfile FILE, NP ranks of `hostname`, and fails unless
+# the sorted host names are EXPECTED (space-separated, with a trailing space).
+launch_from_master() {
+  local cluster=$1 kind=$2 file=$3 np=$4 expected=$5 cmd log
+  log="launch-$kind-$(basename "$file").log"
+  case "$kind" in
+    openmpi) cmd="mpirun.openmpi --allow-run-as-root --hostfile $file -np $np --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname" ;;
+    mpich) cmd="mpiexec.mpich -f $file -n $np hostname" ;;
+    *) fail "launch_from_master: unknown kind $kind" ;;
+  esac
+  "$DDL" --state-dir "$STATE" exec --cluster "$cluster" --nodes master -- "$cmd" >"$log" 2>&1 ||
+    { cat "$log"; fail "$kind launcher with $file on $cluster"; }
+  [ "$(sed 's/^\[[^]]*\] //' "$log" | sort | tr '\n' ' ')" = "$expected" ] || { cat "$log"; fail "$kind ranks with $file"; }
+}

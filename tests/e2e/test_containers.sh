@@ -55,13 +55,8 @@ ok "ddl run: allreduce across the container nodes exact"
 # the hostfiles ddl wrote there and start over the SSH mesh of the ssh_mesh role.
 ddl exec --cluster ctr -- sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openmpi-bin mpich' \
   >mpi.log 2>&1 || { tail -30 mpi.log; fail "installing Open MPI and MPICH on the nodes"; }
-ddl exec --cluster ctr --nodes master -- \
-  'mpirun.openmpi --allow-run-as-root --hostfile /etc/ddl/hostfile -np 3 --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname' \
-  >mpirun.log 2>&1 || { cat mpirun.log; fail "mpirun --hostfile /etc/ddl/hostfile on container nodes"; }
-[ "$(sed 's/^\[[^]]*\] //' mpirun.log | sort | tr '\n' ' ')" = "master worker1 worker2 " ] || { cat mpirun.log; fail "mpirun ranks"; }
-ddl exec --cluster ctr --nodes master -- 'mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 3 hostname' \
-  >mpiexec.log 2>&1 || { cat mpiexec.log; fail "mpiexec -f /etc/ddl/hostfile.mpich on container nodes"; }
-[ "$(sed 's/^\[[^]]*\] //' mpiexec.log | sort | tr '\n' ' ')" = "master worker1 worker2 " ] || { cat mpiexec.log; fail "mpiexec ranks"; }
+launch_from_master ctr openmpi /etc/ddl/hostfile 3 "master worker1 worker2 "
+launch_from_master ctr mpich /etc/ddl/hostfile.mpich 3 "master worker1 worker2 "
 ok "mpirun --hostfile /etc/ddl/hostfile and mpiexec -f /etc/ddl/hostfile.mpich from the master: one rank per container node"
 
 # A container that went away comes back when provisioning runs again; the others are left as they are.

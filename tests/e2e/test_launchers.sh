@@ -60,28 +60,19 @@ for line in lines[:-1]:
 PY
 [ "$(wc -l <hostfile)" = 4 ] || fail "hostfile: $(cat hostfile)"
 ok "/etc/ddl/hostfile passes Horovod's hostfile rule"
-# Open MPI's mpirun across the 4 nodes with the file as it is on the nodes.
-ddl exec --cluster lnch --nodes master -- \
-  'mpirun.openmpi --allow-run-as-root --hostfile /etc/ddl/hostfile -np 4 --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname' \
-  >mpirun.log 2>&1 || { cat mpirun.log; fail "mpirun --hostfile /etc/ddl/hostfile"; }
-[ "$(strip <mpirun.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpirun.log; fail "mpirun ranks"; }
+# Open MPI's mpirun and MPICH's mpiexec across the 4 nodes with the files as they are on the nodes.
+all4="master worker1 worker2 worker3 "
+launch_from_master lnch openmpi /etc/ddl/hostfile 4 "$all4"
 ok "mpirun (Open MPI) --hostfile /etc/ddl/hostfile -np 4: one rank on each node"
-ddl exec --cluster lnch --nodes master -- 'mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 4 hostname' \
-  >mpiexec.log 2>&1 || { cat mpiexec.log; fail "mpiexec -f /etc/ddl/hostfile.mpich"; }
-[ "$(strip <mpiexec.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpiexec.log; fail "mpiexec ranks"; }
+launch_from_master lnch mpich /etc/ddl/hostfile.mpich 4 "$all4"
 ok "mpiexec (MPICH) -f /etc/ddl/hostfile.mpich -n 4: one rank on each node"
 
 # What `ddl hostfile --format` writes, each fed to its consumer too (namespace nodes see this machine's
 # /tmp, so the master reads the files where this test wrote them).
 for f in openmpi horovod mpich; do ddl hostfile --cluster lnch --format $f -o "$WORK/hf.$f" || fail "ddl hostfile --format $f"; done
 head -1 "$WORK/hf.openmpi" | grep -q '^# ' || fail "the openmpi format lost its header comment"
-ddl exec --cluster lnch --nodes master -- \
-  "mpirun.openmpi --allow-run-as-root --hostfile $WORK/hf.openmpi -np 4 --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname" \
-  >mpirun2.log 2>&1 || { cat mpirun2.log; fail "mpirun with ddl hostfile --format openmpi"; }
-[ "$(strip <mpirun2.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpirun2.log; fail "mpirun ranks (openmpi format)"; }
-ddl exec --cluster lnch --nodes master -- "mpiexec.mpich -f $WORK/hf.mpich -n 4 hostname" \
-  >mpiexec2.log 2>&1 || { cat mpiexec2.log; fail "mpiexec with ddl hostfile --format mpich"; }
-[ "$(strip <mpiexec2.log | sort | tr '\n' ' ')" = "master worker1 worker2 worker3 " ] || { cat mpiexec2.log; fail "mpiexec ranks (mpich format)"; }
+launch_from_master lnch openmpi "$WORK/hf.openmpi" 4 "$all4"
+launch_from_master lnch mpich "$WORK/hf.mpich" 4 "$all4"
 cmp -s "$WORK/hf.horovod" hostfile || fail "ddl hostfile --format horovod differs from /etc/ddl/hostfile"
 ok "ddl hostfile --format openmpi|mpich fed to mpirun|mpiexec; --format horovod is the file checked above"
 
