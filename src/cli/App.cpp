@@ -80,6 +80,9 @@ int run_app(int argc, char** argv) {
     deploy->add_option("file", da.file, "cluster.yaml")->required();
     deploy->add_option("--only", da.only, "Run just this phase")->check(CLI::IsMember(phase_names()));
     deploy->add_flag("-y,--yes", da.yes, "Do not ask for confirmation");
+    deploy->add_flag("--force-configure", da.force_configure,
+                     "Run Ansible even when no node's configure inputs changed since the last configure "
+                     "(to undo changes made on the nodes behind ddl's back)");
     deploy->add_option("--ssh-timeout", da.ssh_timeout_s, "Seconds to wait for SSH on every node")
         ->check(k_seconds)
         ->capture_default_str();

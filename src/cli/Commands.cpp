@@ -526,6 +526,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
     opts.manifest_path = a.manifest;
     opts.skip_preflight = a.skip_preflight;
     opts.terraform_bin = a.terraform_bin;
+    opts.force_configure = a.force_configure;
     oc->ctx.emplace(Context{spec, state, store, oc->proc, oc->remote, oc->progress, opts, &g_interrupted});
     return oc;
 }

@@ -24,6 +24,7 @@ struct DeployArgs {
     std::string manifest; // virtualwall: the manifest RSpec saved by the jFed GUI
     bool skip_preflight = false;
     std::string terraform_bin; // openstack: overrides openstack.terraform
+    bool force_configure = false;
 };
 int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
 int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes,

@@ -1,12 +1,16 @@
 #include "provision/Configure.hpp"
 
 #include "core/Log.hpp"
+#include "util/CpuTime.hpp"
+#include "util/Digest.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <sys/stat.h>
 
 namespace ddl {
 namespace {
@@ -28,6 +32,47 @@ void stop_ssh_masters(const Context& ctx, const std::string& control_dir) {
             {.argv = {"ssh", "-o", "ControlPath=" + e.path().string(), "-O", "exit", "ddl-node"},
              .timeout = std::chrono::seconds(5)});
     }
+}
+
+// Debian's ansible-mitogen: one persistent Python interpreter per node instead of a new SSH command and
+// Python start per task (measured in bench/deploy_scaling.sh). DDL_ANSIBLE_STRATEGY names another strategy
+// (e.g. `linear`, Ansible's own) where mitogen misbehaves.
+constexpr const char* k_mitogen_strategies =
+    "/usr/lib/python3/dist-packages/ansible_mitogen/plugins/strategy";
+
+void choose_strategy(Command& c) {
+    const char* chosen = std::getenv("DDL_ANSIBLE_STRATEGY");
+    std::string strategy = chosen && *chosen ? chosen : "";
+    if (strategy.empty() && path_exists(k_mitogen_strategies)) strategy = "mitogen_linear";
+    if (strategy.empty()) return;
+    if (strategy.rfind("mitogen", 0) == 0) c.env_set["ANSIBLE_STRATEGY_PLUGINS"] = k_mitogen_strategies;
+    c.env_set["ANSIBLE_STRATEGY"] = strategy;
+}
+
+// The same "<st_dev>:<st_ino>\n<boot id>" the playbook reads on each node: a node that prints it shares
+// this machine's root and kernel (a namespace node). Empty when unknown: then no node matches.
+std::string controller_root() {
+    struct stat st {};
+    if (::stat("/", &st) != 0) return "";
+    auto boot = read_file_limited("/proc/sys/kernel/random/boot_id", 256);
+    if (!boot) return "";
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "\n" + trim(*boot);
+}
+
+// Everything a configure run applies that is the same for every node: inventory (all nodes, how they are
+// reached), the spec's variables, secrets, controller variables, pinned host keys (a replaced machine
+// has new ones), the playbooks and the runtime they copy.
+Result<std::string> shared_inputs(const Context& ctx, const std::string& dir,
+                                  const std::string& rendered_vars, const nlohmann::json& controller_vars) {
+    Digest d;
+    d.add_file(dir + "/inventory.yml")
+        .add_file(rendered_vars)
+        .add_file(dir + "/secrets.json")
+        .add(controller_vars.dump())
+        .add_file(ctx.known_hosts_path());
+    if (auto s = d.add_tree(data_dir() + "/playbooks"); !s) return s.error();
+    if (auto s = d.add_tree(dist_dir()); !s) return s.error();
+    return d.hex();
 }
 
 // Registry login for the training container's image: the user from DDL_REGISTRY_USER, the password from
@@ -128,6 +173,16 @@ Result<AnsibleSummary> parse_ansible_events(const std::string& out) {
     return s;
 }
 
+std::string node_inputs(const std::string& shared, const NodeState& node) {
+    return Digest{}.add(shared).add(node.name).hex();
+}
+
+bool nodes_unchanged(const std::vector<NodeState>& nodes, const std::string& shared) {
+    if (nodes.empty()) return false;
+    return std::all_of(nodes.begin(), nodes.end(),
+                       [&](const NodeState& n) { return n.configured_inputs == node_inputs(shared, n); });
+}
+
 Result<AnsibleSummary> run_configure(Context& ctx) {
     std::string playbook = data_dir() + "/playbooks/site.yml";
     if (!path_exists(playbook)) {
@@ -150,6 +205,7 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     if (!login) return login.error();
     nlohmann::json controller_vars = *login;
     controller_vars["ddl_dist_dir"] = dist_dir();
+    controller_vars["ddl_controller_root"] = controller_root();
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
                        "-e", "@" + secrets, "-e", controller_vars.dump()},
               .cwd = data_dir() + "/playbooks",
@@ -163,10 +219,25 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
                           {"ANSIBLE_LOCAL_TEMP", dir + "/tmp"},
                           {"ANSIBLE_NOCOLOR", "1"}},
               .timeout = std::chrono::minutes(60)};
+    choose_strategy(c);
+    auto shared = shared_inputs(ctx, dir, rendered_vars, controller_vars);
+    if (!shared) return shared.error();
+    if (!ctx.options.force_configure && nodes_unchanged(ctx.state.nodes, *shared)) {
+        ctx.progress.note("    nothing to apply: playbooks, variables, runtime and nodes are as at the last "
+                          "configure on all " +
+                          std::to_string(ctx.state.nodes.size()) +
+                          " node(s); Ansible not run (--force-configure runs it anyway)");
+        return AnsibleSummary{};
+    }
+    for (auto& n : ctx.state.nodes)
+        n.configured_inputs.clear();
     kill_point("configure:before-ansible");
+    // Ansible's ssh masters detach from it; adopting them counts their CPU in the phase's figure.
+    OrphanReaper reaper;
     auto r = ctx.proc.run(c);
     kill_point("configure:after-ansible");
     stop_ssh_masters(ctx, dir + "/cp");
+    reaper.reap_exited(300);
     if (!r) return r.error();
     (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.jsonl", log::redact(r->out), 0600);
     (void)write_file_atomic(ctx.cluster_dir() + "/logs/ansible.stderr", log::redact(r->err), 0600);
@@ -184,6 +255,8 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     }
     for (const auto& [host, n] : summary->changed)
         ctx.progress.node(host, std::to_string(n) + " change(s)");
+    for (auto& n : ctx.state.nodes)
+        n.configured_inputs = node_inputs(*shared, n);
     return summary;
 }
 

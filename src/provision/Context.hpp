@@ -17,10 +17,11 @@ namespace ddl {
 struct DeployOptions {
     bool yes = false;
     std::chrono::milliseconds ssh_deadline{std::chrono::seconds(90)};
-    std::size_t parallel = 16;   // concurrent SSH operations
-    bool skip_preflight = false; // target checks against the cloud's APIs (openstack)
-    std::string terraform_bin;   // openstack: "terraform", "tofu" or a path; empty: the spec's choice
-    std::string manifest_path;   // virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved
+    std::size_t parallel = 16;    // concurrent SSH operations
+    bool skip_preflight = false;  // target checks against the cloud's APIs (openstack)
+    std::string terraform_bin;    // openstack: "terraform", "tofu" or a path; empty: the spec's choice
+    std::string manifest_path;    // virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved
+    bool force_configure = false; // run Ansible even when no node's configure inputs changed
 };
 
 struct Context {

@@ -6,6 +6,7 @@
 #include "provision/HostfileWriter.hpp"
 #include "provision/Probe.hpp"
 #include "render/Renderer.hpp"
+#include "util/CpuTime.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
@@ -116,7 +117,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
                 }
             }
         } else if (ctx.state.phase_done(phase.name)) {
-            ctx.progress.phase_done(phase.name, 0, true);
+            ctx.progress.phase_done(phase.name, 0, 0, true);
             continue;
         }
         if (ctx.stop_requested()) {
@@ -126,9 +127,11 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         }
         ctx.progress.phase_start(phase.name, phase.why);
         auto t0 = std::chrono::steady_clock::now();
+        double cpu0 = cpu_seconds_used();
         auto replaced = driver.replace_phase(phase.name, ctx);
         auto status = replaced ? *replaced : phase.run(ctx, driver);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double cpu = cpu_seconds_used() - cpu0;
         if (!status) {
             (void)ctx.save();
             ctx.progress.phase_failed(phase.name, status.error().message);
@@ -143,7 +146,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
             return exit_code::k_failure;
         }
         kill_point("deploy:after-" + phase.name);
-        ctx.progress.phase_done(phase.name, secs, false);
+        ctx.progress.phase_done(phase.name, secs, cpu, false);
     }
     return exit_code::k_ok;
 }
@@ -157,11 +160,12 @@ int run_destroy(Context& ctx, TargetDriver& driver, int attempts) {
         ctx.progress.phase_start("destroy",
                                  "attempt " + std::to_string(attempt) + " of " + std::to_string(attempts));
         auto t0 = std::chrono::steady_clock::now();
+        double cpu0 = cpu_seconds_used();
         last = driver.destroy(ctx);
         if (last) {
             ctx.progress.phase_done(
                 "destroy", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                false);
+                cpu_seconds_used() - cpu0, false);
             log::close_file();
             kill_point("destroy:before-remove");
             if (auto s = ctx.store.remove(ctx.state.cluster); !s) {

@@ -42,9 +42,9 @@ void ConsoleProgress::phase_start(const std::string& phase, const std::string& w
     line(paint("==> " + phase, "1") + (log::verbose() ? "  (" + why + ")" : ""));
 }
 
-void ConsoleProgress::phase_done(const std::string& phase, double seconds, bool skipped) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+void ConsoleProgress::phase_done(const std::string& phase, double seconds, double cpu_seconds, bool skipped) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f s, %.1f CPU-s here", seconds, cpu_seconds);
     line(skipped ? paint("    " + phase + ": already done, skipped", "2")
                  : paint("    " + phase + ": ok", "32") + " (" + buf + ")");
 }

@@ -9,7 +9,9 @@ class Progress {
 public:
     virtual ~Progress() = default;
     virtual void phase_start(const std::string& phase, const std::string& why) = 0;
-    virtual void phase_done(const std::string& phase, double seconds, bool skipped) = 0;
+    // seconds: wall time; cpu_seconds: CPU time of ddl and the programs it ran for the phase (Ansible,
+    // ssh, terraform) on this machine.
+    virtual void phase_done(const std::string& phase, double seconds, double cpu_seconds, bool skipped) = 0;
     virtual void phase_failed(const std::string& phase, const std::string& message) = 0;
     virtual void node(const std::string& node, const std::string& message) = 0;
     virtual void note(const std::string& message) = 0;
@@ -19,7 +21,7 @@ class ConsoleProgress : public Progress {
 public:
     ConsoleProgress(); // detects TTY and NO_COLOR
     void phase_start(const std::string& phase, const std::string& why) override;
-    void phase_done(const std::string& phase, double seconds, bool skipped) override;
+    void phase_done(const std::string& phase, double seconds, double cpu_seconds, bool skipped) override;
     void phase_failed(const std::string& phase, const std::string& message) override;
     void node(const std::string& node, const std::string& message) override;
     void note(const std::string& message) override;

@@ -57,7 +57,8 @@ nlohmann::json ClusterState::to_json() const {
                       {"os", n.os},
                       {"kernel", n.kernel},
                       {"hostname", n.hostname},
-                      {"slots", n.slots}});
+                      {"slots", n.slots},
+                      {"configured_inputs", n.configured_inputs}});
     j["target_data"] = target_data;
     return j;
 }
@@ -97,6 +98,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.kernel = n.value("kernel", "");
             ns.hostname = n.value("hostname", "");
             ns.slots = n.value("slots", 1);
+            ns.configured_inputs = n.value("configured_inputs", "");
             s.nodes.push_back(std::move(ns));
         }
         s.target_data = j.value("target_data", nlohmann::json::object());

@@ -31,6 +31,9 @@ struct NodeState {
     std::string kernel;
     std::string hostname;
     int slots = 1;
+    // Digest of what the last successful configure applied to this node (playbooks, variables, runtime,
+    // inventory, pinned host keys); empty when none. Equal digests on every node: configure skips Ansible.
+    std::string configured_inputs;
 
     // The address for node-to-node traffic (hostfile, runtime rendezvous).
     const std::string& cluster_address() const { return private_address.empty() ? address : private_address; }

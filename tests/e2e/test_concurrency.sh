@@ -30,7 +30,7 @@ for round in 1 2 3; do
     { cat $loser; fail "round $round: refusal does not name the holder (pid $winner)"; }
   ddl exec --cluster fltl -- true >/dev/null 2>&1 || fail "round $round: nodes after the winning deploy"
   # Destroy while a deploy holds the lock: refused, naming it; the deploy is unharmed.
-  "$DDL" --state-dir "$STATE" deploy fltl.yaml --only configure >c.log 2>&1 & pc=$!
+  "$DDL" --state-dir "$STATE" deploy fltl.yaml --only configure --force-configure >c.log 2>&1 & pc=$!
   for _ in $(seq 200); do grep -q "^pid $pc:" "$STATE/fltl/lock" 2>/dev/null && break; sleep 0.05; done
   if ddl destroy fltl >x.log 2>&1; then fail "round $round: destroy ran during a deploy"; fi
   grep -q "another ddl command is working on this cluster (pid $pc: ddl deploy fltl.yaml)" x.log ||

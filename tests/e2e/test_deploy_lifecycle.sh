@@ -16,9 +16,14 @@ ddl exec --cluster life --nodes worker2 -- 'ip -o link show eth0' >/dev/null
 tc qdisc show | grep -q "tbf.*rate 1Gbit" || fail "links not shaped"
 ok "links shaped"
 ddl exec --cluster life -- cat /etc/ddl/node.env | grep -c "DDL_NODE=" | grep -q 4 || fail "node.env from the common role"
-ddl deploy life.yaml --only configure >conf.log 2>&1 || { cat conf.log; fail "configure again"; }
+ddl deploy life.yaml --only configure >same.log 2>&1 || { cat same.log; fail "configure again"; }
+grep -q "nothing to apply: .* on all 4 node(s); Ansible not run" same.log || { cat same.log; fail "unchanged inputs ran Ansible"; }
+grep -q "change(s)" same.log && { cat same.log; fail "a skipped configure reported changes"; }
+ok "configure with unchanged inputs does not run Ansible"
+ddl deploy life.yaml --only configure --force-configure >conf.log 2>&1 || { cat conf.log; fail "configure again"; }
 [ "$(grep -c " 0 change(s)" conf.log)" = 4 ] || { cat conf.log; fail "configure is not idempotent"; }
-ok "configure converged, second run changed nothing"
+grep -q "configure: ok ([0-9.]* s, [0-9.]* CPU-s here)" conf.log || { cat conf.log; fail "no CPU figure for the phase"; }
+ok "configure converged, a forced second run changed nothing"
 ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy"; }
 [ "$(grep -c 'already done, skipped' second.log)" = 6 ] || { cat second.log; fail "second deploy was not a no-op"; }
 ok "second deploy is a no-op"

@@ -17,7 +17,7 @@ namespace {
 class QuietProgress : public ddl::Progress {
 public:
     void phase_start(const std::string&, const std::string&) override {}
-    void phase_done(const std::string&, double, bool) override {}
+    void phase_done(const std::string&, double, double, bool) override {}
     void phase_failed(const std::string&, const std::string&) override {}
     void node(const std::string& node, const std::string& message) override {
         std::cerr << "fake-nodes: " << node << ": " << message << "\n";

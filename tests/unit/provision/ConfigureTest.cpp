@@ -109,3 +109,120 @@ TEST_CASE("ansible's event lines give changes per host and the failed task with 
 TEST_CASE("output without ansible's final stats is an error") {
     CHECK_FALSE(parse_ansible_events("ERROR! oops\n").ok());
 }
+
+namespace {
+
+// Answers ansible-playbook with a final stats line (exit 0, or 2 with `fail`); counts the runs.
+class CountingAnsible : public ProcessRunner {
+public:
+    int playbook_runs = 0;
+    bool fail = false;
+    Result<ProcessResult> run(const Command& c) override {
+        if (c.argv.empty() || c.argv[0] != "ansible-playbook") return ProcessResult{0, 0, false, "", ""};
+        ++playbook_runs;
+        std::string stats = R"({"event": "stats", "hosts": {"master": {"changed": 0, "failures": )" +
+                            std::string(fail ? "1" : "0") + R"(, "unreachable": 0}}})";
+        return ProcessResult{fail ? 2 : 0, 0, false, stats + "\n", ""};
+    }
+};
+
+// DDL_DATA_DIR and DDL_DIST_DIR pointed at a playbook and a runtime of the test's own.
+struct ConfigureRig {
+    TempDir dir;
+    std::string data = dir.path() + "/data", dist = dir.path() + "/dist";
+    StateStore store{dir.path() + "/state"};
+    ClusterState st;
+    CountingAnsible proc;
+    test::FakeRemote remote;
+    test::FakeProgress progress;
+    ConfigureRig() {
+        REQUIRE(make_dirs(data + "/playbooks/callback_plugins/__pycache__").ok());
+        REQUIRE(make_dirs(dist + "/bin").ok());
+        REQUIRE(write_file_atomic(data + "/playbooks/site.yml", "- hosts: all\n").ok());
+        REQUIRE(write_file_atomic(dist + "/bin/ddl-launch-local", "v1").ok());
+        ::setenv("DDL_DATA_DIR", data.c_str(), 1);
+        ::setenv("DDL_DIST_DIR", dist.c_str(), 1);
+        st.cluster = "demo";
+        NodeState m;
+        m.name = "master";
+        m.group = "master";
+        m.address = "10.0.0.11";
+        m.user = "root";
+        st.nodes = {m};
+        REQUIRE(make_dirs(store.cluster_dir("demo") + "/rendered/ansible").ok());
+        REQUIRE(write_file_atomic(store.cluster_dir("demo") + "/rendered/ansible/vars.json", "{}").ok());
+    }
+    ~ConfigureRig() {
+        ::unsetenv("DDL_DATA_DIR");
+        ::unsetenv("DDL_DIST_DIR");
+    }
+    ConfigureRig(const ConfigureRig&) = delete;
+    ConfigureRig& operator=(const ConfigureRig&) = delete;
+    Result<AnsibleSummary> configure(bool force = false) {
+        DeployOptions options;
+        options.force_configure = force;
+        Context ctx{Spec{}, st, store, proc, remote, progress, options, nullptr};
+        return run_configure(ctx);
+    }
+};
+
+} // namespace
+
+TEST_CASE("configure runs Ansible again only when what it applies changed, or when forced") {
+    ConfigureRig rig;
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 1);
+    CHECK_FALSE(rig.st.nodes[0].configured_inputs.empty());
+
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 1); // nothing changed: not run
+
+    // Byte-code caches appear when Ansible loads the callback; they are not an input.
+    REQUIRE(write_file_atomic(rig.data + "/playbooks/callback_plugins/__pycache__/x.pyc", "x").ok());
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 1);
+
+    REQUIRE(rig.configure(true).ok());
+    CHECK(rig.proc.playbook_runs == 2); // --force-configure
+
+    REQUIRE(write_file_atomic(rig.data + "/playbooks/site.yml", "- hosts: all\n  tasks: []\n").ok());
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 3); // a playbook changed
+
+    REQUIRE(write_file_atomic(rig.dist + "/bin/ddl-launch-local", "v2").ok());
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 4); // the runtime changed
+
+    REQUIRE(write_file_atomic(rig.store.cluster_dir("demo") + "/rendered/ansible/vars.json",
+                              R"({"ddl_nfs_enabled": false})")
+                .ok());
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 5); // the spec's variables changed
+
+    rig.st.nodes[0].address = "10.0.0.99";
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 6); // the node is reached elsewhere (inventory)
+
+    NodeState w = rig.st.nodes[0];
+    w.name = "worker1";
+    w.group = "workers";
+    w.configured_inputs.clear();
+    rig.st.nodes.push_back(w);
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 7); // a node joined
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 7);
+}
+
+TEST_CASE("a failed configure leaves no node marked as configured, so the next one runs Ansible") {
+    ConfigureRig rig;
+    REQUIRE(rig.configure().ok());
+    REQUIRE(write_file_atomic(rig.dist + "/bin/ddl-launch-local", "v2").ok());
+    rig.proc.fail = true;
+    CHECK_FALSE(rig.configure().ok());
+    CHECK(rig.st.nodes[0].configured_inputs.empty());
+    REQUIRE(write_file_atomic(rig.dist + "/bin/ddl-launch-local", "v1").ok()); // back to the applied runtime
+    rig.proc.fail = false;
+    REQUIRE(rig.configure().ok());
+    CHECK(rig.proc.playbook_runs == 3);
+}

@@ -43,7 +43,7 @@ class FakeProgress : public Progress {
 public:
     std::vector<std::string> lines;
     void phase_start(const std::string& p, const std::string&) override { lines.push_back("start " + p); }
-    void phase_done(const std::string& p, double, bool skipped) override {
+    void phase_done(const std::string& p, double, double, bool skipped) override {
         lines.push_back((skipped ? "skip " : "done ") + p);
     }
     void phase_failed(const std::string& p, const std::string& m) override {
