@@ -1,11 +1,13 @@
 #include "cli/App.hpp"
 
 #include "cli/Commands.hpp"
+#include "cli/Completion.hpp"
 #include "cli/SmokeTest.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "provision/Pipeline.hpp"
 #include "spec/Spec.hpp"
+#include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -18,7 +20,15 @@ namespace {
 const CLI::Validator
     k_non_empty([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
                 "NON-EMPTY");
-const CLI::Range k_seconds(1, 7 * 86400);
+// Seconds as a whole number in 1 s .. 7 days; says which of the two a bad value misses.
+const CLI::Validator k_seconds(
+    [](std::string& v) {
+        auto n = parse_int(v);
+        if (!n) return std::string("must be a whole number of seconds, e.g. 90 (got \"" + v + "\")");
+        if (*n < 1 || *n > 7 * 86400) return std::string("must be between 1 and 604800 seconds (7 days)");
+        return std::string();
+    },
+    "SECONDS");
 
 } // namespace
 
@@ -39,8 +49,45 @@ int run_app(int argc, char** argv) {
     app.add_option("--output", output, "Output format where a command prints data")
         ->check(CLI::IsMember({"text", "json"}));
 
+    app.footer("Exit codes: 0 done; 1 failed (the message says what to do next); 2 bad input (nothing was "
+               "changed); 3 partly done (e.g. gc: some clusters left); 130 interrupted (deploy resumes).\n"
+               "`ddl help COMMAND` or `ddl COMMAND --help` shows one command's options.");
     std::function<int()> action;
     auto targets = target_names();
+
+    auto* completion = app.add_subcommand(
+        "completion", "Print a shell completion script: source <(ddl completion bash), or zsh");
+    std::string completion_shell;
+    completion->add_option("shell", completion_shell, "bash or zsh")
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh"}));
+    completion->callback([&] {
+        action = [&] {
+            std::cout << completion_script(app, completion_shell);
+            return exit_code::k_ok;
+        };
+    });
+
+    auto* help = app.add_subcommand("help", "Show the commands, or one command's options: ddl help deploy");
+    std::string help_topic;
+    help->add_option("command", help_topic, "A command, e.g. deploy");
+    help->callback([&] {
+        action = [&] {
+            if (help_topic.empty()) {
+                // app.help() would describe the last parsed subcommand (this one).
+                std::cout << app.get_formatter()->make_help(&app, "ddl", CLI::AppFormatMode::Normal);
+                return exit_code::k_ok;
+            }
+            for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+                if (sub->get_name() == help_topic && help_topic != "help") {
+                    std::cout << sub->help();
+                    return exit_code::k_ok;
+                }
+            }
+            std::cerr << "ddl help: no command \"" << help_topic << "\"; `ddl help` lists them\n";
+            return exit_code::k_bad_input;
+        };
+    });
 
     auto* init = app.add_subcommand("init", "Write a commented starter cluster.yaml");
     std::string init_target = "local", init_out = "cluster.yaml", init_name = "my-cluster";
@@ -104,6 +151,10 @@ int run_app(int argc, char** argv) {
     destroy->add_option("--terraform-bin", destroy_tf,
                         "openstack: terraform or tofu to destroy with (default: the one that deployed)");
     destroy->callback([&] { action = [&] { return cmd_destroy(g, ref, destroy_yes, destroy_tf); }; });
+
+    auto* list =
+        app.add_subcommand("list", "Every cluster in the state folder: target, nodes, state, age, lock");
+    list->callback([&] { action = [&] { return cmd_list(g); }; });
 
     auto* status = app.add_subcommand("status", "Phases, nodes, addresses, GPUs and slots of a cluster");
     status->add_option("cluster", ref, "Cluster name or spec file");

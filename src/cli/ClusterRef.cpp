@@ -4,9 +4,15 @@
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <filesystem>
+
 namespace ddl::cli {
 
 Result<std::string> resolve_cluster(const StateStore& store, const std::string& ref) {
+    std::error_code ec;
+    if (std::filesystem::exists(store.root(), ec) && !std::filesystem::is_directory(store.root(), ec))
+        return Error{"--state-dir " + store.root() +
+                     " is not a folder; name the folder holding the clusters' state"};
     if (ref.empty()) {
         auto all = store.clusters();
         if (all.size() == 1) return all.front();
@@ -15,7 +21,7 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
         return Error{"several clusters in " + store.root() + " (" + join(all, ", ") + "); name one"};
     }
     if (ends_with(ref, ".yaml") || ends_with(ref, ".yml") || ref.find('/') != std::string::npos) {
-        auto loaded = SpecLoader::load_file(ref);
+        auto loaded = SpecLoader::load_file(ref, false);
         if (!loaded.spec) return Error{"cannot read " + ref + ":\n" + loaded.diagnostics.format_text()};
         return loaded.spec->name;
     }

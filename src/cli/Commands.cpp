@@ -10,6 +10,7 @@
 #include "provision/SlurmTarget.hpp"
 #include "provision/SshRankTransport.hpp"
 #include "provision/Targets.hpp"
+#include "remote/SshKeys.hpp"
 #include "render/Renderer.hpp"
 #include "runtime/Hostfile.hpp"
 #include "runtime/Launcher.hpp"
@@ -98,7 +99,7 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     if (!st) return st.error();
     oc->state = std::move(*st);
     log::register_secret(oc->state.jupyter_token);
-    auto loaded = SpecLoader::load_string(oc->state.spec_text, oc->state.cluster + " (stored spec)");
+    auto loaded = SpecLoader::load_string(oc->state.spec_text, oc->state.cluster + " (stored spec)", false);
     if (!loaded.spec)
         return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
     oc->ctx.emplace(
@@ -430,9 +431,9 @@ int cmd_validate(const GlobalOptions& g, const std::string& file) {
 Result<std::string> public_key_for_render(const GlobalOptions& g, const Spec& spec,
                                           const std::string& given) {
     if (!given.empty()) {
-        auto text = read_file(given);
+        auto text = read_file_limited(given, 64 * 1024);
         if (!text) return Error{"--public-key " + given + ": " + text.error().message};
-        return trim(*text);
+        return parse_openssh_public_key(*text, "--public-key " + given);
     }
     for (const auto& candidate : {spec.access.private_key.empty() ? "" : spec.access.private_key + ".pub",
                                   StateStore(g.state_dir).cluster_dir(spec.name) + "/id_ed25519.pub"}) {
@@ -584,8 +585,13 @@ int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool, const std:
         }
     }
     if (!store.exists(*name)) {
-        std::cout << "cluster " << *name << ": nothing to destroy (no state in " << g.state_dir << ")\n";
-        return exit_code::k_ok;
+        // Most likely a typo: say so and what exists, rather than succeed quietly (issue #19).
+        auto all = store.clusters();
+        std::cerr << "ddl destroy: no cluster named " << *name << " in " << store.root();
+        if (auto near = closest_match(*name, all)) std::cerr << "; did you mean " << *near << "?";
+        std::cerr << (all.empty() ? "\n  (there are no clusters there)\n"
+                                  : "\n  clusters there: " + join(all, ", ") + " (`ddl list`)\n");
+        return exit_code::k_bad_input;
     }
     int open_rc = exit_code::k_failure;
     auto oc = open_cluster(g, *name, true, "ddl destroy", &open_rc);
@@ -632,6 +638,9 @@ int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::str
     }
     StateStore store(g.state_dir);
     int failed = 0, removed = 0;
+    auto report = nlohmann::json::array();
+    // With --output json, stdout carries one JSON document: what each destroy prints goes to stderr.
+    std::streambuf* saved_out = g.json ? std::cout.rdbuf(std::cerr.rdbuf()) : nullptr;
     auto now = std::filesystem::file_time_type::clock::now();
     for (const auto& name : store.clusters()) {
         if (!starts_with(name, prefix)) continue;
@@ -644,13 +653,20 @@ int cmd_gc(const GlobalOptions& g, const std::string& older_than, const std::str
         if (idle < *age) continue;
         std::cout << (dry_run ? "would destroy " : "destroying ") << name << " (untouched for " << idle / 3600
                   << " h)\n";
-        if (dry_run) continue;
-        if (cmd_destroy(g, name, true) == exit_code::k_ok)
-            ++removed;
-        else
-            ++failed;
+        std::string outcome = "would destroy";
+        if (!dry_run) {
+            bool ok = cmd_destroy(g, name, true) == exit_code::k_ok;
+            ++(ok ? removed : failed);
+            outcome = ok ? "destroyed" : "failed";
+        }
+        report.push_back({{"cluster", name}, {"idle_s", idle}, {"outcome", outcome}});
     }
     std::cout << "gc: " << removed << " destroyed, " << failed << " failed\n";
+    if (saved_out) {
+        std::cout.rdbuf(saved_out);
+        std::cout << nlohmann::json{{"clusters", report}, {"destroyed", removed}, {"failed", failed}}.dump(2)
+                  << "\n";
+    }
     return failed ? exit_code::k_partial : exit_code::k_ok;
 }
 
@@ -701,6 +717,21 @@ int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::stri
     if (format == "horovod") f = HostfileFormat::horovod;
     if (format == "mpich") f = HostfileFormat::mpich;
     std::string text = format_hostfile(st.nodes, f);
+    if (out.empty() && g.json) {
+        // The nodes with slots, as a program would want them; the text stays in "text".
+        auto nodes = nlohmann::json::array();
+        for (const auto& n : st.nodes) {
+            if (n.slots > 0)
+                nodes.push_back({{"name", n.name}, {"address", n.cluster_address()}, {"slots", n.slots}});
+        }
+        std::cout << nlohmann::json{{"cluster", st.cluster},
+                                    {"format", to_string(f)},
+                                    {"nodes", nodes},
+                                    {"text", text}}
+                         .dump(2)
+                  << "\n";
+        return exit_code::k_ok;
+    }
     if (out.empty()) {
         std::cout << text;
         return exit_code::k_ok;

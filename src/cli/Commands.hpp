@@ -30,6 +30,8 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a);
 int cmd_destroy(const GlobalOptions& g, const std::string& ref, bool yes,
                 const std::string& terraform_bin = "");
 // `--output json` leaves the secrets out unless `show_secrets`.
+// Every cluster in the state folder: target, nodes, how far its deploy got, age, lock holder.
+int cmd_list(const GlobalOptions& g);
 int cmd_status(const GlobalOptions& g, const std::string& ref, bool show_secrets = false);
 int cmd_hostfile(const GlobalOptions& g, const std::string& ref, const std::string& format,
                  const std::string& out);

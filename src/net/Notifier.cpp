@@ -1,6 +1,7 @@
 #include "net/Notifier.hpp"
 
 #include "core/Log.hpp"
+#include "core/Url.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -15,12 +16,6 @@ std::string env(const char* name) {
     return v ? v : "";
 }
 
-bool loopback_http(const std::string& url) {
-    for (const char* p : {"http://127.", "http://localhost:", "http://localhost/", "http://[::1]"})
-        if (starts_with(url, p)) return true;
-    return false;
-}
-
 } // namespace
 
 Status validate_notify_target(const std::string& t) {
@@ -30,9 +25,10 @@ Status validate_notify_target(const std::string& t) {
             return Error{"--notify " + t + ": not an e-mail address"};
         return {};
     }
-    if (starts_with(t, "https://") || loopback_http(t)) return {};
-    return Error{"--notify " + t +
-                 ": use mailto:ADDRESS or an https:// webhook URL (plain http only to loopback)"};
+    auto url = check_service_url(t, false, true);
+    if (url) return {};
+    return Error{"--notify " + t + ": the webhook URL " + url.error().message +
+                 "; use mailto:ADDRESS or an https:// webhook URL (plain http only to loopback)"};
 }
 
 Result<SmtpSettings> smtp_settings_from_env() {

@@ -20,15 +20,18 @@ std::string upper_ascii(std::string s) {
     return s;
 }
 
-// GPULab writes statuses as "Running", "On Hold", ...; compared in upper case.
+// GPULab writes a status by its value ("Running", "On Hold", "Must Halt") and its clients match it by
+// name or value without case (ONHOLD, MUSTHALT): compared here in upper case without spaces or '_'.
 std::string status_of(const nlohmann::json& job) {
     if (!job.contains("state") || !job["state"].is_object()) return "";
-    return upper_ascii(job["state"].value("status", ""));
+    std::string out;
+    for (char c : upper_ascii(job["state"].value("status", "")))
+        if (c != ' ' && c != '_') out += c;
+    return out;
 }
 
 bool waiting(const std::string& s) {
-    return s == "QUEUED" || s == "ASSIGNED" || s == "STARTING" || s == "ON HOLD" || s == "ONHOLD" ||
-           s.empty();
+    return s == "QUEUED" || s == "ASSIGNED" || s == "STARTING" || s == "ONHOLD" || s.empty();
 }
 
 // Still holding (or about to hold) GPUs: waiting, running, or being halted. A job with no status counts

@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <libssh/libssh.h>
 #include <memory>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace ddl {
 namespace {
@@ -40,6 +42,33 @@ Result<std::string> ensure_keypair(const std::string& private_path, const std::s
     ssh_string_free_char(b64);
     if (auto s = write_file_atomic(pub_path, line + "\n", 0644); !s) return s.error();
     if (rename(tmp.c_str(), private_path.c_str()) != 0) return errno_error("cannot store " + private_path);
+    return line;
+}
+
+Result<std::string> parse_openssh_public_key(const std::string& text, const std::string& what) {
+    std::string line = trim(text);
+    if (line.find("PRIVATE KEY") != std::string::npos || starts_with(line, "-----BEGIN"))
+        return Error{what + " holds a private key; give the public key (the .pub file beside it, or "
+                            "`ssh-keygen -y -f KEY` prints it)"};
+    if (line.empty()) return Error{what + " is empty; give an OpenSSH public key (ssh-ed25519 AAAA...)"};
+    if (line.find('\n') != std::string::npos)
+        return Error{what + " holds more than one line; give one OpenSSH public key"};
+    std::vector<std::string> fields;
+    std::istringstream words(line);
+    for (std::string w; words >> w;)
+        fields.push_back(w);
+    if (fields.size() < 2)
+        return Error{what + " is not an OpenSSH public key: expected \"TYPE BASE64 [comment]\", e.g. "
+                            "\"ssh-ed25519 AAAA... you@host\""};
+    ssh_keytypes_e type = ssh_key_type_from_name(fields[0].c_str());
+    if (type == SSH_KEYTYPE_UNKNOWN)
+        return Error{what + ": \"" + fields[0] +
+                     "\" is not a key type OpenSSH knows (ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ...)"};
+    ssh_key raw = nullptr;
+    if (ssh_pki_import_pubkey_base64(fields[1].c_str(), type, &raw) != SSH_OK)
+        return Error{what + ": the " + fields[0] +
+                     " key data does not decode; copy the whole line of the .pub file"};
+    KeyPtr key(raw);
     return line;
 }
 

@@ -9,4 +9,9 @@ namespace ddl {
 // private key exists already; returns the public key line ("ssh-ed25519 AAAA... comment").
 Result<std::string> ensure_keypair(const std::string& private_path, const std::string& comment);
 
+// Checks that `text` is one OpenSSH public key line ("TYPE BASE64 [comment]", as in a .pub file or
+// authorized_keys) whose key libssh can read, and returns it trimmed. A private key (PEM or OpenSSH
+// "-----BEGIN") is refused with a message saying so; `what` names the input in messages.
+Result<std::string> parse_openssh_public_key(const std::string& text, const std::string& what);
+
 } // namespace ddl

@@ -1,5 +1,6 @@
 #include "spec/SpecLoader.hpp"
 
+#include "core/Url.hpp"
 #include "spec/ImageRef.hpp"
 #include "spec/YamlReader.hpp"
 #include "util/Files.hpp"
@@ -9,9 +10,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ddl {
 
@@ -30,7 +34,7 @@ const std::set<Target> k_node_group_targets{Target::openstack, Target::virtualwa
 // Walks the document section by section; each function reads one map of the spec.
 class Loader {
 public:
-    Loader(YamlReader& r, Spec& s) : m_r(r), m_s(s) {}
+    Loader(YamlReader& r, Spec& s, bool check_files) : m_r(r), m_s(s), m_check_files(check_files) {}
 
     void root(const YAML::Node& doc) {
         m_r.check_keys(doc, "", k_top_keys);
@@ -253,7 +257,7 @@ private:
                 m_s.access.allowed_cidrs.push_back(c->text());
             }
         }
-        if (auto k = m_r.string(n, "private_key", "access")) m_s.access.private_key = *k;
+        key_file(n, "private_key", "access", m_s.access.private_key);
     }
 
     void openstack(const YAML::Node& n) {
@@ -296,13 +300,13 @@ private:
             m_r.check_keys(b, bp, {"type", "address", "bucket", "key", "region", "endpoint"});
             if (auto t = m_r.choice(b, "type", bp, {"local", "http", "s3"}, true)) o.state_backend.type = *t;
             bool http = o.state_backend.type == "http", s3 = o.state_backend.type == "s3";
-            if (auto v = m_r.string(b, "address", bp, http,
-                                    "the state URL, e.g. GitLab's .../terraform/state/NAME"))
-                o.state_backend.address = *v;
+            url(b, "address", bp, true,
+                "e.g. https://gitlab.example.org/api/v4/projects/42/terraform/state/NAME",
+                o.state_backend.address, http, "the state URL, e.g. GitLab's .../terraform/state/NAME");
             if (auto v = m_r.string(b, "bucket", bp, s3)) o.state_backend.bucket = *v;
             if (auto v = m_r.string(b, "key", bp, s3)) o.state_backend.key = *v;
             if (auto v = m_r.string(b, "region", bp)) o.state_backend.region = *v;
-            if (auto v = m_r.string(b, "endpoint", bp)) o.state_backend.endpoint = *v;
+            url(b, "endpoint", bp, true, "e.g. https://s3.example.org", o.state_backend.endpoint);
         }
         if (auto v = m_r.string(n, "terraform", p)) {
             if (*v != "terraform" && *v != "tofu" && !starts_with(*v, "/"))
@@ -395,13 +399,7 @@ private:
         if (auto x = m_r.integer(n, "cpus_per_gpu", p, 1, 64)) g.cpus_per_gpu = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "memory_gb_per_gpu", p, 1, 1024))
             g.memory_gb_per_gpu = static_cast<int>(*x);
-        if (auto x = m_r.string(n, "api_url", p)) {
-            if (!starts_with(*x, "https://"))
-                m_r.diags().error(m_r.pos(n["api_url"]), "gpulab.api_url must be an https:// URL",
-                                  "the client certificate must never travel over plain HTTP");
-            else
-                g.api_url = *x;
-        }
+        url(n, "api_url", p, false, "the client certificate must never travel over plain HTTP", g.api_url);
         if (auto x = m_r.string(n, "cert", p)) g.cert = *x;
         if (auto x = m_r.integer(n, "wait_minutes", p, 1, 1440)) g.wait_minutes = static_cast<int>(*x);
         if (auto x = m_r.integer(n, "ssh_port", p, 1, 65535)) g.ssh_port = static_cast<int>(*x);
@@ -452,9 +450,11 @@ private:
             }
             if (auto x = m_r.string(h, "address", hp, true, "an IP address or host name")) {
                 host.address = *x;
-                if (x->empty() || x->find_first_of(" /\\@") != std::string::npos)
+                if (!is_host_address(*x))
                     m_r.diags().error(m_r.pos(h["address"]),
-                                      hp + ".address must be an IP address or host name");
+                                      hp + ".address must be an IP address or host name (got \"" +
+                                          printable(*x) + "\")",
+                                      "e.g. 192.0.2.10, 2001:db8::10 or gpu1.example.org");
                 else if (auto [it, fresh] = addresses.emplace(*x, i); !fresh)
                     m_r.diags().error(m_r.pos(h["address"]),
                                       hp + ".address repeats ssh.hosts[" + std::to_string(it->second) + "]",
@@ -466,17 +466,18 @@ private:
                                       std::to_string(it->second) + "])",
                                   "give every host its own name");
             if (auto x = m_r.string(h, "private_address", hp)) {
-                if (x->empty() || x->find_first_of(" /\\@[]") != std::string::npos)
+                if (!is_host_address(*x))
                     m_r.diags().error(
                         m_r.pos(h["private_address"]),
-                        hp + ".private_address must be an IP address or host name",
+                        hp + ".private_address must be an IP address or host name (got \"" + printable(*x) +
+                            "\")",
                         "the address the other hosts reach this one at; leave it out when that is address");
                 else
                     host.private_address = *x;
             }
             if (auto x = m_r.integer(h, "port", hp, 1, 65535)) host.port = static_cast<int>(*x);
             if (auto x = m_r.string(h, "user", hp)) host.user = *x;
-            if (auto x = m_r.string(h, "key", hp)) host.key = *x;
+            key_file(h, "key", hp, host.key);
             if (auto x = m_r.string(h, "jump", hp)) host.jump = *x;
             if (auto x = m_r.integer(h, "gpus", hp, 0, 16)) host.gpus = static_cast<int>(*x);
             m_s.ssh.hosts.push_back(host);
@@ -600,19 +601,8 @@ private:
             else
                 l.image = *x;
         }
-        for (auto [key, out] : {std::pair{"mirror", &l.mirror}, std::pair{"apt_proxy", &l.apt_proxy}}) {
-            auto x = m_r.string(n, key, p);
-            if (!x) continue;
-            if (!(starts_with(*x, "http://") || starts_with(*x, "https://")) || x->size() < 10 ||
-                x->find_first_of(" \t\n\"'\\") != std::string::npos)
-                m_r.diags().error(m_r.pos(n[key]),
-                                  "local." + std::string(key) +
-                                      " must be an http:// or https:// URL (got \"" + printable(*x) + "\")",
-                                  std::string(key) == "mirror" ? "e.g. http://deb.debian.org/debian"
-                                                               : "e.g. http://10.0.0.1:3142");
-            else
-                *out = *x;
-        }
+        url(n, "mirror", p, true, "e.g. http://deb.debian.org/debian", l.mirror);
+        url(n, "apt_proxy", p, true, "e.g. http://10.0.0.1:3142", l.apt_proxy);
         if (l.nodes_as == "containers" && l.bastion)
             m_r.diags().error(m_r.pos(n["bastion"]),
                               "local.bastion cannot be combined with local.nodes_as: containers",
@@ -665,6 +655,43 @@ private:
         }
         if (auto x = m_r.boolean(n, "container_toolkit", "gpu")) m_s.gpu.container_toolkit = *x;
         if (auto x = m_r.boolean(n, "allow_reboot", "gpu")) m_s.gpu.allow_reboot = *x;
+    }
+
+    // A URL as libcurl parses it (core/Url): scheme, host, no user info.
+    void url(const YAML::Node& n, const std::string& key, const std::string& p, bool http_ok,
+             const std::string& hint, std::string& out, bool required = false,
+             const std::string& missing_hint = "") {
+        auto x = m_r.string(n, key, p, required, missing_hint);
+        if (!x) return;
+        if (auto s = check_service_url(*x, http_ok, false); !s)
+            m_r.diags().error(m_r.pos(n[key]),
+                              p + "." + key + " " + s.error().message + " (got \"" + printable(*x) + "\")",
+                              hint);
+        else
+            out = *x;
+    }
+
+    // A private key ddl logs in with must be there when the spec is checked, not only at deploy time.
+    void key_file(const YAML::Node& n, const std::string& key, const std::string& p, std::string& out) {
+        auto x = m_r.string(n, key, p);
+        if (!x) return;
+        out = *x;
+        if (!m_check_files) return;
+        struct stat st {};
+        std::string where = p + "." + key + " " + printable(*x);
+        if (x->empty())
+            m_r.diags().error(m_r.pos(n[key]), p + "." + key + " is empty",
+                              "leave it out, or name the key file");
+        else if (ends_with(*x, ".pub"))
+            m_r.diags().error(m_r.pos(n[key]), where + " is a public key",
+                              "name the private key beside it: " + printable(x->substr(0, x->size() - 4)));
+        else if (::stat(x->c_str(), &st) != 0)
+            m_r.diags().error(m_r.pos(n[key]), where + " does not exist",
+                              "write the path of the private key (relative to where ddl runs; '~' is not "
+                              "expanded), e.g. /home/you/.ssh/id_ed25519");
+        else if (!S_ISREG(st.st_mode) || ::access(x->c_str(), R_OK) != 0)
+            m_r.diags().error(m_r.pos(n[key]), where + " is not a file ddl can read",
+                              "name a readable private key file");
     }
 
     void abs_path(const YAML::Node& n, const std::string& key, const std::string& p, std::string& out) {
@@ -831,6 +858,7 @@ private:
 
     YamlReader& m_r;
     Spec& m_s;
+    bool m_check_files = true;
 };
 
 // Line and column (1-based) of byte `offset` in `text`.
@@ -849,7 +877,8 @@ SourcePos position_of(const std::string& text, std::size_t offset, const std::st
 
 } // namespace
 
-SpecLoadResult SpecLoader::load_string(const std::string& text, const std::string& display_name) {
+SpecLoadResult SpecLoader::load_string(const std::string& text, const std::string& display_name,
+                                       bool check_files) {
     SpecLoadResult out;
     auto& d = out.diagnostics;
     if (text.size() > k_max_bytes) {
@@ -892,7 +921,7 @@ SpecLoadResult SpecLoader::load_string(const std::string& text, const std::strin
         return out;
     }
     Spec spec;
-    Loader loader(r, spec);
+    Loader loader(r, spec, check_files);
     try {
         loader.root(doc);
     } catch (const YAML::Exception& e) {
@@ -905,7 +934,23 @@ SpecLoadResult SpecLoader::load_string(const std::string& text, const std::strin
     return out;
 }
 
-SpecLoadResult SpecLoader::load_file(const std::string& path) {
+SpecLoadResult SpecLoader::load_file(const std::string& path, bool check_files) {
+    if (path == "-") {
+        // The spec on stdin (`ddl validate -`), with the same size limit.
+        std::string text(k_max_bytes + 1, '\0');
+        std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
+        text.resize(static_cast<std::size_t>(std::cin.gcount()));
+        return load_string(text, "<stdin>", check_files);
+    }
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        // Reading a FIFO or a terminal would wait for a writer that may never come.
+        SpecLoadResult out;
+        out.diagnostics.error({path, 0, 0},
+                              S_ISDIR(st.st_mode) ? "is a folder, not a spec file" : "is not a regular file",
+                              "give the path of a cluster.yaml (or - to read the spec from stdin)");
+        return out;
+    }
     auto text = read_file_limited(path, k_max_bytes);
     if (!text) {
         SpecLoadResult out;
@@ -915,7 +960,7 @@ SpecLoadResult SpecLoader::load_file(const std::string& path) {
                                   : "check the path; `ddl init` writes a starter cluster.yaml");
         return out;
     }
-    return load_string(*text, path);
+    return load_string(*text, path, check_files);
 }
 
 } // namespace ddl

@@ -19,9 +19,13 @@ public:
     // Largest spec accepted; bigger files are refused before parsing.
     static constexpr std::size_t k_max_bytes = 1024 * 1024;
 
-    static SpecLoadResult load_file(const std::string& path);
+    // check_files: files the spec names on this machine (private keys) must exist and be readable. Off for
+    // the spec stored with a deployed cluster, so a key moved later does not lock its cluster out of
+    // status and destroy.
+    static SpecLoadResult load_file(const std::string& path, bool check_files = true);
     // `display_name` is the file name used in diagnostics.
-    static SpecLoadResult load_string(const std::string& text, const std::string& display_name);
+    static SpecLoadResult load_string(const std::string& text, const std::string& display_name,
+                                      bool check_files = true);
 };
 
 // DNS-safe cluster/node name rule, shared with the CLI's name arguments.

@@ -4,9 +4,13 @@
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
+#include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
+#include <sstream>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <thread>
 #include <unistd.h>
 
@@ -134,6 +138,41 @@ std::vector<std::string> StateStore::clusters() const {
     }
     std::sort(out.begin(), out.end());
     return out;
+}
+
+std::vector<std::string> StateStore::leftovers() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(m_root, ec)) {
+        if (e.is_directory() && !path_exists(e.path().string() + "/state.json"))
+            out.push_back(e.path().filename());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<std::string> StateStore::lock_holder(const std::string& cluster) const {
+    std::string path = cluster_dir(cluster) + "/lock";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    // /proc/locks: "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF" (device as hex major:minor, inode).
+    char id[64];
+    std::snprintf(id, sizeof id, "%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev),
+                  static_cast<unsigned long long>(st.st_ino));
+    auto locks = read_file_limited("/proc/locks", 4 * 1024 * 1024);
+    if (!locks) return std::nullopt;
+    for (const auto& line : split(*locks, '\n')) {
+        std::istringstream words(line);
+        std::vector<std::string> f;
+        for (std::string w; words >> w;)
+            f.push_back(w);
+        // Waiters read "N: -> FLOCK ...": their second field is "->", so they are skipped here.
+        if (f.size() < 6 || f[1] != "FLOCK") continue;
+        if (f[5] != id) continue;
+        std::string holder = trim(read_file_limited(path, 4096).value_or(""));
+        return holder.empty() ? "pid " + f[4] : holder;
+    }
+    return std::nullopt;
 }
 
 } // namespace ddl

@@ -47,6 +47,11 @@ public:
     // Removes the cluster's folder after a complete destroy.
     Status remove(const std::string& cluster) const;
     std::vector<std::string> clusters() const;
+    // Folders in the state folder that hold no state.json (see leftover()).
+    std::vector<std::string> leftovers() const;
+    // Who holds the cluster's lock ("pid N: ddl deploy x.yaml"), or nothing when it is free. Read from
+    // /proc/locks without touching the lock, so a command starting meanwhile is not disturbed.
+    std::optional<std::string> lock_holder(const std::string& cluster) const;
 
 private:
     std::string m_root;

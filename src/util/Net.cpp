@@ -97,4 +97,26 @@ std::string host_for_port(const std::string& host) {
     return host.find(':') != std::string::npos && host.front() != '[' ? "[" + host + "]" : host;
 }
 
+bool is_host_address(std::string_view text) {
+    if (is_ipv4(text) || is_ipv6(text)) return true;
+    if (!text.empty() && text.back() == '.') text.remove_suffix(1);
+    if (text.empty() || text.size() > 253) return false;
+    bool last_all_digits = false;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find('.', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view label = text.substr(start, end - start);
+        if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
+        last_all_digits = true;
+        for (char c : label) {
+            bool digit = c >= '0' && c <= '9';
+            if (!digit && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && c != '-') return false;
+            last_all_digits = last_all_digits && digit;
+        }
+        start = end + 1;
+    }
+    return !last_all_digits;
+}
+
 } // namespace ddl

@@ -24,6 +24,10 @@ struct Cidr {
 std::optional<Cidr> parse_cidr(std::string_view text);
 bool is_ipv4(std::string_view text);
 bool is_ipv6(std::string_view text);
+// An IPv4 or IPv6 address, or a host name as RFC 1123 has it (labels of letters, digits and '-', 1-63
+// characters, no '-' at either end, 253 in all, a trailing dot allowed). A name whose last label is all
+// digits is not one: "999.1.1.1" is a mistyped address, not a host name.
+bool is_host_address(std::string_view text);
 
 // "1gbit", "100mbit", "10gbit", "500kbit", "1.5gbit" -> bits per second. "unlimited"/"none" -> 0.
 std::optional<std::uint64_t> parse_rate(std::string_view text);

@@ -104,6 +104,46 @@ for v in "" "$HUGE" "$BAD8" "../../etc"; do
   expect 2 "${G[@]}" smoke-test good.yaml --notify "$v"
 done
 
+# --public-key takes one OpenSSH public key line: a private key, a binary or an empty file is bad input
+# that names the problem; the matching .pub is accepted (issue #19). In a folder of its own: the scratch
+# folder must stay untouched by bad input.
+K="$WORK/pubkey"; mkdir -p "$K"
+"$DDL" init --target openstack -o "$K/os.yaml" >/dev/null || fail "init --target openstack"
+ssh-keygen -q -t ed25519 -N '' -C e2e -f "$K/key" >/dev/null
+for v in "$K/key" /bin/true /dev/null; do expect 2 "${G[@]}" render "$K/os.yaml" --out "$K/out" --public-key "$v"; done
+expect 2 "${G[@]}" render "$K/os.yaml" --out "$K/out" --public-key "$K/key"
+grep -q "holds a private key" "$LOGS/err" || fail "a private key given as --public-key: $(cat "$LOGS/err")"
+[ ! -e "$K/out" ] || fail "render wrote files with a refused --public-key"
+expect 0 "${G[@]}" render "$K/os.yaml" --out "$K/out" --public-key "$K/key.pub"
+grep -qF "$(cut -d' ' -f2 "$K/key.pub")" "$K/out/openstack/terraform/terraform.tfvars.json" ||
+  fail "the public key is not in the rendered tfvars"
+grep -rq "PRIVATE" "$K/out" && fail "a private key reached the rendered files"
+
+# Messages of issue #19 item 8: help as a command, a FIFO or a folder as the spec (no hang), the spec on
+# stdin, a non-number where seconds are wanted, the state folder given as a file.
+expect 0 help
+grep -q "^  deploy" "$LOGS/out" && grep -q "Exit codes: 0 done" "$LOGS/out" || fail "ddl help: $(head -c 300 "$LOGS/out")"
+expect 0 help deploy
+grep -q -- "--force-configure" "$LOGS/out" || fail "ddl help deploy: $(head -c 300 "$LOGS/out")"
+expect 2 help no-such-command
+# Completion from the command table: a command from its prefix, a deploy flag, the spec file.
+"$DDL" completion bash >"$K/ddl.bash" || fail "ddl completion bash"
+complete_words() { (cd "$K" && bash -c 'source ./ddl.bash; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ddl; echo "${COMPREPLY[*]}"' _ "$@"); }
+[ "$(complete_words ddl dep)" = deploy ] || fail "completion of 'ddl dep': $(complete_words ddl dep)"
+[ "$(complete_words ddl deploy --force)" = --force-configure ] || fail "completion of 'ddl deploy --force'"
+[ "$(complete_words ddl deploy os.y)" = os.yaml ] || fail "completion of a spec file"
+"$DDL" completion zsh | head -2 | grep -q "bashcompinit" || fail "ddl completion zsh"
+expect 2 completion fish
+mkfifo "$K/fifo.yaml"
+expect 2 validate "$K/fifo.yaml"
+grep -q "is not a regular file" "$LOGS/err" || fail "a FIFO as the spec: $(cat "$LOGS/err")"
+expect 2 validate "$K"
+"$DDL" validate - <"$K/os.yaml" >"$LOGS/out" 2>&1 || fail "ddl validate - (stdin): $(cat "$LOGS/out")"
+expect 2 "${G[@]}" deploy "$K/os.yaml" --ssh-timeout abc
+grep -q "must be a whole number of seconds" "$LOGS/err" || fail "--ssh-timeout abc: $(cat "$LOGS/err")"
+expect 2 --state-dir "$K/os.yaml" status
+grep -q "is not a folder" "$LOGS/err" || fail "--state-dir naming a file: $(cat "$LOGS/err")"
+
 # Output paths: empty is bad input; an unwritable one is a runtime failure (exit 1) that writes nothing.
 expect 2 "${G[@]}" render good.yaml --out ""
 expect 2 init -o ""

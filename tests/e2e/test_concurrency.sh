@@ -32,6 +32,10 @@ for round in 1 2 3; do
   # Destroy while a deploy holds the lock: refused, naming it; the deploy is unharmed.
   "$DDL" --state-dir "$STATE" deploy fltl.yaml --only configure --force-configure >c.log 2>&1 & pc=$!
   for _ in $(seq 200); do grep -q "^pid $pc:" "$STATE/fltl/lock" 2>/dev/null && break; sleep 0.05; done
+  ddl --output json list >l.json || fail "round $round: ddl list during a deploy"
+  python3 -c 'import json,sys; c = {r["name"]: r for r in json.load(open(sys.argv[1]))}["fltl"]
+assert c["lock"] == "pid %s: ddl deploy fltl.yaml" % sys.argv[2], c' l.json "$pc" ||
+    { cat l.json; fail "round $round: ddl list does not show the deploy holding the lock"; }
   if ddl destroy fltl >x.log 2>&1; then fail "round $round: destroy ran during a deploy"; fi
   grep -q "another ddl command is working on this cluster (pid $pc: ddl deploy fltl.yaml)" x.log ||
     { cat x.log; fail "round $round: destroy refusal does not name the deploy"; }

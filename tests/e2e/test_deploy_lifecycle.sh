@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # deploy 4 nodes -> exec gives 4 distinct hostnames -> hostfile has 4 lines (also on the nodes) ->
-# a second deploy changes nothing -> destroy leaves nothing; destroy twice is fine.
+# a second deploy changes nothing -> destroy leaves nothing; destroying it again is exit 2 (no such cluster).
 source "$(dirname "$0")/lib.sh"
 spec life 4 "  bandwidth: 1gbit"
 ddl deploy life.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
 names=$(ddl exec --cluster life -- hostname | sed 's/^\[[a-z0-9]*\] //' | sort -u | wc -l)
 [ "$names" = 4 ] || fail "expected 4 distinct hostnames, got $names"
 ok "exec on 4 nodes"
+ddl --output json hostfile --cluster life | python3 -c 'import json,sys; h = json.load(sys.stdin)
+assert h["cluster"] == "life" and len(h["nodes"]) == 4 and all(n["slots"] == 1 for n in h["nodes"]), h
+assert h["text"].count(" slots=1") == 4, h' || fail "hostfile --output json"
 ddl hostfile --cluster life --format horovod >hf
 [ "$(wc -l <hf)" = 4 ] || fail "hostfile: $(cat hf)"
 grep -qvE '^10\.[0-9.]+ slots=1$' hf && fail "hostfile lines: $(cat hf)"
@@ -28,9 +31,19 @@ ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy";
 [ "$(grep -c 'already done, skipped' second.log)" = 6 ] || { cat second.log; fail "second deploy was not a no-op"; }
 ok "second deploy is a no-op"
 ddl status life | grep -q "hostfile=done" || fail "status"
+ddl list >list.out || fail "ddl list"
+grep -Eq '^life +local +4 +[0-9]+[smh] +ready +-$' list.out || { cat list.out; fail "ddl list row"; }
+ddl --output json list | python3 -c 'import json,sys; [c] = json.load(sys.stdin)
+assert (c["name"], c["target"], c["nodes"], c["state"], c["lock"]) == ("life", "local", 4, "ready", None), c
+assert 0 <= c["age_s"] < 3600, c' || fail "ddl list --output json"
+ok "ddl list: the cluster, its target, 4 nodes, ready, no lock (text and JSON)"
 [ "$(stat -c %a "$STATE/life/state.json")" = 600 ] || fail "state.json mode"
 [ "$(stat -c %a "$STATE/life/id_ed25519")" = 600 ] || fail "key mode"
 ddl destroy life >/dev/null 2>&1 || fail "destroy"
 assert_gone life
-ddl destroy life >/dev/null 2>&1 || fail "second destroy"
 ok "destroy leaves nothing"
+rc=0; ddl destroy lfie >typo.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat typo.log; fail "destroy of a cluster that does not exist: exit $rc, expected 2"; }
+grep -q "no cluster named lfie in $STATE" typo.log && grep -q "(there are no clusters there)" typo.log ||
+  { cat typo.log; fail "destroy typo message"; }
+ok "destroy of a name that is no cluster: exit 2, naming the state folder"

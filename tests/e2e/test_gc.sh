@@ -10,6 +10,9 @@ ddl deploy ci-old.yaml >o.log 2>&1 || { cat o.log; fail "deploy ci-old"; }
 touch -d '2 days ago' "$STATE/ci-old/state.json" "$STATE/keep-me/state.json"
 ddl gc --older-than 24h --prefix ci- --dry-run | grep -q "would destroy ci-old" || fail "dry run"
 [ -e "$STATE/ci-old/state.json" ] || fail "dry run destroyed something"
+ddl --output json gc --older-than 24h --prefix ci- --dry-run | python3 -c 'import json,sys; r = json.load(sys.stdin)
+assert [(c["cluster"], c["outcome"]) for c in r["clusters"]] == [("ci-old", "would destroy")], r
+assert r["clusters"][0]["idle_s"] >= 86400 and (r["destroyed"], r["failed"]) == (0, 0), r' || fail "gc --output json"
 ddl gc --older-than 24h --prefix ci- >gc.out || { cat gc.out; fail "gc"; }
 grep -q "gc: 1 destroyed, 0 failed" gc.out || { cat gc.out; fail "gc summary"; }
 assert_gone ci-old

@@ -1,4 +1,5 @@
 // The CLI through the real binary: exit codes and output formats users and scripts rely on.
+#include "remote/SshKeys.hpp"
 #include "util/Files.hpp"
 #include "util/Process.hpp"
 
@@ -73,6 +74,12 @@ TEST_CASE("ddl smoke-test refuses a notify target that is neither mail nor https
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("plain http only to loopback") != std::string::npos);
     CHECK_FALSE(path_exists(dir.path() + "/.ddl/nt"));
+    // A loopback-looking prefix with the real host after '@' is not loopback.
+    auto smuggled =
+        ddl_cli({"smoke-test", "cluster.yaml", "--notify", "http://localhost:80@evil.example/"}, dir.path());
+    CHECK(smuggled.exit_code == 2);
+    CHECK(smuggled.err.find("evil.example") != std::string::npos);
+    CHECK_FALSE(path_exists(dir.path() + "/.ddl/nt"));
 }
 
 TEST_CASE(
@@ -102,14 +109,21 @@ TEST_CASE("ddl render of an OpenStack spec writes the module, its inputs with th
     auto placeholder = ddl_cli({"render", "cluster.yaml", "--out", "a"}, dir.path());
     REQUIRE(placeholder.exit_code == 0);
     CHECK(placeholder.err.find("no public key yet") != std::string::npos);
-    REQUIRE(write_file_atomic(dir.path() + "/k.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRender me@host\n")
-                .ok());
+    auto pub = ensure_keypair(dir.path() + "/k", "me@host");
+    REQUIRE(pub.ok());
+    // Key data that does not decode is refused: only a real OpenSSH public key reaches the tfvars.
+    REQUIRE(
+        write_file_atomic(dir.path() + "/bad.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRender me@host\n")
+            .ok());
+    CHECK(
+        ddl_cli({"render", "cluster.yaml", "--out", "x", "--public-key", "bad.pub"}, dir.path()).exit_code ==
+        2);
     auto r = ddl_cli({"render", "cluster.yaml", "--out", "b", "--public-key", "k.pub"}, dir.path());
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.empty());
     auto tfvars =
         nlohmann::json::parse(read_file(dir.path() + "/b/openstack/terraform/terraform.tfvars.json").value());
-    CHECK(tfvars["public_key"] == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRender me@host");
+    CHECK(tfvars["public_key"] == *pub);
     CHECK(tfvars["cluster_name"] == "os-render");
     CHECK(path_exists(dir.path() + "/b/openstack/terraform/main.tf"));
     auto backend =

@@ -201,17 +201,22 @@ TEST_CASE("gpulab destroy cancels the recorded jobs and any other job named for 
     CHECK_FALSE(rig.state.target_data.contains("jobs"));
 }
 
-TEST_CASE("gpulab destroy waits until the cancelled jobs have left RUNNING") {
-    Rig rig;
-    auto ctx = rig.ctx();
-    auto t = rig.target();
-    REQUIRE(t.provision(ctx).ok());
-    // GPULab takes a while to stop a cancelled job: two more reads say Running, then Cancelled.
-    rig.api->after_cancel = {"Running", "Running", "Cancelled"};
-    REQUIRE(t.destroy(ctx).ok());
-    for (const char* id : {"job-0", "job-1", "job-2"})
-        CHECK(rig.api->gets_after_cancel[id] == 3); // read until it said Cancelled, and no further
-    CHECK_FALSE(rig.state.target_data.contains("jobs"));
+TEST_CASE("gpulab destroy waits until the cancelled jobs have left RUNNING and GPULab's halting states") {
+    // GPULab takes a while to stop a cancelled job: two more reads say Running (or Must Halt, Halting, as
+    // GPULab spells them), then Cancelled.
+    for (const auto& states : {std::vector<std::string>{"Running", "Running", "Cancelled"},
+                               std::vector<std::string>{"Must Halt", "Halting", "Cancelled"}}) {
+        INFO(states[0]);
+        Rig rig;
+        auto ctx = rig.ctx();
+        auto t = rig.target();
+        REQUIRE(t.provision(ctx).ok());
+        rig.api->after_cancel = states;
+        REQUIRE(t.destroy(ctx).ok());
+        for (const char* id : {"job-0", "job-1", "job-2"})
+            CHECK(rig.api->gets_after_cancel[id] == 3); // read until it said Cancelled, and no further
+        CHECK_FALSE(rig.state.target_data.contains("jobs"));
+    }
 }
 
 TEST_CASE("gpulab destroy fails naming the jobs still running after the cancel deadline") {

@@ -1,6 +1,9 @@
 #include "spec/SpecLoader.hpp"
 
+#include "util/Files.hpp"
+
 #include <catch2/catch.hpp>
+#include <vector>
 
 using namespace ddl;
 
@@ -126,4 +129,50 @@ TEST_CASE("the local target runs training containers with podman and runc") {
         load_ok("apiVersion: ddl/v1\nname: demo\ntarget: ssh\nssh: {hosts: [{name: a, address: 192.0.2.1}]}\n"
                 "runtime: {image: localhost/t:1, container_engine: podman}\n");
     CHECK(ssh.container_engine_argv() == std::vector<std::string>{"podman"});
+}
+
+TEST_CASE("an ssh host's address is an IP address or a real host name; a mistyped address is refused") {
+    auto with = [](const std::string& address) {
+        return SpecLoader::load_string(
+            "apiVersion: ddl/v1\nname: demo\ntarget: ssh\nssh: {hosts: [{name: a, address: \"" + address +
+                "\"}]}\n",
+            "cluster.yaml");
+    };
+    for (const char* good : {"192.0.2.1", "2001:db8::1", "gpu1", "gpu-1.example.org", "node.example.org."}) {
+        INFO(good);
+        CHECK(with(good).spec.has_value());
+    }
+    for (const char* bad : {"999.1.1.1", "10.0.0", "-gpu", "gpu_1", "gpu..example", "a b", "user@gpu1", ""}) {
+        INFO(bad);
+        auto r = with(bad);
+        CHECK_FALSE(r.spec.has_value());
+        CHECK(r.diagnostics.format_text().find("ssh.hosts[0].address must be an IP address or host name") !=
+              std::string::npos);
+    }
+}
+
+TEST_CASE("key files are checked when a spec is validated, and not when a deployed cluster's spec is read") {
+    TempDir dir;
+    std::string key = dir.path() + "/id_ed25519";
+    REQUIRE(write_file_atomic(key, "key", 0600).ok());
+    REQUIRE(write_file_atomic(key + ".pub", "pub", 0644).ok());
+    auto spec = [](const std::string& access_key, const std::string& host_key) {
+        return "apiVersion: ddl/v1\nname: demo\ntarget: ssh\naccess: {private_key: \"" + access_key +
+               "\"}\nssh: {hosts: [{name: a, address: 192.0.2.1, key: \"" + host_key + "\"}]}\n";
+    };
+    CHECK(SpecLoader::load_string(spec(key, key), "cluster.yaml").spec.has_value());
+    struct Case {
+        std::string access, host, message;
+    };
+    for (const auto& c : std::vector<Case>{
+             {"/nonexistent/id", key, "access.private_key /nonexistent/id does not exist"},
+             {key, key + ".pub", "ssh.hosts[0].key " + key + ".pub is a public key"},
+             {dir.path(), key, "access.private_key " + dir.path() + " is not a file ddl can read"},
+         }) {
+        INFO(c.message);
+        auto r = SpecLoader::load_string(spec(c.access, c.host), "cluster.yaml");
+        CHECK_FALSE(r.spec.has_value());
+        CHECK(r.diagnostics.format_text().find(c.message) != std::string::npos);
+        CHECK(SpecLoader::load_string(spec(c.access, c.host), "stored", false).spec.has_value());
+    }
 }

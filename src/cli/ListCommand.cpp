@@ -1,0 +1,117 @@
+// `ddl list`: every cluster in the state folder, with its target, nodes, how far its deploy got, its age
+// and whether a command holds its lock (issue #19).
+#include "cli/Commands.hpp"
+#include "core/Diagnostics.hpp"
+#include "provision/Pipeline.hpp"
+#include "state/StateStore.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace ddl::cli {
+namespace {
+
+// Seconds since an ISO 8601 UTC time ("2026-11-24T07:01:02Z"); nullopt when it does not parse.
+std::optional<long long> seconds_since(const std::string& iso) {
+    std::tm tm{};
+    if (!strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+    return static_cast<long long>(std::time(nullptr) - timegm(&tm));
+}
+
+std::string short_age(long long s) {
+    if (s < 0) s = 0;
+    if (s < 120) return std::to_string(s) + "s";
+    if (s < 7200) return std::to_string(s / 60) + "m";
+    if (s < 172800) return std::to_string(s / 3600) + "h";
+    return std::to_string(s / 86400) + "d";
+}
+
+struct Row {
+    std::string name, target, state;
+    int nodes = 0;
+    std::optional<long long> age_s;
+    std::optional<std::string> lock;
+};
+
+Row row_for(const StateStore& store, const std::string& name) {
+    Row r;
+    r.name = name;
+    r.lock = store.lock_holder(name);
+    auto st = store.load(name);
+    if (!st) {
+        r.state = "unreadable: " + st.error().message;
+        return r;
+    }
+    r.target = st->target;
+    r.nodes = static_cast<int>(st->nodes.size());
+    // Age from the first phase's finish (render): when the cluster was first deployed.
+    std::optional<long long> oldest;
+    for (const auto& [phase, ps] : st->phases) {
+        if (!ps.done) continue;
+        if (auto a = seconds_since(ps.finished_at); a && (!oldest || *a > *oldest)) oldest = a;
+    }
+    r.age_s = oldest;
+    if (st->destroying) {
+        r.state = "destroy unfinished";
+    } else {
+        r.state = "ready";
+        for (const auto& p : phase_names()) {
+            if (!st->phase_done(p)) {
+                r.state = "stopped before " + p;
+                break;
+            }
+        }
+    }
+    return r;
+}
+
+} // namespace
+
+int cmd_list(const GlobalOptions& g) {
+    StateStore store(g.state_dir);
+    std::error_code ec;
+    if (std::filesystem::exists(store.root(), ec) && !std::filesystem::is_directory(store.root(), ec)) {
+        std::cerr << "ddl list: --state-dir " << store.root() << " is not a folder\n";
+        return exit_code::k_bad_input;
+    }
+    std::vector<Row> rows;
+    for (const auto& name : store.clusters())
+        rows.push_back(row_for(store, name));
+    for (const auto& name : store.leftovers()) {
+        Row r;
+        r.name = name;
+        r.state = "leftover folder (no state.json; `ddl destroy " + name + "` removes it)";
+        r.lock = store.lock_holder(name);
+        rows.push_back(r);
+    }
+    if (g.json) {
+        auto out = nlohmann::json::array();
+        for (const auto& r : rows) {
+            out.push_back({{"name", r.name},
+                           {"target", r.target},
+                           {"nodes", r.nodes},
+                           {"state", r.state},
+                           {"age_s", r.age_s ? nlohmann::json(*r.age_s) : nlohmann::json(nullptr)},
+                           {"lock", r.lock ? nlohmann::json(*r.lock) : nlohmann::json(nullptr)}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return exit_code::k_ok;
+    }
+    if (rows.empty()) {
+        std::cout << "no clusters in " << store.root() << "\n";
+        return exit_code::k_ok;
+    }
+    std::printf("%-24s %-12s %5s %6s  %-28s %s\n", "NAME", "TARGET", "NODES", "AGE", "STATE", "LOCK");
+    for (const auto& r : rows)
+        std::printf("%-24s %-12s %5d %6s  %-28s %s\n", r.name.c_str(),
+                    r.target.empty() ? "-" : r.target.c_str(), r.nodes,
+                    r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(),
+                    r.lock ? ("held by " + *r.lock).c_str() : "-");
+    return exit_code::k_ok;
+}
+
+} // namespace ddl::cli
