@@ -243,6 +243,12 @@ Status setup_link(const Context& ctx, const std::string& netns, const std::strin
 
 Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index) {
     const auto& n = plan.nodes[index];
+    // A deploy killed during `ip netns add` leaves /run/netns/NAME without a namespace mounted on it
+    // (every `ip -n NAME` then fails with "Invalid argument"): such a name is removed and made again.
+    if (has_netns(ctx, n.netns)) {
+        auto lo = ctx.proc.run({.argv = {"ip", "-n", n.netns, "link", "show", "lo"}});
+        if (!lo || !lo->success()) (void)ctx.proc.run({.argv = {"ip", "netns", "del", n.netns}});
+    }
     if (!has_netns(ctx, n.netns)) {
         if (auto s = ctx.run({.argv = {"ip", "netns", "add", n.netns}}); !s) return s;
     }

@@ -19,3 +19,13 @@ for sig in TERM KILL; do
   assert_gone intr
 done
 ok "destroy after interrupted deploys"
+
+# A deploy killed inside `ip netns add` leaves /run/netns/NAME with no namespace mounted on it (every
+# `ip -n NAME` then fails with "Invalid argument"); the next deploy makes it again.
+mkdir -p /run/netns && touch /run/netns/ddl-intr-worker1
+ip -n ddl-intr-worker1 link show lo >/dev/null 2>&1 && fail "the planted namespace name is usable"
+ddl deploy intr.yaml >r-half.log 2>&1 || { cat r-half.log; fail "deploy over a half-made namespace"; }
+ddl exec --cluster intr -- true >/dev/null || fail "nodes after a half-made namespace"
+ddl destroy intr >/dev/null 2>&1 || fail "destroy"
+assert_gone intr
+ok "a namespace name left without its namespace is made again"
