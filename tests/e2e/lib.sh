@@ -29,6 +29,17 @@ spec() {
 
 ddl() { "$DDL" --state-dir "$STATE" "$@"; }
 
+# The tag in the names of cluster NAME's host links (LocalPlan's stable_hash, 24 bits in hex).
+link_tag() {
+  python3 - "$1" <<'PY'
+import sys
+h = 2166136261
+for c in sys.argv[1].encode():
+    h ^= c; h = (h * 16777619) & 0xffffffff
+print("%06x" % (h & 0xffffff))
+PY
+}
+
 # Asserts that nothing of cluster NAME is left on the machine.
 assert_gone() {
   local name=$1
@@ -39,14 +50,7 @@ assert_gone() {
     fail "containers of $name left"
   fi
   local tag
-  tag=$(python3 - "$name" <<'PY'
-import sys
-h = 2166136261
-for c in sys.argv[1].encode():
-    h ^= c; h = (h * 16777619) & 0xffffffff
-print("%06x" % (h & 0xffffff))
-PY
-)
+  tag=$(link_tag "$name")
   if ip -o link show | grep -q "ddl.*$tag"; then fail "links of $name left: $(ip -o link show | grep "$tag")"; fi
 }
 
