@@ -1,4 +1,6 @@
-// ddl-fake-nodes: the "machines" that stand-ins for cloud tools (terraform, jFed, GPULab) hand out.
+// ddl-fake-nodes follows no published interface: it is not a stand-in for a real service but ddl's own
+// test helper, with the command line below and no other. It makes the "machines" that the stand-ins for
+// cloud tools (terraform, jFed, GPULab; each names the document it follows) hand out.
 // It builds them with the real local target, so everything after provisioning runs for real:
 //   ddl-fake-nodes up   --id ID --state-dir DIR --names master,worker1 --pubkey-file PUB [--bastion]
 //   ddl-fake-nodes down --id ID --state-dir DIR
