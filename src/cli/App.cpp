@@ -7,6 +7,7 @@
 #include "core/Log.hpp"
 #include "provision/Pipeline.hpp"
 #include "spec/Spec.hpp"
+#include "targets/Registry.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>

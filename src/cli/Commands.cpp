@@ -7,14 +7,13 @@
 #include "core/Log.hpp"
 #include "provision/HostfileWriter.hpp"
 #include "provision/Pipeline.hpp"
-#include "provision/SlurmTarget.hpp"
 #include "provision/SshRankTransport.hpp"
-#include "provision/Targets.hpp"
 #include "remote/SshKeys.hpp"
 #include "render/Renderer.hpp"
 #include "runtime/Hostfile.hpp"
 #include "runtime/Launcher.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Net.hpp"
@@ -99,18 +98,28 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const GlobalOptions& g, const 
     if (!st) return st.error();
     oc->state = std::move(*st);
     log::register_secret(oc->state.jupyter_token);
-    auto loaded = SpecLoader::load_string(oc->state.spec_text, oc->state.cluster + " (stored spec)", false);
+    auto loaded = load_spec_string(oc->state.spec_text, oc->state.cluster + " (stored spec)", false);
     if (!loaded.spec)
         return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
+    auto driver = make_target_driver(loaded.spec->target);
+    if (!driver) return driver.error();
+    oc->driver = std::move(*driver);
     oc->ctx.emplace(
         Context{*loaded.spec, oc->state, oc->store, oc->proc, oc->remote, oc->progress, {}, &g_interrupted});
     log::add_file(oc->store.cluster_dir(*name) + "/logs/ddl.log");
     return oc;
 }
 
-std::string slurm_needs_srun(const std::string& what) {
-    return what + " works over SSH, which a Slurm facility's nodes do not offer ddl; on a slurm cluster use "
-                  "`ddl run -- PROG` (an srun step of the job)";
+std::vector<std::string> manifest_target_list() {
+    std::vector<std::string> out;
+    for (const auto& e : target_registry())
+        if (e.driver()->takes_manifest()) out.push_back(e.kind.name());
+    return out;
+}
+
+std::set<std::string> manifest_targets() {
+    auto list = manifest_target_list();
+    return {list.begin(), list.end()};
 }
 
 Status training_containers_ready(const Context& ctx) {
@@ -124,7 +133,9 @@ Status training_containers_ready(const Context& ctx) {
 }
 
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
-    if (ctx.spec.target == Target::slurm) return Error{slurm_needs_srun("launching ranks over SSH")};
+    auto driver = make_target_driver(ctx.spec.target);
+    if (!driver) return driver.error();
+    if (auto why = (*driver)->why_no_ssh("launching ranks over SSH")) return Error{*why};
     if (!ctx.state.phase_done("probe"))
         return Error{"cluster " + ctx.state.cluster + " is not deployed yet; run `ddl deploy` first"};
     std::vector<runtime::HostfileEntry> hosts;
@@ -219,12 +230,12 @@ Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
 
 namespace {
 
-// A slurm cluster's ranks are an srun step of its job: ddl becomes srun, which streams the ranks'
-// output, forwards signals and stops every rank when one fails (--kill-on-bad-exit).
-int run_with_srun(Context& ctx, const RunArgs& a) {
+// On a batch scheduler's cluster (slurm) the ranks are a step of its job: ddl becomes the step's
+// launcher (srun), which streams the ranks' output, forwards signals and stops every rank when one fails.
+int run_job_step(Context& ctx, const TargetDriver& driver, const RunArgs& a) {
     if (!a.hostfile.empty() || a.max_nodes > 0 || !a.iface.empty() || a.port > 0) {
-        std::cerr
-            << "ddl run: on a slurm cluster the job's allocation decides the hosts; only -np and -x apply\n";
+        std::cerr << "ddl run: on a " << ctx.spec.target
+                  << " cluster the job's allocation decides the hosts; only -np and -x apply\n";
         return exit_code::k_bad_input;
     }
     std::map<std::string, std::string> extra;
@@ -233,7 +244,7 @@ int run_with_srun(Context& ctx, const RunArgs& a) {
         const char* here = std::getenv(kv.substr(0, eq).c_str());
         extra[kv.substr(0, eq)] = eq != std::string::npos ? kv.substr(eq + 1) : (here ? here : "");
     }
-    auto cmd = SlurmTarget::run_command(ctx, a.np, a.command, extra);
+    auto cmd = driver.job_step_command(ctx, a.np, a.command, extra);
     if (!cmd) {
         std::cerr << "ddl run: " << cmd.error().message << "\n";
         return exit_code::k_bad_input;
@@ -261,7 +272,7 @@ int cmd_run(const GlobalOptions& g, const RunArgs& a) {
         std::cerr << "ddl run: " << oc.error().message << "\n";
         return open_rc;
     }
-    if ((*oc)->ctx->spec.target == Target::slurm) return run_with_srun(*(*oc)->ctx, a);
+    if ((*oc)->driver->runs_job_steps()) return run_job_step(*(*oc)->ctx, *(*oc)->driver, a);
     auto prepared = prepare_launch(*(*oc)->ctx, a);
     if (!prepared) {
         std::cerr << "ddl run: " << prepared.error().message << "\n";
@@ -332,10 +343,8 @@ int cmd_bench_allreduce(const GlobalOptions& g, const BenchArgs& b) {
     const auto& j = *ran;
     // The bound: ring allreduce of S bytes over N ranks on links of B bit/s takes >= 2(N-1)/N * S/B,
     // so busbw can reach at most B/8 bytes/s.
-    std::uint64_t link_bps = b.link_gbit > 0 ? static_cast<std::uint64_t>(b.link_gbit * 1e9)
-                             : ctx.spec.target == Target::local       ? ctx.spec.local.bandwidth_bps
-                             : ctx.spec.target == Target::virtualwall ? ctx.spec.virtualwall.link_capacity_bps
-                                                                      : 0;
+    std::uint64_t link_bps =
+        b.link_gbit > 0 ? static_cast<std::uint64_t>(b.link_gbit * 1e9) : ctx.spec.link_rate_bps();
     double limit_gbs = static_cast<double>(link_bps) / 8e9;
     int n = j.value("ranks", 0);
     nlohmann::json out{{"cluster", ctx.state.cluster},
@@ -417,12 +426,12 @@ int cmd_init(const GlobalOptions&, const std::string& target, const std::string&
 }
 
 int cmd_validate(const GlobalOptions& g, const std::string& file) {
-    auto r = SpecLoader::load_file(file);
+    auto r = load_spec_file(file);
     print_diagnostics(g, r.diagnostics);
     if (!r.spec) return exit_code::k_bad_input;
     if (!g.json)
-        std::cout << file << ": valid (cluster " << r.spec->name << ", target " << to_string(r.spec->target)
-                  << ", " << r.spec->node_count() << " node(s))\n";
+        std::cout << file << ": valid (cluster " << r.spec->name << ", target " << r.spec->target << ", "
+                  << r.spec->node_count() << " node(s))\n";
     return exit_code::k_ok;
 }
 
@@ -445,13 +454,18 @@ Result<std::string> public_key_for_render(const GlobalOptions& g, const Spec& sp
 
 int cmd_render(const GlobalOptions& g, const std::string& file, const std::string& out_dir,
                const std::string& public_key_file) {
-    auto r = SpecLoader::load_file(file);
+    auto r = load_spec_file(file);
     if (!r.spec) {
         print_diagnostics(g, r.diagnostics);
         return exit_code::k_bad_input;
     }
     RenderInputs inputs;
-    if (r.spec->target == Target::openstack) {
+    auto driver = make_target_driver(r.spec->target);
+    if (!driver) {
+        std::cerr << "ddl render: " << driver.error().message << "\n";
+        return exit_code::k_failure;
+    }
+    if ((*driver)->renders_public_key()) {
         auto key = public_key_for_render(g, *r.spec, public_key_file);
         if (!key) {
             std::cerr << "ddl render: " << key.error().message << "\n";
@@ -493,7 +507,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
         auto st = store.load(spec.name);
         if (!st) return st.error();
         state = std::move(*st);
-        if (state.target != to_string(spec.target)) {
+        if (state.target != spec.target) {
             rc = exit_code::k_bad_input;
             return Error{"cluster " + spec.name + " exists on target " + state.target +
                          "\nhint: destroy it first (ddl destroy " + spec.name + ") or pick another name"};
@@ -505,7 +519,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
         if (state.spec != spec.to_json()) state.reset_phases_from(phase_names(), "render");
     } else {
         state.cluster = spec.name;
-        state.target = to_string(spec.target);
+        state.target = spec.target;
     }
     state.spec = spec.to_json();
     if (spec.services.jupyter && state.jupyter_token.empty()) {
@@ -533,15 +547,15 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const GlobalOptions& g, con
 }
 
 int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
-    auto loaded = SpecLoader::load_file(a.file);
+    auto loaded = load_spec_file(a.file);
     if (!loaded.spec) {
         print_diagnostics(g, loaded.diagnostics);
         return exit_code::k_bad_input;
     }
     const Spec& spec = *loaded.spec;
-    if (!a.manifest.empty() && spec.target != Target::virtualwall) {
-        std::cerr << "ddl deploy: --manifest is for target virtualwall (this spec's target is "
-                  << to_string(spec.target) << ")\n";
+    if (!a.manifest.empty() && !manifest_targets().count(spec.target)) {
+        std::cerr << "ddl deploy: --manifest is for target " << join(manifest_target_list(), ", ")
+                  << " (this spec's target is " << spec.target << ")\n";
         return exit_code::k_bad_input;
     }
     int rc = 0;
@@ -551,7 +565,7 @@ int cmd_deploy(const GlobalOptions& g, const DeployArgs& a) {
         return rc;
     }
     auto& ctx = *(*oc)->ctx;
-    ctx.progress.note("deploying cluster " + spec.name + " (target " + to_string(spec.target) + ", " +
+    ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
                       std::to_string(spec.node_count()) + " node(s))");
     rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
     if (rc == exit_code::k_ok)
@@ -752,8 +766,8 @@ int cmd_exec(const GlobalOptions& g, const std::string& ref, const std::vector<s
         return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
-    if (ctx.spec.target == Target::slurm) {
-        std::cerr << "ddl exec: " << slurm_needs_srun("ddl exec") << "\n";
+    if (auto why = (*oc)->driver->why_no_ssh("ddl exec")) {
+        std::cerr << "ddl exec: " << *why << "\n";
         return exit_code::k_bad_input;
     }
     std::vector<NodeState> nodes;
@@ -869,8 +883,8 @@ int cmd_ssh(const GlobalOptions& g, const std::string& ref, const std::string& n
         return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
-    if (ctx.spec.target == Target::slurm) {
-        std::cerr << "ddl ssh: " << slurm_needs_srun("ddl ssh") << "\n";
+    if (auto why = (*oc)->driver->why_no_ssh("ddl ssh")) {
+        std::cerr << "ddl ssh: " << *why << "\n";
         return exit_code::k_bad_input;
     }
     const NodeState* n = find_node_or_explain(ctx, node, "ddl ssh");
@@ -893,8 +907,8 @@ int cmd_tunnel(const GlobalOptions& g, const std::string& ref, const std::string
         return open_rc;
     }
     auto& ctx = *(*oc)->ctx;
-    if (ctx.spec.target == Target::slurm) {
-        std::cerr << "ddl tunnel: " << slurm_needs_srun("ddl tunnel") << "\n";
+    if (auto why = (*oc)->driver->why_no_ssh("ddl tunnel")) {
+        std::cerr << "ddl tunnel: " << *why << "\n";
         return exit_code::k_bad_input;
     }
     const NodeState* n = find_node_or_explain(

@@ -3,12 +3,15 @@
 #include "cli/Commands.hpp"
 #include "provision/Context.hpp"
 #include "provision/SshRankTransport.hpp"
-#include "provision/Targets.hpp"
 #include "runtime/Launcher.hpp"
+#include "targets/Registry.hpp"
 
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace ddl::cli {
 
@@ -45,8 +48,9 @@ struct PreparedLaunch {
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a);
 // Whether the cluster has training containers to run in (runtime.image set, configure done).
 Status training_containers_ready(const Context& ctx);
-// Why an SSH-based command does not apply to a slurm cluster, and what to use instead.
-std::string slurm_needs_srun(const std::string& what);
+// The targets `ddl deploy --manifest` applies to (their drivers take a testbed tool's manifest).
+std::set<std::string> manifest_targets();
+std::vector<std::string> manifest_target_list();
 // Runs a runtime tool that prints one JSON line on rank 0 (ddl-allreduce-test, ddl-train-bench
 // with --json) and returns that line; an Error names the failed rank or the tool's last error lines.
 Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a);

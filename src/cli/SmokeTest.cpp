@@ -174,13 +174,8 @@ private:
 
     int expected_gpus(const NodeState& n) const {
         const auto& s = m_ctx.spec;
-        if (s.target == Target::ssh) {
-            for (const auto& h : s.ssh.hosts)
-                if (h.name == n.name) return std::max(0, h.gpus);
-            return 0;
-        }
-        if (s.target == Target::slurm) return s.slurm.gpus_per_node;
-        if (s.target == Target::local) return 0;
+        if (const auto* t = s.section.get())
+            if (auto g = t->expected_gpus(s, n.name, n.group)) return *g;
         return n.group == "master" ? s.master.gpus : s.workers.gpus;
     }
 
@@ -343,7 +338,7 @@ int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
         }
         smtp = std::move(*s);
     }
-    auto loaded = SpecLoader::load_file(a.file);
+    auto loaded = load_spec_file(a.file);
     if (!loaded.spec) {
         std::cerr << loaded.diagnostics.format_text();
         return exit_code::k_bad_input;

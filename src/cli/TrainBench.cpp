@@ -2,8 +2,6 @@
 // the local target), as the Horovod reference-deployment experiments present it; CSV, JSON and a PNG.
 #include "cli/Internal.hpp"
 #include "core/Diagnostics.hpp"
-#include "provision/LocalTarget.hpp"
-#include "render/LocalPlan.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
@@ -105,29 +103,30 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
         if (!v) return fail("--bandwidths " + r + ": not a rate like 1gbit", exit_code::k_bad_input);
         rates.push_back(*v);
     }
-    if (!rates.empty() && ctx.spec.target != Target::local)
+    auto& driver = *(*oc)->driver;
+    // Where ddl shapes the links itself, their rate is known and can be swept.
+    const bool shapes_links = driver.can_reshape_links();
+    if (!rates.empty() && !shapes_links)
         return fail("--bandwidths re-shapes links, which only the local target can do",
                     exit_code::k_bad_input);
     const bool reshape = !rates.empty();
-    if (!reshape) rates.push_back(ctx.spec.target == Target::local ? ctx.spec.local.bandwidth_bps : 0);
-    LocalPlan plan;
-    if (reshape) plan = LocalPlan::from_json(ctx.state.target_data.at("plan"));
+    if (!reshape) rates.push_back(shapes_links ? ctx.spec.link_rate_bps() : 0);
 
     std::vector<Row> rows;
     std::vector<std::string> series;
     for (auto bps : rates) {
         if (reshape) {
-            if (auto s = LocalTarget::shape_links(ctx, plan, bps); !s)
+            if (auto s = driver.reshape_links(ctx, bps); !s)
                 return fail(s.error().message, exit_code::k_failure);
         }
-        std::string bw = reshape || ctx.spec.target == Target::local ? format_rate(bps) : "as deployed";
+        std::string bw = reshape || shapes_links ? format_rate(bps) : "as deployed";
         for (int batch : *batches) {
             double base = 0;
             series.push_back("batch " + std::to_string(batch) + (rates.size() > 1 ? ", " + bw : ""));
             for (int n : *nodes) {
                 auto j = run_once(ctx, b, n, batch);
                 if (!j) {
-                    if (reshape) (void)LocalTarget::shape_links(ctx, plan, ctx.spec.local.bandwidth_bps);
+                    if (reshape) (void)driver.reshape_links(ctx, ctx.spec.link_rate_bps());
                     return fail(std::to_string(n) + " node(s), batch " + std::to_string(batch) + ": " +
                                     j.error().message,
                                 exit_code::k_failure);
@@ -152,7 +151,7 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
             }
         }
     }
-    if (reshape) (void)LocalTarget::shape_links(ctx, plan, ctx.spec.local.bandwidth_bps);
+    if (reshape) (void)driver.reshape_links(ctx, ctx.spec.link_rate_bps());
 
     if (auto s = make_dirs(b.out_dir, 0755); !s) return fail(s.error().message, exit_code::k_failure);
     std::string csv = "bandwidth,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_"

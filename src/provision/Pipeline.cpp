@@ -19,8 +19,9 @@ namespace {
 Status phase_render(Context& ctx, TargetDriver& driver) {
     auto inputs = driver.render_inputs(ctx);
     if (!inputs) return inputs.error();
-    auto files = render_spec(ctx.spec, *inputs);
+    auto files = driver.render(ctx.spec, *inputs);
     if (!files) return files.error();
+    files->merge(render_common(ctx.spec));
     return write_rendered(*files, ctx.cluster_dir() + "/rendered");
 }
 
@@ -84,13 +85,15 @@ Status phase_hostfile(Context& ctx, TargetDriver&) {
 
 const std::vector<Phase>& deploy_phases() {
     static const std::vector<Phase> phases{
-        {"render", "inputs for the target's tools come first; they are reviewable before anything exists",
+        {PhaseId::render,
+         "inputs for the target's tools come first; they are reviewable before anything exists",
          phase_render},
-        {"provision", "machines must exist before anything can reach them", phase_provision},
-        {"wait-ssh", "new machines take a while to accept SSH; everything after needs it", phase_wait_ssh},
-        {"configure", "roles need SSH and shape the nodes before we measure them", phase_configure},
-        {"probe", "GPU counts are final only after drivers are configured", phase_probe},
-        {"hostfile", "slots come from the probed GPUs", phase_hostfile},
+        {PhaseId::provision, "machines must exist before anything can reach them", phase_provision},
+        {PhaseId::wait_ssh, "new machines take a while to accept SSH; everything after needs it",
+         phase_wait_ssh},
+        {PhaseId::configure, "roles need SSH and shape the nodes before we measure them", phase_configure},
+        {PhaseId::probe, "GPU counts are final only after drivers are configured", phase_probe},
+        {PhaseId::hostfile, "slots come from the probed GPUs", phase_hostfile},
     };
     return phases;
 }
@@ -128,7 +131,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         ctx.progress.phase_start(phase.name, phase.why);
         auto t0 = std::chrono::steady_clock::now();
         double cpu0 = cpu_seconds_used();
-        auto replaced = driver.replace_phase(phase.name, ctx);
+        auto replaced = driver.replace_phase(phase.id, ctx);
         auto status = replaced ? *replaced : phase.run(ctx, driver);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double cpu = cpu_seconds_used() - cpu0;

@@ -2,7 +2,7 @@
 // ddl deploy / destroy as lists of named phases over one cluster's state. Each phase's success is
 // recorded, so a failed or interrupted deploy resumes where it stopped and a re-run converges.
 #include "provision/Context.hpp"
-#include "provision/Targets.hpp"
+#include "provision/TargetDriver.hpp"
 
 #include <functional>
 #include <string>
@@ -11,8 +11,11 @@
 namespace ddl {
 
 struct Phase {
-    std::string name;
-    std::string why; // why it comes where it does
+    Phase(PhaseId i, std::string w, std::function<Status(Context&, TargetDriver&)> r)
+        : id(i), name(phase_name(i)), why(std::move(w)), run(std::move(r)) {}
+    PhaseId id;
+    std::string name; // phase_name(id)
+    std::string why;  // why it comes where it does
     std::function<Status(Context&, TargetDriver&)> run;
 };
 

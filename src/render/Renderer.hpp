@@ -19,11 +19,12 @@ struct RenderInputs {
     std::string public_key;
 };
 
-// Renders everything the target needs; an Error when the spec cannot be rendered.
-Result<RenderedFiles> render_spec(const Spec& spec, const RenderInputs& inputs = {});
+// A JSON file as every renderer writes one: two-space indent, keys sorted, a final newline.
+std::string json_file(const nlohmann::json& j);
 
-// Where the OpenStack Terraform module and its inputs go inside the rendered files.
-inline constexpr const char* k_openstack_terraform_dir = "openstack/terraform";
+// What every cluster gets whatever its target: the normalized spec (spec.json) and the variables every
+// configure run receives (ansible/vars.json). A target's own files come from its driver's render().
+RenderedFiles render_common(const Spec& spec);
 
 // Writes the files below `out_dir` (created 0700, files 0600 - rendered inputs may name private hosts).
 Status write_rendered(const RenderedFiles& files, const std::string& out_dir);

@@ -3,6 +3,7 @@
 // with its file position; a Spec comes back only when there were no errors.
 #include "core/Diagnostics.hpp"
 #include "spec/Spec.hpp"
+#include "spec/TargetKind.hpp"
 
 #include <optional>
 #include <string>
@@ -22,10 +23,12 @@ public:
     // check_files: files the spec names on this machine (private keys) must exist and be readable. Off for
     // the spec stored with a deployed cluster, so a key moved later does not lock its cluster out of
     // status and destroy.
-    static SpecLoadResult load_file(const std::string& path, bool check_files = true);
+    // `kinds`: the targets a spec may name (src/targets/Registry.hpp has them all and wraps these two).
+    static SpecLoadResult load_file(const std::string& path, const TargetKinds& kinds,
+                                    bool check_files = true);
     // `display_name` is the file name used in diagnostics.
     static SpecLoadResult load_string(const std::string& text, const std::string& display_name,
-                                      bool check_files = true);
+                                      const TargetKinds& kinds, bool check_files = true);
 };
 
 // DNS-safe cluster/node name rule, shared with the CLI's name arguments.

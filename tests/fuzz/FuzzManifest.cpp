@@ -1,6 +1,6 @@
 // libFuzzer target: the Virtual Wall manifest RSpec parser on arbitrary bytes. It must accept or refuse
 // with a reason; every login it accepts has a port in 1-65535.
-#include "provision/RspecManifest.hpp"
+#include "targets/virtualwall/RspecManifest.hpp"
 
 #include <cstddef>
 #include <cstdint>

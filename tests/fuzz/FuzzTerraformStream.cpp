@@ -1,6 +1,6 @@
 // libFuzzer target: Terraform's -json UI stream parser, fed the input split into lines. It promises never
 // to throw and to accept any bytes; the failure text must be producible whatever arrived.
-#include "provision/TerraformStream.hpp"
+#include "terraform/TerraformStream.hpp"
 
 #include <cstddef>
 #include <cstdint>

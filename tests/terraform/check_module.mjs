@@ -2,7 +2,7 @@
 // Checks a Terraform module against the OpenStack provider's argument reference
 // (../shared/reference/openstack-provider-arguments.json, provider v3.4.0; rules in its README.md).
 //
-//   node check_module.mjs [--reference FILE] [DIR_OR_FILE...]   default: terraform/openstack/
+//   node check_module.mjs [--reference FILE] [DIR_OR_FILE...]   default: src/targets/openstack/terraform/
 //       One line per problem, "file: resource TYPE.NAME: message", exit 1; else a summary, exit 0.
 //   node check_module.mjs --expect-fail FILE.tf...
 //       Each FILE is checked on its own and must fail with exactly the problems named by its
@@ -472,7 +472,7 @@ for (let a = 0; a < argv.length; a++) {
 const reference = loadReference(referenceFile);
 
 if (!expectFail) {
-  const dirs = targets.length ? targets : [path.join(repoRoot, 'terraform', 'openstack')];
+  const dirs = targets.length ? targets : [path.join(repoRoot, 'src', 'targets', 'openstack', 'terraform')];
   const files = dirs.flatMap(tfFiles);
   if (files.length === 0) { console.error(`check_module: no .tf files in ${dirs.join(' ')}`); process.exit(2); }
   const { problems, blocks, variables } = await checkFiles(files, reference);

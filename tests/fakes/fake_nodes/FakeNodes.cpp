@@ -7,7 +7,7 @@
 // `up` prints {"nodes":[{"name","public_address","private_address","port","user"}]}; with --bastion only
 // the first node has a public address, the others are reachable through it.
 #include "core/Log.hpp"
-#include "provision/LocalTarget.hpp"
+#include "targets/local/LocalTarget.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -52,12 +52,13 @@ int main(int argc, char** argv) {
 
     ddl::Spec spec;
     spec.name = id;
-    spec.target = ddl::Target::local;
-    spec.local.bastion = bastion;
+    spec.target = "local";
+    spec.section = ddl::SectionBox(std::make_unique<ddl::LocalSpec>());
+    spec.target_section<ddl::LocalSpec>().bastion = bastion;
     std::vector<std::string> names;
     for (const auto& n : ddl::split(names_csv, ','))
         if (!ddl::trim(n).empty()) names.push_back(ddl::trim(n));
-    spec.local.nodes = static_cast<int>(names.empty() ? 1 : names.size());
+    spec.target_section<ddl::LocalSpec>().nodes = static_cast<int>(names.empty() ? 1 : names.size());
 
     ddl::StateStore store(state_dir);
     ddl::SystemProcessRunner proc;

@@ -1,6 +1,7 @@
 #include "cli/StarterSpecs.hpp"
 
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,11 +11,11 @@ TEST_CASE("the starter spec of every target validates as written") {
     for (const auto& target : target_names()) {
         auto text = cli::starter_spec(target, "my-cluster");
         REQUIRE(text.ok());
-        auto r = SpecLoader::load_string(*text, target + ".yaml");
+        auto r = load_spec_string(*text, target + ".yaml");
         INFO(target << "\n" << *text << "\n" << r.diagnostics.format_text());
         CHECK(r.spec.has_value());
         CHECK(r.spec->name == "my-cluster");
-        CHECK(to_string(r.spec->target) == target);
+        CHECK(r.spec->target == target);
     }
 }
 

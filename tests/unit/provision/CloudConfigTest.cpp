@@ -1,5 +1,5 @@
 // clouds.yaml discovery in openstacksdk's order, and what each auth type needs.
-#include "provision/CloudConfig.hpp"
+#include "targets/openstack/CloudConfig.hpp"
 
 #include "util/Files.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Recording fakes for the pipeline's side-effect interfaces.
 #include "provision/Context.hpp"
-#include "provision/Targets.hpp"
+#include "provision/TargetDriver.hpp"
 
 #include <map>
 #include <mutex>
@@ -63,6 +63,7 @@ public:
     int provisions = 0, destroys = 0;
     int fail_provisions = 0; // fail this many times first
     int nodes = 3;
+    Result<RenderedFiles> render(const Spec&, const RenderInputs&) const override { return RenderedFiles{}; }
     Status preflight(const Context&) override { return {}; }
     Status provision(Context& ctx) override {
         ++provisions;

@@ -1,7 +1,8 @@
-#include "provision/GpulabTarget.hpp"
+#include "targets/gpulab/GpulabTarget.hpp"
 
 #include "Fakes.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -97,12 +98,12 @@ struct Rig {
     FakeGpulab* api = nullptr;
     std::unique_ptr<FakeGpulab> owned = std::make_unique<FakeGpulab>();
     explicit Rig(const std::string& extra = "") {
-        auto r = SpecLoader::load_string(
-            "apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
-            "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
-            "  docker_image: img:1\n  wait_minutes: 1\n" +
-                extra,
-            "c.yaml");
+        auto r =
+            load_spec_string("apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
+                             "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
+                             "  docker_image: img:1\n  wait_minutes: 1\n" +
+                                 extra,
+                             "c.yaml");
         REQUIRE(r.spec.has_value());
         spec = *r.spec;
         state.cluster = "gl";
@@ -176,8 +177,8 @@ TEST_CASE("gpulab jobs still queued at the deadline fail provision with the sche
         },
         std::chrono::milliseconds(0));
     // wait_minutes is 1: the fake answers at once, so let the deadline pass by asking for none.
-    rig.spec.gpulab.wait_minutes = 0;
-    ctx.spec.gpulab.wait_minutes = 0;
+    rig.spec.target_section<GpulabSpec>().wait_minutes = 0;
+    ctx.spec.target_section<GpulabSpec>().wait_minutes = 0;
     auto s = t.provision(ctx);
     REQUIRE_FALSE(s.ok());
     CHECK(
@@ -266,7 +267,7 @@ TEST_CASE("the gpulab client certificate must hold a certificate and a decrypted
     auto ctx = rig.ctx();
     auto t = rig.target();
     std::string pem = rig.dir.path() + "/cert.pem";
-    ctx.spec.gpulab.cert = pem;
+    ctx.spec.target_section<GpulabSpec>().cert = pem;
     unsetenv("GPULAB_CERT");
     REQUIRE(
         write_file_atomic(pem, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 0600).ok());
@@ -283,7 +284,7 @@ TEST_CASE("the gpulab client certificate must hold a certificate and a decrypted
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().message.find("is encrypted") != std::string::npos);
     CHECK(s.error().message.find("BBBB") == std::string::npos); // key material never in messages
-    ctx.spec.gpulab.cert.clear();
+    ctx.spec.target_section<GpulabSpec>().cert.clear();
     s = t.preflight(ctx);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().message.find("set GPULAB_CERT") != std::string::npos);

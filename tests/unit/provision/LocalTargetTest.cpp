@@ -1,4 +1,4 @@
-#include "provision/LocalTarget.hpp"
+#include "targets/local/LocalTarget.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,11 @@
 #include "Fakes.hpp"
 #include "provision/Configure.hpp"
 #include "provision/HostfileWriter.hpp"
-#include "provision/RspecManifest.hpp"
-#include "provision/VirtualwallTarget.hpp"
 #include "runtime/Hostfile.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
+#include "targets/virtualwall/RspecManifest.hpp"
+#include "targets/virtualwall/VirtualwallTarget.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,12 +21,11 @@ std::string data(const std::string& name) {
 }
 
 Spec wall(int workers, const std::string& extra = "", const std::string& user = "ubuntu") {
-    auto r =
-        SpecLoader::load_string("apiVersion: ddl/v1\nname: ddl-wall\ntarget: virtualwall\nnodes:\n  master: "
-                                "{gpus: 1}\n  workers: {count: " +
-                                    std::to_string(workers) + "}\naccess:\n  user: " + user +
-                                    "\nvirtualwall:\n  project: ddlproject\n" + extra,
-                                "c.yaml");
+    auto r = load_spec_string("apiVersion: ddl/v1\nname: ddl-wall\ntarget: virtualwall\nnodes:\n  master: "
+                              "{gpus: 1}\n  workers: {count: " +
+                                  std::to_string(workers) + "}\naccess:\n  user: " + user +
+                                  "\nvirtualwall:\n  project: ddlproject\n" + extra,
+                              "c.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;

@@ -1,9 +1,10 @@
 // Pre-flight against tests/fakes/openstack_api.py: a real HTTPS server (test CA made at test time by
 // tests/fakes/make_test_ca.sh) answering as Keystone, Nova, Glance, Neutron and Cinder do, including
 // their error responses. libcurl verifies the server with the test CA, as clouds.yaml's cacert says.
-#include "provision/OpenstackPreflight.hpp"
+#include "targets/openstack/OpenstackPreflight.hpp"
 
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Process.hpp"
 #include "util/Strings.hpp"
@@ -100,7 +101,7 @@ private:
 };
 
 Spec reference_spec() {
-    auto r = SpecLoader::load_file(std::string(DDL_SOURCE_DIR) + "/configs/openstack-horovod-reference.yaml");
+    auto r = load_spec_file(std::string(DDL_SOURCE_DIR) + "/configs/openstack-horovod-reference.yaml");
     REQUIRE(r.spec);
     return *r.spec;
 }
@@ -165,8 +166,8 @@ TEST_CASE("an unknown flavor or image gets did-you-mean; a non-external network 
     FakeCloud cloud;
     auto spec = reference_spec();
     spec.workers.flavor = "g1.xlarge.1xv10";
-    spec.openstack.image = "Ubuntu 22.4";
-    spec.openstack.external_network = "lab";
+    spec.target_section<OpenstackSpec>().image = "Ubuntu 22.4";
+    spec.target_section<OpenstackSpec>().external_network = "lab";
     auto r = check(cloud.password_auth(), spec);
     REQUIRE(r.ok());
     std::string all = join(r->problems, "\n");
@@ -176,7 +177,7 @@ TEST_CASE("an unknown flavor or image gets did-you-mean; a non-external network 
     CHECK(all.find("openstack.image: image \"Ubuntu 22.4\" does not exist; did you mean \"Ubuntu 22.04\"?") !=
           std::string::npos);
     CHECK(all.find("openstack.external_network: \"lab\" is not an external network") != std::string::npos);
-    spec.openstack.external_network = "pubic";
+    spec.target_section<OpenstackSpec>().external_network = "pubic";
     r = check(cloud.password_auth(), spec);
     REQUIRE(r.ok());
     CHECK(join(r->problems, "\n").find("network \"pubic\" does not exist; external networks here: public") !=

@@ -1,5 +1,5 @@
 // OpenstackTarget's pieces that need no cloud: nodes from Terraform's outputs.
-#include "provision/OpenstackTarget.hpp"
+#include "targets/openstack/OpenstackTarget.hpp"
 
 #include <catch2/catch.hpp>
 

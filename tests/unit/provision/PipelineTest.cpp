@@ -3,6 +3,7 @@
 #include "Fakes.hpp"
 #include "core/Diagnostics.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -23,7 +24,7 @@ struct Rig {
     Rig() {
         // No playbooks in this data dir: configure has nothing to run.
         setenv("DDL_DATA_DIR", dir.path().c_str(), 1);
-        spec = *SpecLoader::load_string("apiVersion: ddl/v1\nname: demo\ntarget: local\n", "c.yaml").spec;
+        spec = *load_spec_string("apiVersion: ddl/v1\nname: demo\ntarget: local\n", "c.yaml").spec;
         state.cluster = "demo";
         state.target = "local";
         REQUIRE(store.ensure_cluster_dir("demo").ok());

@@ -1,9 +1,10 @@
-#include "provision/SlurmTarget.hpp"
+#include "targets/slurm/SlurmTarget.hpp"
 
 #include "Fakes.hpp"
 #include "provision/Pipeline.hpp"
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -70,11 +71,10 @@ struct Rig {
                                            .cancel_deadline = std::chrono::seconds(60)}};
     explicit Rig(const std::string& extra = "") {
         REQUIRE(make_dirs(dir.path() + "/runtime/bin").ok());
-        auto r =
-            SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\nslurm:\n  partition: gpu\n"
-                                    "  nodes: 2\n  tasks_per_node: 2\n  runtime_dir: " +
-                                        dir.path() + "/runtime\n" + extra,
-                                    "c.yaml");
+        auto r = load_spec_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\nslurm:\n  partition: gpu\n"
+                                  "  nodes: 2\n  tasks_per_node: 2\n  runtime_dir: " +
+                                      dir.path() + "/runtime\n" + extra,
+                                  "c.yaml");
         INFO(r.diagnostics.format_text());
         REQUIRE(r.spec.has_value());
         spec = *r.spec;
@@ -222,7 +222,7 @@ TEST_CASE("preflight names a missing Slurm tool and an unknown partition with th
         "scontrol show partition -o",
         {{0, "PartitionName=debug AllowGroups=ALL Default=YES\nPartitionName=long Nodes=n[1-2]\n", ""}});
     auto unknown = rig.target.preflight(ctx);
-    rig.spec.slurm.partition = "debug,long";
+    rig.spec.target_section<SlurmSpec>().partition = "debug,long";
     auto ctx2 = rig.ctx();
     auto fine = rig.target.preflight(ctx2);
     setenv("PATH", saved.c_str(), 1);

@@ -1,8 +1,9 @@
 // What `ddl destroy` runs on an ssh cluster's machines, run for real by sh with stand-ins for the engine,
 // rm and id first on PATH (they only log their arguments: nothing on this machine is removed).
-#include "provision/SshTarget.hpp"
+#include "targets/ssh/SshTarget.hpp"
 
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -18,10 +19,10 @@ using namespace ddl;
 namespace {
 
 Spec ssh_spec(const std::string& runtime) {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: lab\ntarget: ssh\nssh: {hosts: [{name: a, "
-                                     "address: 192.0.2.1}]}\n" +
-                                         runtime,
-                                     "c.yaml");
+    auto r = load_spec_string("apiVersion: ddl/v1\nname: lab\ntarget: ssh\nssh: {hosts: [{name: a, "
+                              "address: 192.0.2.1}]}\n" +
+                                  runtime,
+                              "c.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;

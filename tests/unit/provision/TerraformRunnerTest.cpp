@@ -1,9 +1,11 @@
 // TerraformRunner: the exact commands it runs (against a recording fake), and a whole
 // init -> plan -> apply -> output -> destroy cycle against the stand-in tests/fakes/terraform.
-#include "provision/TerraformRunner.hpp"
+#include "terraform/TerraformRunner.hpp"
 
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
+#include "targets/openstack/OpenstackInputs.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -64,20 +66,20 @@ TEST_CASE("find_tool reads the version from `version -json` and refuses versions
     REQUIRE(write_file_atomic(bin, "#!/bin/sh\n", 0755).ok());
     ScriptedProcess p;
     p.answers["version"] = {ok(R"({"terraform_version":"1.7.5","platform":"linux_amd64"})")};
-    auto t = TerraformRunner::find_tool(p, bin);
+    auto t = TerraformRunner::find_tool(p, bin, "openstack.terraform");
     REQUIRE(t.ok());
     CHECK(t->version == "1.7.5");
     CHECK(t->name == "terraform");
     CHECK(p.calls.back().argv == std::vector<std::string>{bin, "version", "-json"});
 
     p.answers["version"] = {ok(R"({"terraform_version":"1.4.6"})")};
-    auto old = TerraformRunner::find_tool(p, bin);
+    auto old = TerraformRunner::find_tool(p, bin, "openstack.terraform");
     REQUIRE_FALSE(old.ok());
     CHECK(old.error().message.find("is version 1.4.6; ddl's module needs 1.x from 1.5 on") !=
           std::string::npos);
 
     p.answers["version"] = {ok("Terraform v1.7.5")};
-    auto unreadable = TerraformRunner::find_tool(p, bin);
+    auto unreadable = TerraformRunner::find_tool(p, bin, "openstack.terraform");
     REQUIRE_FALSE(unreadable.ok());
     CHECK(unreadable.error().message.find("printed no version") != std::string::npos);
 }
@@ -87,7 +89,7 @@ TEST_CASE("find_tool says what to install when neither terraform nor tofu is on 
     const char* old = std::getenv("PATH");
     std::string saved = old ? old : "";
     setenv("PATH", "/nonexistent", 1);
-    auto t = TerraformRunner::find_tool(p, "");
+    auto t = TerraformRunner::find_tool(p, "", "openstack.terraform");
     setenv("PATH", saved.c_str(), 1);
     REQUIRE_FALSE(t.ok());
     CHECK(t.error().message.find("neither terraform nor tofu is on PATH") != std::string::npos);
@@ -205,11 +207,11 @@ TEST_CASE("a whole cycle against the Terraform stand-in creates, resumes after a
             .ok());
     std::string work = dir.path() + "/tf";
     auto loaded =
-        SpecLoader::load_string("apiVersion: ddl/v1\nname: tfcycle\ntarget: openstack\nnodes:\n  master: "
-                                "{flavor: m1}\n  workers: {count: 1, flavor: g1}\naccess:\n  user: root\n  "
-                                "allowed_cidrs: [10.0.0.0/8]\nopenstack:\n  cloud: testcloud\n  "
-                                "external_network: public\n",
-                                "c.yaml");
+        load_spec_string("apiVersion: ddl/v1\nname: tfcycle\ntarget: openstack\nnodes:\n  master: "
+                         "{flavor: m1}\n  workers: {count: 1, flavor: g1}\naccess:\n  user: root\n  "
+                         "allowed_cidrs: [10.0.0.0/8]\nopenstack:\n  cloud: testcloud\n  "
+                         "external_network: public\n",
+                         "c.yaml");
     REQUIRE(loaded.spec);
     auto files = render_spec(*loaded.spec, {"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIK test"});
     REQUIRE(files.ok());

@@ -1,5 +1,5 @@
 // TerraformStream: Terraform's -json UI messages into per-resource progress and failures.
-#include "provision/TerraformStream.hpp"
+#include "terraform/TerraformStream.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>

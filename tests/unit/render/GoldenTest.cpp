@@ -1,9 +1,11 @@
 // Every folder under tests/golden holds a spec (cluster.yaml), optionally the public key ddl would
 // render with (public_key), and under expected/ exactly the files `ddl render` writes for it, byte for
 // byte - except the OpenStack module's own .tf files, which OpenstackRenderTest compares with
-// terraform/openstack/. UPDATE_GOLDEN=1 rewrites expected/ (stale files removed); review it as a diff.
+// src/targets/openstack/terraform/. UPDATE_GOLDEN=1 rewrites expected/ (stale files removed); review it as a
+// diff.
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 
 #include <algorithm>
@@ -17,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 Spec load(const fs::path& file) {
-    auto r = SpecLoader::load_file(file.string());
+    auto r = load_spec_file(file.string());
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;
@@ -42,7 +44,7 @@ TEST_CASE("every golden case renders exactly its expected files, the same bytes 
         auto again = render_spec(spec, in);
         REQUIRE(again.ok());
         CHECK(*files == *again);
-        // The module's own files are checked against terraform/openstack above, not copied here.
+        // The module's own files are checked against src/targets/openstack/terraform above, not copied here.
         std::map<std::string, std::string> got;
         for (const auto& [rel, text] : *files)
             if (fs::path(rel).extension() != ".tf") got[rel] = text;

@@ -1,9 +1,10 @@
 // The OpenStack renderer: terraform.tfvars.json sets exactly the module's variables, the backend
 // configuration follows openstack.state_backend, and the golden cases in tests/golden/ give the same
 // bytes every time (UPDATE_GOLDEN=1 rewrites them; review the diff).
-#include "render/OpenstackInputs.hpp"
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
+#include "targets/openstack/OpenstackInputs.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path k_module = fs::path(DDL_SOURCE_DIR) / "terraform" / "openstack";
+const fs::path k_module = fs::path(DDL_SOURCE_DIR) / "src" / "targets" / "openstack" / "terraform";
 
 struct Variable {
     bool has_default = false;
@@ -50,7 +51,7 @@ std::map<std::string, Variable> module_variables() {
 }
 
 Spec load(const fs::path& file) {
-    auto r = SpecLoader::load_file(file.string());
+    auto r = load_spec_file(file.string());
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;
@@ -108,19 +109,21 @@ TEST_CASE("without a public key the tfvars carry a placeholder that names what t
 TEST_CASE("the backend is local state by default, http and s3 from openstack.state_backend") {
     auto spec = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
     CHECK(OpenstackInputs::backend(spec)["terraform"]["backend"]["local"]["path"] == "terraform.tfstate");
-    spec.openstack.state_backend = {.type = "http", .address = "https://gl.example.org/state/x"};
+    spec.target_section<OpenstackSpec>().state_backend = {.type = "http",
+                                                          .address = "https://gl.example.org/state/x"};
     auto http = OpenstackInputs::backend(spec)["terraform"]["backend"]["http"];
     CHECK(http["address"] == "https://gl.example.org/state/x");
     CHECK(http["lock_address"] == "https://gl.example.org/state/x/lock");
     CHECK_FALSE(http.contains("password"));
-    spec.openstack.state_backend = {.type = "s3", .bucket = "b", .key = "k", .region = "eu-1"};
+    spec.target_section<OpenstackSpec>().state_backend = {
+        .type = "s3", .bucket = "b", .key = "k", .region = "eu-1"};
     auto s3 = OpenstackInputs::backend(spec)["terraform"]["backend"]["s3"];
     CHECK(s3["bucket"] == "b");
     CHECK(s3["region"] == "eu-1");
     CHECK_FALSE(s3.contains("endpoints"));
 }
 
-TEST_CASE("the rendered module is the source tree's terraform/openstack, file for file") {
+TEST_CASE("the rendered module is the source tree's src/targets/openstack/terraform, file for file") {
     auto spec = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
     auto files = render_spec(spec, {"ssh-ed25519 AAAA x"});
     REQUIRE(files.ok());

@@ -1,7 +1,9 @@
 #include "render/Renderer.hpp"
 
-#include "render/LocalPlan.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
+#include "targets/local/LocalPlan.hpp"
+#include "targets/local/LocalSection.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +11,7 @@ using namespace ddl;
 
 namespace {
 Spec local_spec(const std::string& name, const std::string& extra = "") {
-    auto r = SpecLoader::load_string(
+    auto r = load_spec_string(
         "apiVersion: ddl/v1\nname: " + name + "\ntarget: local\nlocal:\n  nodes: 4\n" + extra, "c.yaml");
     REQUIRE(r.spec.has_value());
     return *r.spec;
@@ -68,7 +70,7 @@ TEST_CASE("a container-node plan names a container per node and the proxy on the
 
 namespace {
 Spec slurm_spec(const std::string& body) {
-    auto r = SpecLoader::load_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\n" + body, "c.yaml");
+    auto r = load_spec_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\n" + body, "c.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;
@@ -123,7 +125,7 @@ TEST_CASE("ansible variables tell the roles what kind of node they configure") {
     auto ns = vars(local_spec("kinds"));
     CHECK(ns["ddl_nodes_as"] == "namespaces");
     Spec c = local_spec("kinds");
-    c.local.nodes_as = "containers";
+    c.target_section<LocalSpec>().nodes_as = "containers";
     auto ct = vars(c);
     CHECK(ct["ddl_nodes_as"] == "containers");
     CHECK(ct["ddl_shared_fs"] == "auto");
@@ -136,11 +138,10 @@ TEST_CASE("ansible variables tell the roles what kind of node they configure") {
     CHECK(m["ddl_grafana"] == true);
     CHECK(m["ddl_docker_without_gpu"] == false);
     auto ssh = [](const std::string& runtime) {
-        auto r =
-            SpecLoader::load_string("apiVersion: ddl/v1\nname: gpu\ntarget: ssh\nssh: {hosts: [{name: a, "
-                                    "address: 192.0.2.1}]}\nruntime:\n" +
-                                        runtime,
-                                    "c.yaml");
+        auto r = load_spec_string("apiVersion: ddl/v1\nname: gpu\ntarget: ssh\nssh: {hosts: [{name: a, "
+                                  "address: 192.0.2.1}]}\nruntime:\n" +
+                                      runtime,
+                                  "c.yaml");
         INFO(r.diagnostics.format_text());
         REQUIRE(r.spec.has_value());
         return *r.spec;

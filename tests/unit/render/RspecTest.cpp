@@ -1,6 +1,7 @@
-#include "render/GpulabJobs.hpp"
-#include "render/RequestRspec.hpp"
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
+#include "targets/gpulab/GpulabJobs.hpp"
+#include "targets/virtualwall/RequestRspec.hpp"
 
 #include <catch2/catch.hpp>
 #include <pugixml.hpp>
@@ -11,7 +12,7 @@ using namespace ddl;
 namespace {
 
 Spec load(const std::string& text) {
-    auto r = SpecLoader::load_string(text, "c.yaml");
+    auto r = load_spec_string(text, "c.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;

@@ -1,6 +1,7 @@
 // Every folder under tests/diag holds a bad spec (cluster.yaml) and the exact diagnostics ddl must
 // print for it (expected.txt). UPDATE_GOLDEN=1 rewrites the expectations; review them as a diff.
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -21,7 +22,7 @@ TEST_CASE("every bad-spec case in tests/diag gives exactly its expected diagnost
     for (const auto& dir : cases) {
         auto text = read_file((dir / "cluster.yaml").string());
         REQUIRE(text.ok());
-        auto result = SpecLoader::load_string(*text, "cluster.yaml");
+        auto result = load_spec_string(*text, "cluster.yaml");
         std::string got = result.diagnostics.format_text();
         std::string expected_path = (dir / "expected.txt").string();
         if (update) {
@@ -40,7 +41,7 @@ TEST_CASE("every bad-spec case in tests/diag gives exactly its expected diagnost
 TEST_CASE("a 10 MB spec is refused before parsing, without a crash") {
     std::string huge = "apiVersion: ddl/v1\nname: demo\ntarget: local\n";
     huge += "# " + std::string(10 * 1024 * 1024, 'x') + "\n";
-    auto r = SpecLoader::load_string(huge, "big.yaml");
+    auto r = load_spec_string(huge, "big.yaml");
     REQUIRE_FALSE(r.spec.has_value());
     REQUIRE(r.diagnostics.all().size() == 1);
     CHECK(r.diagnostics.all()[0].message.find("at most 1024 KiB") != std::string::npos);
@@ -50,13 +51,13 @@ TEST_CASE("load_file refuses a file over the size limit with the reason") {
     TempDir dir;
     std::string p = dir.path() + "/big.yaml";
     REQUIRE(write_file_atomic(p, std::string(2 * 1024 * 1024, '#')).ok());
-    auto r = SpecLoader::load_file(p);
+    auto r = load_spec_file(p);
     REQUIRE_FALSE(r.spec.has_value());
     CHECK(r.diagnostics.format_text().find("larger than 1 MiB") != std::string::npos);
 }
 
 TEST_CASE("a missing spec file is reported with a hint") {
-    auto r = SpecLoader::load_file("/nonexistent/cluster.yaml");
+    auto r = load_spec_file("/nonexistent/cluster.yaml");
     REQUIRE_FALSE(r.spec.has_value());
     CHECK(r.diagnostics.format_text().find("hint: check the path") != std::string::npos);
 }

@@ -1,4 +1,5 @@
 #include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -11,7 +12,7 @@ TEST_CASE("every example in configs/ validates") {
     for (const auto& e : fs::directory_iterator(fs::path(DDL_SOURCE_DIR) / "configs")) {
         if (e.path().extension() != ".yaml") continue;
         ++count;
-        auto r = SpecLoader::load_file(e.path().string());
+        auto r = load_spec_file(e.path().string());
         INFO(e.path().string() << "\n" << r.diagnostics.format_text());
         CHECK(r.spec.has_value());
         CHECK(r.diagnostics.all().empty());

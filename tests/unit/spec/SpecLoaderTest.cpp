@@ -1,5 +1,7 @@
 #include "spec/SpecLoader.hpp"
 
+#include "targets/Registry.hpp"
+#include "targets/local/LocalSection.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,7 +11,7 @@ using namespace ddl;
 
 namespace {
 Spec load_ok(const std::string& text) {
-    auto r = SpecLoader::load_string(text, "cluster.yaml");
+    auto r = load_spec_string(text, "cluster.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;
@@ -18,9 +20,9 @@ Spec load_ok(const std::string& text) {
 
 TEST_CASE("a minimal local spec gets every default") {
     auto s = load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\n");
-    CHECK(s.target == Target::local);
-    CHECK(s.local.nodes == 2);
-    CHECK(s.local.bandwidth_bps == 0);
+    CHECK(s.target == "local");
+    CHECK(s.target_section<LocalSpec>().nodes == 2);
+    CHECK(s.target_section<LocalSpec>().bandwidth_bps == 0);
     CHECK(s.node_count() == 2);
     CHECK(s.hostfile_format == HostfileFormat::openmpi);
     CHECK(s.runtime.slots_per_node == 0);
@@ -32,9 +34,9 @@ TEST_CASE("local bandwidth and subnet are parsed into numbers and canonical text
     auto s =
         load_ok("apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal: {nodes: 8, bandwidth: 10gbit, subnet: "
                 "10.231.0.0/24}\n");
-    CHECK(s.local.nodes == 8);
-    CHECK(s.local.bandwidth_bps == 10'000'000'000ULL);
-    CHECK(s.local.subnet == "10.231.0.0/24");
+    CHECK(s.target_section<LocalSpec>().nodes == 8);
+    CHECK(s.target_section<LocalSpec>().bandwidth_bps == 10'000'000'000ULL);
+    CHECK(s.target_section<LocalSpec>().subnet == "10.231.0.0/24");
 }
 
 TEST_CASE("an openstack spec counts master plus workers") {
@@ -60,15 +62,14 @@ TEST_CASE("slots_per_node accepts auto or a number") {
 }
 
 TEST_CASE("validate reports every problem, not only the first") {
-    auto r = SpecLoader::load_string(
+    auto r = load_spec_string(
         "apiVersion: ddl/v1\nname: Bad\ntarget: local\nlocal: {nodes: 99, bandwidth: x}\n", "c.yaml");
     CHECK_FALSE(r.spec.has_value());
     CHECK(r.diagnostics.all().size() == 3);
 }
 
 TEST_CASE("validate reports an unknown key with a did-you-mean hint at its line") {
-    auto r =
-        SpecLoader::load_string("apiVersion: ddl/v1\nname: d\ntarget: local\nlocal:\n  nodez: 2\n", "c.yaml");
+    auto r = load_spec_string("apiVersion: ddl/v1\nname: d\ntarget: local\nlocal:\n  nodez: 2\n", "c.yaml");
     REQUIRE(r.diagnostics.all().size() == 1);
     const auto& d = r.diagnostics.all()[0];
     CHECK(d.pos.line == 5);
@@ -95,8 +96,8 @@ TEST_CASE("is_dns_label accepts lowercase names and refuses the rest") {
 TEST_CASE("local.image refuses a NUL byte (strchr would have matched its terminator)") {
     const std::string base =
         "apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal: {nodes_as: containers, image: ";
-    CHECK(SpecLoader::load_string(base + "localhost/my-node:1}\n", "cluster.yaml").spec.has_value());
-    auto r = SpecLoader::load_string(base + "\"localhost/my\\0node:1\"}\n", "cluster.yaml");
+    CHECK(load_spec_string(base + "localhost/my-node:1}\n", "cluster.yaml").spec.has_value());
+    auto r = load_spec_string(base + "\"localhost/my\\0node:1\"}\n", "cluster.yaml");
     CHECK_FALSE(r.spec.has_value());
     CHECK(r.diagnostics.format_text().find("local.image is not an image reference") != std::string::npos);
 }
@@ -133,7 +134,7 @@ TEST_CASE("the local target runs training containers with podman and runc") {
 
 TEST_CASE("an ssh host's address is an IP address or a real host name; a mistyped address is refused") {
     auto with = [](const std::string& address) {
-        return SpecLoader::load_string(
+        return load_spec_string(
             "apiVersion: ddl/v1\nname: demo\ntarget: ssh\nssh: {hosts: [{name: a, address: \"" + address +
                 "\"}]}\n",
             "cluster.yaml");
@@ -160,7 +161,7 @@ TEST_CASE("key files are checked when a spec is validated, and not when a deploy
         return "apiVersion: ddl/v1\nname: demo\ntarget: ssh\naccess: {private_key: \"" + access_key +
                "\"}\nssh: {hosts: [{name: a, address: 192.0.2.1, key: \"" + host_key + "\"}]}\n";
     };
-    CHECK(SpecLoader::load_string(spec(key, key), "cluster.yaml").spec.has_value());
+    CHECK(load_spec_string(spec(key, key), "cluster.yaml").spec.has_value());
     struct Case {
         std::string access, host, message;
     };
@@ -170,9 +171,9 @@ TEST_CASE("key files are checked when a spec is validated, and not when a deploy
              {dir.path(), key, "access.private_key " + dir.path() + " is not a file ddl can read"},
          }) {
         INFO(c.message);
-        auto r = SpecLoader::load_string(spec(c.access, c.host), "cluster.yaml");
+        auto r = load_spec_string(spec(c.access, c.host), "cluster.yaml");
         CHECK_FALSE(r.spec.has_value());
         CHECK(r.diagnostics.format_text().find(c.message) != std::string::npos);
-        CHECK(SpecLoader::load_string(spec(c.access, c.host), "stored", false).spec.has_value());
+        CHECK(load_spec_string(spec(c.access, c.host), "stored", false).spec.has_value());
     }
 }

@@ -1,0 +1,72 @@
+#pragma once
+// What a target does and can do, asked by the pipeline and the CLI. Everything after "provision" is the
+// same pipeline for all targets; a target knows how to render its files, create and remove its
+// machines, and says which of the common abilities (SSH to nodes, link shaping …) it has.
+#include "provision/Context.hpp"
+#include "provision/Phase.hpp"
+#include "render/Renderer.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+class TargetDriver {
+public:
+    virtual ~TargetDriver() = default;
+
+    // The target's own rendered files (the common ones come from render_common). Pure: same bytes for
+    // the same spec and inputs.
+    virtual Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const = 0;
+    // What the render phase needs from the target besides the spec (e.g. the cluster's public key,
+    // created here when the target installs it on new machines). Default: nothing.
+    virtual Result<RenderInputs> render_inputs(Context&) { return RenderInputs{}; }
+    // Whether `ddl render` should look for a public key to render (a key pair the target installs).
+    virtual bool renders_public_key() const { return false; }
+    // Checks that can fail before anything is created (root, tools on PATH, credentials).
+    virtual Status preflight(const Context& ctx) = 0;
+    // Creates (or converges) the machines and fills ctx.state.nodes. Idempotent.
+    virtual Status provision(Context& ctx) = 0;
+    // Removes everything provision created; works from any partial state and when run twice.
+    virtual Status destroy(Context& ctx) = 0;
+    // Called before each deploy phase after provision: a target whose nodes are not reached over SSH
+    // (a batch scheduler) returns its own outcome for the phase (or skips it); nullopt runs the common one.
+    virtual std::optional<Status> replace_phase(PhaseId phase, Context& ctx) {
+        (void)phase;
+        (void)ctx;
+        return std::nullopt;
+    }
+
+    // Why `what` (something that needs SSH to the nodes) cannot work here; nullopt: nodes take SSH.
+    virtual std::optional<std::string> why_no_ssh(const std::string& what) const {
+        (void)what;
+        return std::nullopt;
+    }
+    // Whether programs start as steps of the target's own job (`ddl run` then asks job_step_command).
+    virtual bool runs_job_steps() const { return false; }
+    // The command that starts `argv` as `np` ranks of a job step with `env` added.
+    virtual Result<Command> job_step_command(const Context& ctx, int np, const std::vector<std::string>& argv,
+                                             const std::map<std::string, std::string>& env) const {
+        (void)ctx;
+        (void)np;
+        (void)argv;
+        (void)env;
+        return Error{"this target does not start programs as job steps"};
+    }
+    // Whether the links between nodes can be re-shaped after deploy (`ddl bench train --bandwidths`).
+    virtual bool can_reshape_links() const { return false; }
+    // Shapes every node's link to `bps` (0: unshaped).
+    virtual Status reshape_links(const Context& ctx, std::uint64_t bps) {
+        (void)ctx;
+        (void)bps;
+        return Error{"this target cannot re-shape its links"};
+    }
+    // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
+    virtual bool takes_manifest() const { return false; }
+};
+
+} // namespace ddl

@@ -1,0 +1,70 @@
+#include "targets/gpulab/GpulabJobs.hpp"
+
+namespace ddl {
+
+std::string gpulab_project_urn(const std::string& project) {
+    return "urn:publicid:IDN+ilabt.imec.be+project+" + project;
+}
+
+const std::string& gpulab_sshd_command() {
+    static const std::string cmd =
+        "set -eu; "
+        "if [ ! -x /usr/sbin/sshd ]; then "
+        "echo 'ddl: installing openssh-server'; "
+        "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server) "
+        ">/tmp/ddl-sshd-install.log 2>&1 || { echo 'ddl: cannot install openssh-server:'; "
+        "tail -n 5 /tmp/ddl-sshd-install.log; exit 1; }; fi; "
+        "mkdir -p /run/sshd /root/.ssh; chmod 700 /root/.ssh; "
+        "printf '%s\\n' \"$DDL_AUTHORIZED_KEY\" >/root/.ssh/authorized_keys; "
+        "chmod 600 /root/.ssh/authorized_keys; ssh-keygen -A >/dev/null; "
+        "echo \"ddl: sshd for node $DDL_NODE of cluster $DDL_CLUSTER on port $DDL_SSH_PORT\"; "
+        "exec /usr/sbin/sshd -D -e -p \"$DDL_SSH_PORT\" -o PermitRootLogin=prohibit-password "
+        "-o PasswordAuthentication=no";
+    return cmd;
+}
+
+std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key) {
+    const auto& g = spec.target_section<GpulabSpec>();
+    const int total = spec.total_gpus();
+    const bool one_job = g.layout == "one-job";
+    const int jobs = one_job ? 1 : total;
+    std::vector<GpulabJob> out;
+    for (int i = 0; i < jobs; ++i) {
+        GpulabJob job;
+        job.node = i == 0 ? "master" : "worker" + std::to_string(i);
+        job.gpus = one_job ? total : 1;
+        nlohmann::json resources{{"gpus", job.gpus},
+                                 {"cpus", job.gpus * g.cpus_per_gpu},
+                                 {"cpuMemoryGb", job.gpus * g.memory_gb_per_gpu}};
+        // Optional constraints are left out rather than sent empty: GPULab reads an absent key as "any".
+        if (!g.cluster_id.empty()) resources["clusterId"] = std::stoi(g.cluster_id);
+        if (!g.gpu_model.empty()) resources["gpuModel"] = nlohmann::json::array({g.gpu_model});
+        if (!g.min_cuda_version.empty()) resources["minCudaVersion"] = std::stoi(g.min_cuda_version);
+        nlohmann::json docker{
+            {"image", g.docker_image},
+            {"command", gpulab_sshd_command()},
+            {"environment",
+             {{"DDL_CLUSTER", spec.name},
+              {"DDL_NODE", job.node},
+              {"DDL_SSH_PORT", std::to_string(g.ssh_port)},
+              {"DDL_AUTHORIZED_KEY", public_key}}},
+            {"storage", nlohmann::json::array()},
+            // No hostPort: GPULab picks a free one; ddl reads it from the running job's state.
+            {"portMappings", nlohmann::json::array({{{"containerPort", g.ssh_port}}})}};
+        // Not interactive (that fails at once when GPUs are busy); ddl waits up to wait_minutes itself.
+        nlohmann::json scheduling{{"interactive", false},
+                                  {"restartable", false},
+                                  {"minDuration", g.max_duration},
+                                  {"maxDuration", g.max_duration}};
+        job.request = {
+            {"name", "ddl-" + spec.name + "-" + job.node},
+            {"description", "ddl cluster " + spec.name + ", node " + job.node + " (" + std::to_string(i + 1) +
+                                " of " + std::to_string(jobs) + ")"},
+            {"owner", {{"projectUrn", gpulab_project_urn(g.project)}}},
+            {"request", {{"resources", resources}, {"docker", docker}, {"scheduling", scheduling}}}};
+        out.push_back(std::move(job));
+    }
+    return out;
+}
+
+} // namespace ddl

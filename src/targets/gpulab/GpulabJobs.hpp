@@ -1,0 +1,33 @@
+#pragma once
+// GPULab job requests (job format version 2: top-level name/description/owner and a `request` with
+// resources, docker and scheduling) for a cluster: either one job holding every GPU, or one job per GPU.
+// Each job's command starts an sshd in its container that admits the cluster's key, so the rest of the
+// pipeline treats the jobs as SSH nodes. Pure: same spec and key, same requests.
+#include "targets/gpulab/GpulabSection.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+// Stands in for the cluster's public key in `ddl render` output (the key exists only once deploy made it).
+inline constexpr const char* k_gpulab_key_placeholder =
+    "<the cluster's SSH public key, filled in by ddl deploy>";
+
+struct GpulabJob {
+    std::string node; // ddl's node name for the job: master, worker1, ...
+    int gpus = 1;
+    nlohmann::json request; // the job request as submitted
+};
+
+std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key);
+
+// "urn:publicid:IDN+ilabt.imec.be+project+NAME".
+std::string gpulab_project_urn(const std::string& project);
+
+// The shell command each job runs: install sshd when the image lacks it, authorize $DDL_AUTHORIZED_KEY for
+// root, and run sshd in the foreground on $DDL_SSH_PORT (the job lives as long as sshd does).
+const std::string& gpulab_sshd_command();
+
+} // namespace ddl

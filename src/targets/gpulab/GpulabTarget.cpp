@@ -1,0 +1,307 @@
+#include "targets/gpulab/GpulabTarget.hpp"
+
+#include "remote/SshKeys.hpp"
+#include "targets/gpulab/GpulabJobs.hpp"
+#include "util/Files.hpp"
+#include "util/Strings.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+namespace ddl {
+namespace {
+
+std::string upper_ascii(std::string s) {
+    for (auto& c : s)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    return s;
+}
+
+// GPULab writes a status by its value ("Running", "On Hold", "Must Halt") and its clients match it by
+// name or value without case (ONHOLD, MUSTHALT): compared here in upper case without spaces or '_'.
+std::string status_of(const nlohmann::json& job) {
+    if (!job.contains("state") || !job["state"].is_object()) return "";
+    std::string out;
+    for (char c : upper_ascii(job["state"].value("status", "")))
+        if (c != ' ' && c != '_') out += c;
+    return out;
+}
+
+bool waiting(const std::string& s) {
+    return s == "QUEUED" || s == "ASSIGNED" || s == "STARTING" || s == "ONHOLD" || s.empty();
+}
+
+// Still holding (or about to hold) GPUs: waiting, running, or being halted. A job with no status counts
+// as active: nothing says it stopped.
+bool active(const std::string& s) {
+    return waiting(s) || s == "RUNNING" || s == "MUSTHALT" || s == "HALTING";
+}
+
+// The last lines of a job's log, for the error that says why it ended.
+std::string log_tail(GpulabApi& api, const std::string& id, std::size_t lines = 15) {
+    auto text = api.logs(id);
+    if (!text) return "(its log could not be read: " + text.error().message + ")";
+    auto all = split_lines(*text);
+    if (all.empty()) return "(its log is empty)";
+    std::size_t from = all.size() > lines ? all.size() - lines : 0;
+    std::string out = "last log lines:";
+    for (std::size_t i = from; i < all.size(); ++i)
+        out += "\n        | " + all[i];
+    return out;
+}
+
+Result<std::unique_ptr<GpulabApi>> rest_client(const Context& ctx) {
+    std::string cert = GpulabTarget::cert_path(ctx.spec);
+    const char* ca = std::getenv("GPULAB_CA_BUNDLE");
+    return std::unique_ptr<GpulabApi>(
+        std::make_unique<GpulabClient>(ctx.spec.target_section<GpulabSpec>().api_url, cert, ca ? ca : ""));
+}
+
+} // namespace
+
+GpulabTarget::GpulabTarget() : GpulabTarget(rest_client, std::chrono::seconds(3)) {}
+
+GpulabTarget::GpulabTarget(ApiFactory factory, std::chrono::milliseconds poll_interval,
+                           std::chrono::milliseconds cancel_deadline)
+    : m_factory(std::move(factory)), m_poll(poll_interval), m_cancel_deadline(cancel_deadline) {}
+
+std::string GpulabTarget::cert_path(const Spec& spec) {
+    const char* env = std::getenv("GPULAB_CERT");
+    std::string p = env && *env ? env : spec.target_section<GpulabSpec>().cert;
+    if (starts_with(p, "~/")) {
+        const char* home = std::getenv("HOME");
+        if (home) p = std::string(home) + p.substr(1);
+    }
+    return p;
+}
+
+Result<std::pair<std::string, int>> GpulabTarget::ssh_endpoint(const nlohmann::json& job,
+                                                               int container_port) {
+    const auto& res = job["state"].value("resources", nlohmann::json::object());
+    for (const auto& pm : res.value("portMappings", nlohmann::json::array())) {
+        if (!pm.is_object() || pm.value("containerPort", -1) != container_port) continue;
+        int host_port = pm.value("hostPort", 0);
+        if (host_port < 1 || host_port > 65535) break;
+        std::string host = pm.value("hostIp", std::string());
+        // Docker reports a wildcard bind; the job is then reached at its worker's name.
+        if (host.empty() || host == "0.0.0.0" || host == "::") host = res.value("slaveHost", std::string());
+        if (host.empty()) break;
+        return std::make_pair(host, host_port);
+    }
+    return Error{"GPULab reports no host port for the job's sshd (container port " +
+                 std::to_string(container_port) + ")"};
+}
+
+// One job request per file, in submit order; the cluster's public key is filled in at deploy.
+Result<RenderedFiles> GpulabTarget::render(const Spec& s, const RenderInputs&) const {
+    RenderedFiles f;
+    auto jobs = render_gpulab_jobs(s, k_gpulab_key_placeholder);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        f["gpulab/" + jobs[i].node + ".json"] = json_file(jobs[i].request);
+    return f;
+}
+
+Status GpulabTarget::preflight(const Context& ctx) {
+    std::string cert = cert_path(ctx.spec);
+    if (cert.empty())
+        return Error{
+            "GPULab needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert) to the PEM file "
+            "holding the certificate and its decrypted key"};
+    auto text = read_file_limited(cert, 1024 * 1024);
+    if (!text)
+        return Error{"the GPULab client certificate " + cert + " cannot be read: " + text.error().message};
+    // Only the markers are looked at; the key itself is never copied anywhere or logged.
+    bool has_cert = text->find("-----BEGIN CERTIFICATE-----") != std::string::npos;
+    bool has_key = text->find("PRIVATE KEY-----") != std::string::npos;
+    bool encrypted = text->find("ENCRYPTED") != std::string::npos;
+    if (!has_cert || !has_key)
+        return Error{"the GPULab client certificate " + cert +
+                     " must hold both the certificate and its private key " + "(PEM); it has " +
+                     (has_cert ? "no private key" : "no certificate")};
+    if (encrypted)
+        return Error{"the private key in " + cert +
+                     " is encrypted; ddl needs a decrypted copy (e.g. `openssl rsa -in " + cert +
+                     "`) kept with mode 0600"};
+    return {};
+}
+
+Status GpulabTarget::provision(Context& ctx) {
+    const auto& g = ctx.spec.target_section<GpulabSpec>();
+    auto api = m_factory(ctx);
+    if (!api) return api.error();
+    auto pub = ensure_keypair(ctx.key_path(), "ddl-" + ctx.spec.name);
+    if (!pub) return pub.error();
+    auto key = read_file(ctx.key_path() + ".pub");
+    if (!key) return key.error();
+    auto jobs = render_gpulab_jobs(ctx.spec, trim(*key));
+    auto& td = ctx.state.target_data;
+    if (!td.contains("jobs") || !td["jobs"].is_object()) td["jobs"] = nlohmann::json::object();
+
+    // Submit what has no job yet; each id is saved at once so destroy can cancel it whatever happens next.
+    for (const auto& job : jobs) {
+        if (td["jobs"].contains(job.node)) {
+            auto existing = (*api)->get(td["jobs"][job.node].get<std::string>());
+            if (existing && waiting(status_of(*existing))) continue;
+            if (existing && status_of(*existing) == "RUNNING") continue;
+            // Ended or unknown: a fresh job replaces it.
+        }
+        auto id = (*api)->submit(job.request);
+        if (!id) return id.error();
+        td["jobs"][job.node] = *id;
+        if (auto s = ctx.save(); !s) return s;
+        ctx.progress.node(job.node, "job " + *id + " submitted (" + std::to_string(job.gpus) + " GPU(s))");
+    }
+
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(g.wait_minutes);
+    std::map<std::string, nlohmann::json> running;
+    while (true) {
+        std::vector<std::string> pending;
+        for (const auto& job : jobs) {
+            if (running.count(job.node)) continue;
+            const std::string id = td["jobs"][job.node];
+            auto j = (*api)->get(id);
+            if (!j) return j.error();
+            std::string st = status_of(*j);
+            if (st == "RUNNING") {
+                running[job.node] = *j;
+                ctx.progress.node(job.node, "job " + id + " running");
+            } else if (waiting(st)) {
+                std::string why;
+                auto expl = (*j)["state"]
+                                .value("scheduling", nlohmann::json::object())
+                                .value("queuedExplanations", nlohmann::json::array());
+                if (!expl.empty() && expl[0].is_string()) why = ": " + expl[0].get<std::string>();
+                pending.push_back(job.node + " (job " + id + ", " + (st.empty() ? "no status" : st) + why +
+                                  ")");
+            } else {
+                return Error{"GPULab job " + id + " for node " + job.node +
+                             " ended before it was ready (status " + st + "); " + log_tail(**api, id) +
+                             "\n      `ddl destroy " + ctx.spec.name + "` cancels the cluster's other jobs"};
+            }
+        }
+        if (pending.empty()) break;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return Error{
+                "after " + std::to_string(g.wait_minutes) +
+                " minute(s) these GPULab jobs are still not running: " + join(pending, "; ") +
+                "\n      GPULab has no free GPUs of this kind or your project's quota is used up: raise "
+                "gpulab.wait_minutes, ask for fewer GPUs, or try later (`ddl destroy " +
+                ctx.spec.name + "` cancels the queued jobs)"};
+        if (ctx.stop_requested()) return Error{"interrupted while waiting for GPULab jobs"};
+        std::this_thread::sleep_for(m_poll);
+    }
+
+    ctx.state.nodes.clear();
+    for (const auto& job : jobs) {
+        auto ep = ssh_endpoint(running[job.node], g.ssh_port);
+        if (!ep)
+            return Error{"job " + td["jobs"][job.node].get<std::string>() + " (" + job.node +
+                         "): " + ep.error().message};
+        NodeState n;
+        n.name = job.node;
+        n.group = job.node == "master" ? "master" : "workers";
+        n.address = ep->first;
+        n.port = ep->second;
+        n.user = "root";
+        ctx.state.nodes.push_back(n);
+    }
+    return {};
+}
+
+Status GpulabTarget::destroy(Context& ctx) {
+    auto api = m_factory(ctx);
+    if (!api) return api.error();
+    auto& td = ctx.state.target_data;
+    std::vector<std::string> ids;
+    if (td.contains("jobs") && td["jobs"].is_object())
+        for (const auto& [node, id] : td["jobs"].items())
+            ids.push_back(id.get<std::string>());
+    // Jobs named for the cluster whose id never reached the state (ddl stopped right after submitting).
+    const std::string prefix = "ddl-" + ctx.spec.name + "-";
+    if (auto all = (*api)->list(); all) {
+        for (const auto& j : *all) {
+            if (!j.is_object() || !starts_with(j.value("name", std::string()), prefix)) continue;
+            std::string id = j.value("uuid", j.value("id", std::string()));
+            std::string st = status_of(j);
+            if (!id.empty() && (waiting(st) || st == "RUNNING") &&
+                std::find(ids.begin(), ids.end(), id) == ids.end())
+                ids.push_back(id);
+        }
+    } else if (ids.empty()) {
+        return all.error();
+    }
+    // GPULab's documentation ("GPULab API", https://doc.ilabt.imec.be/ilabt/gpulab/api.html, "Cancel job")
+    // does not say what cancelling a job that has ended answers; a refused cancel is therefore checked
+    // against the job's own state (GET …/jobs/<id>) rather than read from the refusal's wording.
+    std::vector<std::string> failed, requested;
+    for (const auto& id : ids) {
+        auto c = (*api)->cancel(id);
+        if (c && *c == CancelOutcome::Gone) {
+            ctx.progress.note("    GPULab job " + id + " is gone already");
+        } else if (c) {
+            requested.push_back(id);
+            ctx.progress.note("    GPULab job " + id + ": cancel requested");
+        } else if (auto j = (*api)->get(id); j && !active(status_of(*j))) {
+            ctx.progress.note("    GPULab job " + id + " had ended already (" + status_of(*j) + ")");
+        } else {
+            failed.push_back(c.error().message);
+        }
+    }
+    if (!failed.empty()) return Error{join(failed, "; ")};
+    if (auto s = wait_until_stopped(ctx, **api, requested); !s) return s;
+    td.erase("jobs");
+    return {};
+}
+
+Status GpulabTarget::wait_until_stopped(Context& ctx, GpulabApi& api,
+                                        const std::vector<std::string>& ids) const {
+    using std::chrono::milliseconds;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + m_cancel_deadline;
+    // Short pauses first (a cancelled job usually stops within seconds), doubling up to the poll interval.
+    milliseconds pause = std::min(m_poll, milliseconds(250));
+    std::vector<std::string> left = ids;
+    std::map<std::string, std::string> seen; // id -> last status, or why it could not be read
+    while (true) {
+        std::vector<std::string> still;
+        for (const auto& id : left) {
+            auto j = api.get(id);
+            if (!j) {
+                // Read again next round: one failed read says nothing about the job.
+                seen[id] = "its state could not be read: " + j.error().message;
+                still.push_back(id);
+                continue;
+            }
+            std::string st = status_of(*j);
+            if (active(st)) {
+                seen[id] = st.empty() ? "no status" : st;
+                still.push_back(id);
+            } else {
+                ctx.progress.note("    GPULab job " + id + " " + st);
+            }
+        }
+        left = std::move(still);
+        if (left.empty()) return {};
+        auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            std::vector<std::string> named;
+            for (const auto& id : left)
+                named.push_back(id + " (" + seen[id] + ")");
+            auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();
+            return Error{"after " + std::to_string(secs) +
+                         " s these cancelled GPULab jobs are still running: " + join(named, "; ") +
+                         "\n      they stay in the cluster's state: run `ddl destroy " + ctx.spec.name +
+                         "` again later to cancel and check them once more"};
+        }
+        if (ctx.stop_requested())
+            return Error{"interrupted while waiting for cancelled GPULab jobs to stop: " + join(left, ", ")};
+        std::this_thread::sleep_for(
+            std::min<milliseconds>(pause, std::chrono::duration_cast<milliseconds>(deadline - now)));
+        pause = std::min(m_poll, pause * 2);
+    }
+}
+
+} // namespace ddl

@@ -1,0 +1,52 @@
+#pragma once
+// Target "gpulab": imec GPULab jobs as cluster nodes. Provision submits the rendered job requests (one
+// job with every GPU, or one job per GPU), waits until every job is RUNNING (up to gpulab.wait_minutes),
+// and reads each job's SSH endpoint from its port mapping; the job's command runs an sshd that admits the
+// cluster key. GPULab provides the GPUs and their drivers, so configure installs no driver roles.
+// Destroy cancels every job of the cluster (the ones recorded in state and any other job named for it) with
+// GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED), then waits until none of them
+// is QUEUED, STARTING or RUNNING any more (up to cancel_deadline); past it, it fails naming those jobs and
+// keeps them in the state, so that the next destroy cancels them again.
+#include "provision/TargetDriver.hpp"
+#include "targets/gpulab/GpulabClient.hpp"
+#include "targets/gpulab/GpulabSection.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+class GpulabTarget : public TargetDriver {
+public:
+    using ApiFactory = std::function<Result<std::unique_ptr<GpulabApi>>(const Context&)>;
+    // Default: the REST client with the certificate from GPULAB_CERT or gpulab.cert.
+    GpulabTarget();
+    // How long destroy waits for cancelled jobs to stop.
+    static constexpr std::chrono::seconds k_cancel_deadline{60};
+    // poll_interval: between reads of the jobs' states while provision waits (and the longest pause while
+    // destroy waits: it starts shorter and doubles up to it).
+    GpulabTarget(ApiFactory factory, std::chrono::milliseconds poll_interval,
+                 std::chrono::milliseconds cancel_deadline = k_cancel_deadline);
+
+    Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
+    Status preflight(const Context& ctx) override;
+    Status provision(Context& ctx) override;
+    Status destroy(Context& ctx) override;
+
+    // The client certificate to use: $GPULAB_CERT, else gpulab.cert (with ~ expanded); empty if neither.
+    static std::string cert_path(const Spec& spec);
+    // host:port where a RUNNING job's sshd is reachable, from its state's port mappings.
+    static Result<std::pair<std::string, int>> ssh_endpoint(const nlohmann::json& job, int container_port);
+
+private:
+    // Polls the cancelled jobs until none is QUEUED/STARTING/RUNNING, or fails after m_cancel_deadline.
+    Status wait_until_stopped(Context& ctx, GpulabApi& api, const std::vector<std::string>& ids) const;
+
+    ApiFactory m_factory;
+    std::chrono::milliseconds m_poll;
+    std::chrono::milliseconds m_cancel_deadline;
+};
+
+} // namespace ddl

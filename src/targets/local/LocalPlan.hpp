@@ -1,0 +1,57 @@
+#pragma once
+// The local target's layout, derived only from the spec: names and addresses are stable for a given
+// cluster name, and two clusters with different names get different subnets, bridges and namespaces.
+#include "targets/local/LocalSection.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+struct LocalNodePlan {
+    std::string name;    // master, worker1, ...
+    std::string address; // where ddl reaches it: the cluster bridge, or the private one behind a bastion
+    std::string private_address; // where the other nodes reach it (== address without a bastion)
+    std::string netns;           // network namespace name
+    std::string veth_host;       // end in the root namespace, enslaved to a bridge
+    std::string veth_node;       // end inside the namespace (renamed eth0 there)
+    // Bastion layout, master only: its second link, on the private bridge (eth1 inside).
+    std::string veth2_host;
+    std::string veth2_node;
+    bool behind_bastion = false; // only on the private bridge (eth0 there)
+    std::string container;       // container nodes: the podman container's name (== netns)
+};
+
+struct LocalPlan {
+    std::string cluster;
+    std::string subnet;
+    int prefix = 24;
+    std::string bridge;
+    std::string bridge_address;
+    std::uint64_t bandwidth_bps = 0;
+    bool bastion = false;
+    std::string
+        private_subnet; // bastion layout: the workers' network; the root namespace has no address on it
+    std::string private_bridge;
+    std::vector<LocalNodePlan> nodes;
+    // local.nodes_as: containers (each node a podman container running systemd in its namespace)
+    bool containers = false;
+    std::string image;     // the nodes' image
+    std::string mirror;    // Debian mirror for building the default image
+    std::string apt_proxy; // what the nodes' apt uses; ddl runs one on the bridge when the spec names none
+    bool own_apt_proxy = false;
+
+    static LocalPlan from_spec(const Spec& spec);
+    nlohmann::json to_json() const;
+    static LocalPlan from_json(const nlohmann::json& j);
+};
+
+// Stable 32-bit FNV-1a hash: the seed of every derived name and subnet.
+std::uint32_t stable_hash(const std::string& text);
+
+// The image ddl builds for container nodes when the spec names none; the suffix changes with its recipe.
+inline constexpr const char* k_default_node_image = "localhost/ddl-node:bookworm-1";
+inline constexpr int k_apt_proxy_port = 3142;
+
+} // namespace ddl

@@ -1,0 +1,94 @@
+#include "targets/local/LocalSection.hpp"
+
+#include "spec/ImageRef.hpp"
+#include "util/Net.hpp"
+
+namespace ddl {
+
+nlohmann::json LocalSpec::to_json() const {
+    return {{"nodes", nodes},       {"subnet", subnet},      {"bandwidth", format_rate(bandwidth_bps)},
+            {"nodes_as", nodes_as}, {"bastion", bastion},    {"image", image},
+            {"mirror", mirror},     {"apt_proxy", apt_proxy}};
+}
+
+namespace {
+
+class LocalKind : public TargetKind {
+public:
+    std::string name() const override { return "local"; }
+    std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<LocalSpec>(); }
+    bool section_required() const override { return false; }
+    std::string node_count_hint() const override { return "set the number of nodes with local.nodes"; }
+    std::string starter_body() const override { return local_starter_body(); }
+
+    void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
+        const std::string p = "local";
+        r.check_keys(n, p,
+                     {"nodes", "subnet", "bandwidth", "nodes_as", "bastion", "image", "mirror", "apt_proxy"});
+        auto& l = spec.target_section<LocalSpec>();
+        if (auto x = r.integer(n, "nodes", p, 1, 16)) l.nodes = static_cast<int>(*x);
+        if (auto x = r.string(n, "subnet", p)) {
+            auto c = parse_cidr(*x);
+            if (!c || c->v6 || c->prefix < 16 || c->prefix > 27)
+                r.diags().error(r.pos(n["subnet"]),
+                                "local.subnet must be an IPv4 CIDR /16-/27 (got \"" +
+                                    SectionReader::printable(*x) + "\")",
+                                "e.g. 10.231.0.0/24");
+            else if (!c->host_bits_zero())
+                r.diags().error(r.pos(n["subnet"]), "local.subnet has host bits set (got \"" + *x + "\")");
+            else
+                l.subnet = c->text();
+        }
+        r.rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
+        if (auto x = r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
+        if (auto x = r.boolean(n, "bastion", p)) l.bastion = *x;
+        if (auto x = r.string(n, "image", p)) {
+            if (!parse_image_ref(*x))
+                r.diags().error(r.pos(n["image"]),
+                                "local.image is not an image reference (got \"" +
+                                    SectionReader::printable(*x) + "\")",
+                                "e.g. localhost/my-node:bookworm (an image with systemd, sshd and python3)");
+            else
+                l.image = *x;
+        }
+        r.url(n, "mirror", p, true, "e.g. http://deb.debian.org/debian", l.mirror);
+        r.url(n, "apt_proxy", p, true, "e.g. http://10.0.0.1:3142", l.apt_proxy);
+        if (l.nodes_as == "containers" && l.bastion)
+            r.diags().error(r.pos(n["bastion"]),
+                            "local.bastion cannot be combined with local.nodes_as: containers",
+                            "container nodes fetch packages through the bridge, which workers behind a "
+                            "bastion cannot reach; use one of the two");
+        if (l.nodes_as != "containers") {
+            for (const char* key : {"image", "mirror", "apt_proxy"}) {
+                if (n[key])
+                    r.diags().error(r.pos(n[key]),
+                                    std::string("local.") + key +
+                                        " applies only to local.nodes_as: containers",
+                                    "set local.nodes_as: containers, or remove it");
+            }
+        }
+    }
+
+    std::optional<Refusal> refuse_training_image(const Spec& spec) const override {
+        if (spec.target_section<LocalSpec>().nodes_as != "containers") return std::nullopt;
+        return Refusal{"runtime.image cannot be combined with local.nodes_as: containers",
+                       "a container node cannot run containers itself here; use local.nodes_as: "
+                       "namespaces (the default) for training containers"};
+    }
+    // podman is the engine that runs on this machine (see LOCAL-CLUSTER-NOTES).
+    std::string default_container_engine() const override { return "podman"; }
+    std::optional<Refusal> refuse_container_engine(const std::string& engine) const override {
+        if (engine != "docker") return std::nullopt;
+        return Refusal{"runtime.container_engine: docker does not run on the local target",
+                       "local nodes share this machine's podman (with runc); use podman"};
+    }
+};
+
+} // namespace
+
+const TargetKind& local_kind() {
+    static const LocalKind kind;
+    return kind;
+}
+
+} // namespace ddl

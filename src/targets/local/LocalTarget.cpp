@@ -1,0 +1,422 @@
+#include "targets/local/LocalTarget.hpp"
+
+#include "core/Log.hpp"
+#include "remote/SshKeys.hpp"
+#include "targets/local/LocalContainers.hpp"
+#include "targets/local/LocalMesh.hpp"
+#include "util/FileLock.hpp"
+#include "util/Files.hpp"
+#include "util/KillPoint.hpp"
+#include "util/Strings.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <signal.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace ddl {
+namespace {
+
+// Host folders that become per-node bind-mount targets; created when missing, removed by the last destroy.
+const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
+// Machine-wide bookkeeping of the mount points, shared by every local cluster (and every state folder):
+// `created` lists the folders ddl made, `users/` holds one file per cluster using them; both change only
+// under `lock`, so one cluster's destroy never removes a folder another cluster's provision relies on.
+const char* k_registry = "/run/ddl/local";
+
+std::string registry_id(const Context& ctx) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", stable_hash(ctx.cluster_dir()));
+    return ctx.state.cluster + "." + hex;
+}
+
+bool link_exists(const Context& ctx, const std::string& name, const std::string& netns = "") {
+    Command c{.argv = {"ip"}};
+    if (!netns.empty()) c.argv.insert(c.argv.end(), {"-n", netns});
+    c.argv.insert(c.argv.end(), {"link", "show", "dev", name});
+    auto r = ctx.proc.run(c);
+    return r && r->success();
+}
+
+std::vector<std::string> netns_list(const Context& ctx) {
+    std::vector<std::string> out;
+    auto r = ctx.proc.run({.argv = {"ip", "netns", "list"}});
+    if (!r || !r->success()) return out;
+    for (const auto& line : split_lines(r->out)) {
+        auto name = trim(line.substr(0, line.find(' ')));
+        if (!name.empty()) out.push_back(name);
+    }
+    return out;
+}
+
+bool has_netns(const Context& ctx, const std::string& ns) {
+    auto all = netns_list(ctx);
+    return std::find(all.begin(), all.end(), ns) != all.end();
+}
+
+// True when the sshd recorded in the node's pidfile is alive and is ours.
+bool sshd_running(const Context& ctx, const std::string& node) {
+    auto pid_text = read_file(LocalTarget::node_dir(ctx, node) + "/sshd.pid");
+    if (!pid_text) return false;
+    auto pid = parse_int(trim(*pid_text));
+    if (!pid || *pid <= 1) return false;
+    auto cmdline = read_file("/proc/" + std::to_string(*pid) + "/cmdline");
+    return cmdline && cmdline->find(LocalTarget::node_dir(ctx, node) + "/sshd_config") != std::string::npos;
+}
+
+} // namespace
+
+// The plan the provision phase carries out: names, subnet, bridge, veths.
+Result<RenderedFiles> LocalTarget::render(const Spec& s, const RenderInputs&) const {
+    RenderedFiles f;
+    f["local/plan.json"] = json_file(LocalPlan::from_spec(s).to_json());
+    return f;
+}
+
+Status LocalTarget::reshape_links(const Context& ctx, std::uint64_t bps) {
+    return shape_links(ctx, LocalPlan::from_json(ctx.state.target_data.at("plan")), bps);
+}
+
+Status LocalTarget::preflight(const Context& ctx) {
+    if (geteuid() != 0)
+        return Error{
+            "target local needs root: it creates network namespaces, a bridge and veth links, shapes them "
+            "with tc and starts an sshd per node. Run ddl as root (e.g. sudo ddl deploy " +
+            ctx.spec.source_file + ")"};
+    for (const char* tool : {"ip", "tc", "nsenter", "unshare", "mount"}) {
+        if (find_in_path(tool).empty())
+            return Error{std::string("target local needs `") + tool +
+                         "` on PATH; install iproute2 and util-linux"};
+    }
+    if (access(LocalTarget::k_sshd, X_OK) != 0)
+        return Error{"target local needs the OpenSSH server (" + std::string(k_sshd) +
+                     "); install it with: apt-get install openssh-server"};
+    if (ctx.spec.target_section<LocalSpec>().nodes_as == "containers")
+        return LocalContainers::check_tools(LocalPlan::from_spec(ctx.spec));
+    return {};
+}
+
+Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
+    if (plan.bastion && !link_exists(ctx, plan.private_bridge)) {
+        // No address in the root namespace: the machine itself cannot reach the workers, only the master.
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", plan.private_bridge, "type", "bridge"}}); !s)
+            return s;
+    }
+    if (plan.bastion) {
+        if (auto s = ctx.run({.argv = {"ip", "link", "set", plan.private_bridge, "up"}}); !s) return s;
+    }
+    if (!link_exists(ctx, plan.bridge)) {
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", plan.bridge, "type", "bridge"}}); !s) return s;
+    }
+    auto addr = plan.bridge_address + "/" + std::to_string(plan.prefix);
+    auto r = ctx.proc.run({.argv = {"ip", "-o", "addr", "show", "dev", plan.bridge}});
+    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
+        if (auto s = ctx.run({.argv = {"ip", "addr", "add", addr, "dev", plan.bridge}}); !s) return s;
+    }
+    return ctx.run({.argv = {"ip", "link", "set", plan.bridge, "up"}});
+}
+
+Status LocalTarget::start_sshd(const Context& ctx, const LocalNodePlan& node) {
+    if (sshd_running(ctx, node.name)) return {};
+    std::string dir = LocalTarget::node_dir(ctx, node.name);
+    // nsenter+unshare rather than `ip netns exec`, which remounts /sys (see LOCAL-CLUSTER-NOTES.md).
+    return ctx.run({.argv = {"nsenter", "--net=/run/netns/" + node.netns, "unshare", "--mount", "--uts",
+                             "--propagation", "private", "/bin/sh", dir + "/init.sh"},
+                    .timeout = std::chrono::seconds(20)});
+}
+
+namespace {
+
+// One veth pair from `bridge` into the node's namespace, named `inner` there, with `addr` (CIDR form).
+// Converges from any half-made state an interrupted run left.
+Status setup_link(const Context& ctx, const std::string& netns, const std::string& veth_host,
+                  const std::string& veth_node, const std::string& bridge, const std::string& inner,
+                  const std::string& addr) {
+    if (!link_exists(ctx, veth_host)) {
+        // The node end may sit in the namespace already.
+        if (link_exists(ctx, inner, netns))
+            (void)ctx.proc.run({.argv = {"ip", "-n", netns, "link", "del", inner}});
+        if (auto s = ctx.run({.argv = {"ip", "link", "add", veth_host, "type", "veth", "peer", "name",
+                                       veth_node, "netns", netns}});
+            !s)
+            return s;
+    }
+    if (auto s = ctx.run({.argv = {"ip", "link", "set", veth_host, "master", bridge, "up"}}); !s) return s;
+    if (!link_exists(ctx, inner, netns)) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", netns, "link", "set", veth_node, "name", inner}}); !s)
+            return s;
+    }
+    auto r = ctx.proc.run({.argv = {"ip", "-n", netns, "-o", "addr", "show", "dev", inner}});
+    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", netns, "addr", "add", addr, "dev", inner}}); !s) return s;
+    }
+    return ctx.run({.argv = {"ip", "-n", netns, "link", "set", inner, "up"}});
+}
+
+} // namespace
+
+Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index) {
+    const auto& n = plan.nodes[index];
+    // A deploy killed during `ip netns add` leaves /run/netns/NAME without a namespace mounted on it
+    // (every `ip -n NAME` then fails with "Invalid argument"): such a name is removed and made again.
+    if (has_netns(ctx, n.netns)) {
+        auto lo = ctx.proc.run({.argv = {"ip", "-n", n.netns, "link", "show", "lo"}});
+        if (!lo || !lo->success()) (void)ctx.proc.run({.argv = {"ip", "netns", "del", n.netns}});
+    }
+    if (!has_netns(ctx, n.netns)) {
+        if (auto s = ctx.run({.argv = {"ip", "netns", "add", n.netns}}); !s) return s;
+    }
+    kill_point("provision:" + n.name + ":netns");
+    auto prefix = "/" + std::to_string(plan.prefix);
+    const auto& bridge = n.behind_bastion ? plan.private_bridge : plan.bridge;
+    if (auto s = setup_link(ctx, n.netns, n.veth_host, n.veth_node, bridge, "eth0", n.address + prefix); !s)
+        return s;
+    if (!n.veth2_host.empty()) {
+        if (auto s = setup_link(ctx, n.netns, n.veth2_host, n.veth2_node, plan.private_bridge, "eth1",
+                                n.private_address + "/24");
+            !s)
+            return s;
+    }
+    if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", "lo", "up"}}); !s) return s;
+    kill_point("provision:" + n.name + ":links");
+    // Nodes behind the bastion have no way out, like workers without a floating IP or router.
+    if (!n.behind_bastion) {
+        if (auto s = ctx.run(
+                {.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}});
+            !s)
+            return s;
+    }
+    if (auto s = write_node_files(ctx, plan, index); !s) return s;
+    kill_point("provision:" + n.name + ":files");
+    if (plan.containers) {
+        if (auto s = LocalContainers(ctx, plan).ensure_running(n, LocalTarget::node_dir(ctx, n.name)); !s)
+            return s;
+        kill_point("provision:" + n.name + ":container");
+        return {};
+    }
+    if (auto s = start_sshd(ctx, n); !s) return s;
+    kill_point("provision:" + n.name + ":sshd");
+    return {};
+}
+
+std::uint64_t LocalTarget::tbf_burst_bytes(std::uint64_t bps) {
+    // The bucket refills while a link idles (between collective steps) and what it holds then leaves at
+    // the veth's own speed: with 1 MiB at 1 Gbit/s, 1 MiB allreduces measured 110-117 % of the line rate.
+    // Too small a bucket starves the link instead (64 KiB, one segmentation-offload packet: 40-45 %).
+    // Measured at 1 Gbit/s, 4 ranks, 1-64 MiB: 128 KiB 90-94 %, 256 KiB 92-95 %, 512 KiB 117 % at 1 MiB.
+    // So two milliseconds of line rate, and never under 128 KiB.
+    return std::max<std::uint64_t>(bps / 8 / 500, 128 * 1024);
+}
+
+Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps) {
+    for (const auto& n : plan.nodes) {
+        std::vector<std::vector<std::string>> ends{{"tc", "qdisc"}, {"tc", "-n", n.netns, "qdisc"}};
+        std::vector<std::string> devs{n.veth_host, "eth0"};
+        if (!n.veth2_host.empty()) {
+            ends.push_back({"tc", "qdisc"});
+            ends.push_back({"tc", "-n", n.netns, "qdisc"});
+            devs.insert(devs.end(), {n.veth2_host, "eth1"});
+        }
+        for (std::size_t e = 0; e < ends.size(); ++e) {
+            Command c{.argv = ends[e]};
+            if (bps == 0) {
+                c.argv.insert(c.argv.end(), {"del", "dev", devs[e], "root"});
+                (void)ctx.proc.run(c); // absent qdisc: nothing to remove
+                continue;
+            }
+            c.argv.insert(c.argv.end(),
+                          {"replace", "dev", devs[e], "root", "tbf", "rate", std::to_string(bps) + "bit",
+                           "burst", std::to_string(tbf_burst_bytes(bps)), "latency", "50ms"});
+            if (auto s = ctx.run(c); !s) return s;
+        }
+    }
+    return {};
+}
+
+Status LocalTarget::provision(Context& ctx) {
+    LocalPlan plan = LocalPlan::from_spec(ctx.spec);
+    // Record the plan first: destroy works from it even if everything below fails half way.
+    auto& td = ctx.state.target_data;
+    td["plan"] = plan.to_json();
+    const LocalMesh mesh(ctx, plan);
+    std::vector<std::string> mountpoints = k_mountpoints;
+    if (!plan.containers) {
+        const auto more = mesh.mountpoints();
+        mountpoints.insert(mountpoints.end(), more.begin(), more.end());
+    }
+    {
+        if (auto s = make_dirs(std::string(k_registry) + "/users", 0700); !s) return s;
+        FileLock lock(std::string(k_registry) + "/lock");
+        if (!lock.held()) return Error{std::string("cannot lock ") + k_registry + "/lock"};
+        std::string created = read_file(std::string(k_registry) + "/created").value_or("");
+        for (const auto& mp : mountpoints) {
+            if (path_exists(mp)) continue;
+            if (auto s = make_dirs(mp, ends_with(mp, "/.ssh") ? 0700 : 0755); !s) return s;
+            created += mp + "\n";
+        }
+        if (auto s = write_file_atomic(std::string(k_registry) + "/created", created, 0600); !s) return s;
+        if (auto s = write_file_atomic(std::string(k_registry) + "/users/" + registry_id(ctx),
+                                       ctx.cluster_dir() + "\n", 0600);
+            !s)
+            return s;
+    }
+    if (auto s = make_dirs("/run/sshd", 0755); !s) return s;
+    if (auto s = ctx.save(); !s) return s;
+    kill_point("provision:plan-saved");
+    // The cluster key exists before the nodes fan out: every node authorizes the same one.
+    if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + plan.cluster); !key) return key.error();
+    if (!plan.containers) {
+        if (auto key = mesh.ensure_key(); !key) return key.error();
+        if (ctx.spec.services.nfs) {
+            if (auto s = make_dirs(ctx.cluster_dir() + "/shared", 0755); !s) return s;
+        }
+    }
+
+    kill_point("provision:keypair");
+    if (auto s = setup_bridge(ctx, plan); !s) return s;
+    kill_point("provision:bridge");
+    if (plan.containers) {
+        LocalContainers containers(ctx, plan);
+        if (auto s = containers.ensure_apt_proxy(); !s) return s;
+        kill_point("provision:apt-proxy");
+        if (auto s = containers.ensure_image(); !s) return s;
+        kill_point("provision:image");
+    }
+    std::vector<Status> results(plan.nodes.size());
+    parallel_for(plan.nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        results[i] = setup_node(ctx, plan, i);
+        ctx.progress.node(plan.nodes[i].name, results[i] ? "up at " + plan.nodes[i].address
+                                                         : "failed: " + results[i].error().message);
+    });
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (!results[i]) return Error{"node " + plan.nodes[i].name + ": " + results[i].error().message};
+    }
+    // Every node's host key exists now: each node's ~/.ssh can pin all of them.
+    if (!plan.containers) {
+        if (auto s = mesh.write_ssh_folders(); !s) return s;
+    }
+    if (auto s = shape_links(ctx, plan, plan.bandwidth_bps); !s) return s;
+    kill_point("provision:shaped");
+
+    ctx.state.nodes.clear();
+    for (const auto& n : plan.nodes) {
+        NodeState ns;
+        ns.name = n.name;
+        ns.group = n.name == "master" ? "master" : "workers";
+        ns.address = n.address;
+        ns.private_address = n.private_address;
+        if (n.behind_bastion) ns.jump = plan.nodes.front().name;
+        ns.port = 22;
+        ns.user = "root";
+        ns.netns = n.netns;
+        ctx.state.nodes.push_back(ns);
+    }
+    return {};
+}
+
+// The training containers (runtime.image) of a namespace cluster: killing the namespaces' processes
+// stopped them (conmon and the container run in the node's namespace); podman still lists them.
+// podman from this namespace can remove them; it must not start them (they would run outside the node).
+Status LocalTarget::remove_training_containers(const Context& ctx) {
+    // No podman on this machine: it cannot have started any.
+    if (ctx.spec.runtime.image.empty() || find_in_path("podman").empty()) return {};
+    auto with = [&](std::vector<std::string> args) {
+        Command c{.argv = ctx.spec.container_engine_argv(), .timeout = std::chrono::seconds(60)};
+        c.argv.insert(c.argv.end(), args.begin(), args.end());
+        return c;
+    };
+    auto ids =
+        ctx.proc.run(with({"ps", "--all", "--quiet", "--filter", "label=ddl.training=" + ctx.spec.name}));
+    if (!ids)
+        return Error{"listing the training containers of " + ctx.spec.name + ": " + ids.error().message};
+    if (!ids->success()) return Error{"listing the training containers: podman: " + trim(ids->err)};
+    std::vector<std::string> list;
+    for (const auto& line : split_lines(ids->out))
+        if (!trim(line).empty()) list.push_back(trim(line));
+    if (list.empty()) return {};
+    std::vector<std::string> rm{"rm", "--force", "--ignore", "--time", "0"};
+    rm.insert(rm.end(), list.begin(), list.end());
+    return ctx.run(with(rm));
+}
+
+void LocalTarget::release_mountpoints(const Context& ctx) {
+    // Mount points go only when no other local cluster uses them. Clusters deployed before the registry
+    // existed recorded what they made in their own state.
+    const std::string registry = k_registry;
+    if (!path_exists(registry + "/users")) return;
+    FileLock lock(registry + "/lock");
+    if (!lock.held()) return;
+    std::error_code ec;
+    std::filesystem::remove(registry + "/users/" + registry_id(ctx), ec);
+    bool others = !std::filesystem::is_empty(registry + "/users", ec) && !ec;
+    for (const auto& ns : netns_list(ctx))
+        others = others || starts_with(ns, "ddl-");
+    if (others) return;
+    std::vector<std::string> created = split_lines(read_file(registry + "/created").value_or(""));
+    const auto& td = ctx.state.target_data;
+    if (td.contains("created_mountpoints"))
+        for (const auto& mp : td["created_mountpoints"])
+            created.push_back(mp.get<std::string>());
+    // Deepest first; a folder that is not empty (something else put files there) stays.
+    std::sort(created.begin(), created.end(),
+              [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    for (const auto& mp : created)
+        if (!mp.empty()) rmdir(mp.c_str());
+    std::filesystem::remove(registry + "/created", ec);
+}
+
+Status LocalTarget::destroy(Context& ctx) {
+    auto& td = ctx.state.target_data;
+    LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
+    std::vector<std::string> problems;
+    if (plan.containers) {
+        // Before the namespaces: podman stops what runs in them and releases its storage.
+        LocalContainers containers(ctx, plan);
+        for (const auto& n : plan.nodes) {
+            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
+        }
+        kill_point("destroy:containers-removed");
+        containers.stop_apt_proxy();
+    }
+    auto present = netns_list(ctx);
+    for (const auto& n : plan.nodes) {
+        if (std::find(present.begin(), present.end(), n.netns) != present.end()) {
+            // Every process in the namespace: sshd, its sessions and anything they left running.
+            for (int round = 0; round < 3; ++round) {
+                auto pids = ctx.proc.run({.argv = {"ip", "netns", "pids", n.netns}});
+                if (!pids || trim(pids->out).empty()) break;
+                for (const auto& line : split_lines(pids->out)) {
+                    if (auto pid = parse_int(trim(line)); pid && *pid > 1)
+                        kill(static_cast<pid_t>(*pid), SIGKILL);
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+            kill_point("destroy:" + n.name + ":processes-killed");
+            if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s)
+                problems.push_back(s.error().message);
+            kill_point("destroy:" + n.name + ":netns-deleted");
+        }
+        for (const auto& veth : {n.veth_host, n.veth2_host}) {
+            if (veth.empty() || !link_exists(ctx, veth)) continue;
+            if (auto s = ctx.run({.argv = {"ip", "link", "del", veth}}); !s)
+                problems.push_back(s.error().message);
+        }
+    }
+    if (auto s = remove_training_containers(ctx); !s) problems.push_back(s.error().message);
+    kill_point("destroy:links-deleted");
+    for (const auto& br : {plan.bridge, plan.private_bridge}) {
+        if (br.empty() || !link_exists(ctx, br)) continue;
+        if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s) problems.push_back(s.error().message);
+    }
+    release_mountpoints(ctx);
+    kill_point("destroy:bridges-deleted");
+    (void)remove_tree(ctx.cluster_dir() + "/nodes");
+    if (!problems.empty()) return Error{join(problems, "; ")};
+    return {};
+}
+
+} // namespace ddl

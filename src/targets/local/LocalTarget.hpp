@@ -1,0 +1,40 @@
+#pragma once
+// Target "local": N nodes on this machine, each a network namespace with its own address on a
+// per-cluster bridge, its own sshd, host key, hostname, /etc/hosts and private /etc/ddl and /opt/ddl
+// (bind mounts inside a private mount namespace), with links shaped by tc to the spec's bandwidth.
+#include "provision/TargetDriver.hpp"
+#include "targets/local/LocalPlan.hpp"
+#include "targets/local/LocalSection.hpp"
+
+namespace ddl {
+
+class LocalTarget : public TargetDriver {
+public:
+    Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
+    Status preflight(const Context& ctx) override;
+    Status provision(Context& ctx) override;
+    Status destroy(Context& ctx) override;
+    bool can_reshape_links() const override { return true; }
+    Status reshape_links(const Context& ctx, std::uint64_t bps) override;
+
+    // Shapes (or unshapes, for 0) both ends of every node's link; used by provision and by benchmarks
+    // that sweep bandwidths.
+    static Status shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps);
+    // Where a node's own files live on this machine (keys, sshd config, its /etc/ddl and /opt/ddl).
+    static std::string node_dir(const Context& ctx, const std::string& node) {
+        return ctx.cluster_dir() + "/nodes/" + node;
+    }
+    static constexpr const char* k_sshd = "/usr/sbin/sshd";
+    // tbf's bucket for a link of `bps` bit/s, in bytes.
+    static std::uint64_t tbf_burst_bytes(std::uint64_t bps);
+
+private:
+    Status setup_bridge(const Context& ctx, const LocalPlan& plan);
+    Status setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index);
+    Status write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index);
+    Status start_sshd(const Context& ctx, const LocalNodePlan& node);
+    static Status remove_training_containers(const Context& ctx);
+    static void release_mountpoints(const Context& ctx);
+};
+
+} // namespace ddl

@@ -1,0 +1,72 @@
+#include "targets/openstack/OpenstackInputs.hpp"
+
+#include "util/Strings.hpp"
+
+namespace ddl {
+
+// Defined in the build tree's TerraformModuleData.cpp (cmake/embed_files.cmake).
+const std::map<std::string, std::string>& openstack_module_files();
+
+nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_key) {
+    const auto& o = s.target_section<OpenstackSpec>();
+    std::string key = trim(public_key);
+    // worker_flavor must be non-empty even without workers; the master's flavor is then never used.
+    std::string worker_flavor = s.workers.flavor.empty() ? s.master.flavor : s.workers.flavor;
+    // nlohmann::json objects are ordered by key, so the file has the same bytes every time.
+    return {{"cluster_name", s.name},
+            {"cloud", o.cloud},
+            {"ssh_user", s.access.user},
+            {"public_key", key.empty() ? k_public_key_placeholder : key},
+            {"image_name", o.image},
+            {"master_flavor", s.master.flavor},
+            {"worker_flavor", worker_flavor},
+            {"worker_count", s.workers.count},
+            {"boot_volume_gb", o.boot_volume_gb},
+            {"external_network", o.external_network},
+            {"network_name", o.network},
+            {"network_cidr", o.network_cidr},
+            {"dns_nameservers", o.dns_nameservers},
+            {"allowed_cidrs", s.access.allowed_cidrs},
+            {"allow_any_source", s.access.allow_any_source},
+            {"anti_affinity", o.anti_affinity}};
+}
+
+nlohmann::json OpenstackInputs::backend(const Spec& s) {
+    const auto& b = s.target_section<OpenstackSpec>().state_backend;
+    nlohmann::json config;
+    std::string type = b.type;
+    if (type == "http") {
+        // GitLab's managed state (the common CI case): lock with POST, unlock with DELETE on <address>/lock.
+        config = {{"address", b.address},
+                  {"lock_address", b.address + "/lock"},
+                  {"unlock_address", b.address + "/lock"},
+                  {"lock_method", "POST"},
+                  {"unlock_method", "DELETE"},
+                  {"retry_wait_min", 5}};
+    } else if (type == "s3") {
+        config = {{"bucket", b.bucket}, {"key", b.key}};
+        if (!b.region.empty()) config["region"] = b.region;
+        if (!b.endpoint.empty()) {
+            // An S3-compatible store (Ceph RGW, MinIO, an OpenStack cloud's object store): no AWS account,
+            // region or metadata service to check, path-style bucket addressing.
+            config["endpoints"] = {{"s3", b.endpoint}};
+            if (b.region.empty()) config["region"] = "us-east-1";
+            config["use_path_style"] = true;
+            config["skip_credentials_validation"] = true;
+            config["skip_region_validation"] = true;
+            config["skip_requesting_account_id"] = true;
+            config["skip_metadata_api_check"] = true;
+            config["skip_s3_checksum"] = true;
+        }
+    } else {
+        type = "local";
+        config = {{"path", "terraform.tfstate"}};
+    }
+    return {{"terraform", {{"backend", {{type, config}}}}}};
+}
+
+const std::map<std::string, std::string>& OpenstackInputs::module_files() {
+    return openstack_module_files();
+}
+
+} // namespace ddl

@@ -1,0 +1,25 @@
+#pragma once
+// Target "ssh": machines that already exist (bare metal, any cloud, an HPC allocation). Provisioning
+// only records them and checks they can be used; destroy removes what ddl installed on them (the
+// runtime, the hostfile, the node file) and never touches the machines themselves.
+#include "provision/TargetDriver.hpp"
+#include "targets/ssh/SshSection.hpp"
+
+namespace ddl {
+
+class SshTarget : public TargetDriver {
+public:
+    Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
+    Status preflight(const Context& ctx) override;
+    Status provision(Context& ctx) override;
+    Status destroy(Context& ctx) override;
+
+    // What destroy removes on every host.
+    static const std::vector<std::string>& installed_paths();
+    // The shell command destroy runs on every host: the cluster's training containers (when the spec
+    // names an image and the host has the engine), then installed_paths(); through `sudo -n` for a user
+    // other than root.
+    static std::string cleanup_script(const Spec& spec);
+};
+
+} // namespace ddl

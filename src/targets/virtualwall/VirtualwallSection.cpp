@@ -1,0 +1,83 @@
+#include "targets/virtualwall/VirtualwallSection.hpp"
+
+#include "util/Net.hpp"
+#include "util/Strings.hpp"
+
+#include <regex>
+
+namespace ddl {
+
+nlohmann::json VirtualwallSpec::to_json() const {
+    return {{"testbed", testbed},
+            {"project", project},
+            {"hardware_type", hardware_type},
+            {"disk_image", disk_image},
+            {"link_capacity", format_rate(link_capacity_bps)},
+            {"jfed_cli", jfed_cli},
+            {"expiry_hours", expiry_hours},
+            {"slice", slice},
+            {"connect_via", connect_via}};
+}
+
+namespace {
+
+class VirtualwallKind : public TargetKind {
+public:
+    std::string name() const override { return "virtualwall"; }
+    std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<VirtualwallSpec>(); }
+    std::string starter_body() const override { return virtualwall_starter_body(); }
+    bool uses_node_groups() const override { return true; }
+
+    void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
+        const std::string p = "virtualwall";
+        r.check_keys(n, p,
+                     {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
+                      "expiry_hours", "slice", "connect_via"});
+        auto& v = spec.target_section<VirtualwallSpec>();
+        if (auto x = r.choice(n, "testbed", p, {"wall1", "wall2"})) v.testbed = *x;
+        if (auto x = r.string(n, "project", p, true, "your Fed4FIRE project name")) v.project = *x;
+        if (auto x = r.string(n, "hardware_type", p)) v.hardware_type = *x;
+        if (auto x = r.string(n, "disk_image", p)) {
+            if (!starts_with(*x, "urn:publicid:IDN+"))
+                r.diags().error(
+                    r.pos(n["disk_image"]),
+                    "virtualwall.disk_image must be an image URN (got \"" + SectionReader::printable(*x) +
+                        "\")",
+                    "e.g. urn:publicid:IDN+wall2.ilabt.iminds.be+image+emulab-ops:UBUNTU22-64-STD");
+            else
+                v.disk_image = *x;
+        }
+        r.rate(n, "link_capacity", p, v.link_capacity_bps, 1'000'000, 100'000'000'000ULL, false);
+        if (auto x = r.string(n, "jfed_cli", p)) v.jfed_cli = *x;
+        if (auto x = r.integer(n, "expiry_hours", p, 1, 336)) v.expiry_hours = static_cast<int>(*x);
+        if (auto x = r.choice(n, "connect_via", p, {"ipv6", "hostname", "ipv4"})) v.connect_via = *x;
+        // GENI slice names: a letter, then letters, digits or '-', at most 19 characters.
+        static const std::regex slice_re("^[a-zA-Z][-a-zA-Z0-9]{0,18}$");
+        if (auto x = r.string(n, "slice", p)) {
+            if (!std::regex_match(*x, slice_re))
+                r.diags().error(r.pos(n["slice"]),
+                                "virtualwall.slice must be a slice name (got \"" +
+                                    SectionReader::printable(*x) + "\")",
+                                "a letter, then letters, digits or '-', at most 19 characters");
+            else
+                v.slice = *x;
+        } else if (!spec.name.empty() && !std::regex_match(spec.name, slice_re)) {
+            std::string shorter = spec.name.substr(0, 19);
+            while (shorter.back() == '-')
+                shorter.pop_back();
+            r.diags().error(r.pos(n),
+                            "the cluster name \"" + spec.name + "\" is " + std::to_string(spec.name.size()) +
+                                " characters, too long for a GENI slice name (at most 19)",
+                            "set virtualwall.slice to a shorter name, e.g. \"" + shorter + "\"");
+        }
+    }
+};
+
+} // namespace
+
+const TargetKind& virtualwall_kind() {
+    static const VirtualwallKind kind;
+    return kind;
+}
+
+} // namespace ddl

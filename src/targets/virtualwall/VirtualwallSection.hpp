@@ -1,0 +1,34 @@
+#pragma once
+// The virtualwall target's section (`virtualwall:`): the imec Virtual Wall testbed, its project, hardware,
+// disk image and links, and how ddl reaches the nodes.
+#include "spec/TargetKind.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace ddl {
+
+struct VirtualwallSpec : TargetSection {
+    std::string testbed = "wall2";
+    std::string project;
+    std::string hardware_type = "gpunode";
+    std::string disk_image;
+    std::uint64_t link_capacity_bps = 10'000'000'000ULL;
+    std::string jfed_cli; // path to the experimenter CLI jar/wrapper; empty: use --manifest
+    int expiry_hours = 24;
+    std::string slice; // GENI slice name; empty: the cluster name (which must then fit the slice rules)
+    std::string connect_via = "ipv6"; // ipv6 | hostname | ipv4: which manifest address ddl uses for SSH
+
+    // The slice ddl creates/deletes: `slice`, or the cluster name.
+    std::string slice_name(const std::string& cluster) const { return slice.empty() ? cluster : slice; }
+
+    std::unique_ptr<TargetSection> clone() const override { return std::make_unique<VirtualwallSpec>(*this); }
+    nlohmann::json to_json() const override;
+    std::uint64_t link_rate_bps() const override { return link_capacity_bps; }
+};
+
+const TargetKind& virtualwall_kind();
+// The `virtualwall:` part (with nodes) of `ddl init --target virtualwall`.
+std::string virtualwall_starter_body();
+
+} // namespace ddl

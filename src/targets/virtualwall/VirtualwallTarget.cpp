@@ -1,0 +1,290 @@
+#include "targets/virtualwall/VirtualwallTarget.hpp"
+
+#include "remote/SshKeys.hpp"
+#include "targets/virtualwall/RequestRspec.hpp"
+#include "util/Files.hpp"
+#include "util/Net.hpp"
+#include "util/Strings.hpp"
+
+#include <ctime>
+#include <set>
+#include <unistd.h>
+
+namespace ddl {
+namespace {
+
+std::string dir_of(const Context& ctx) {
+    return ctx.cluster_dir() + "/virtualwall";
+}
+std::string stored_manifest(const Context& ctx) {
+    return dir_of(ctx) + "/manifest.rspec";
+}
+
+// Double-quoted YAML scalars: JSON string escaping is valid YAML.
+std::string q(const std::string& s) {
+    return nlohmann::json(s).dump();
+}
+
+std::string utc_in_hours(int hours) {
+    std::time_t t = std::time(nullptr) + static_cast<std::time_t>(hours) * 3600;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// The key the nodes let in: the user's own (jFed installs the keys of the user's account), else the
+// cluster key ddl generated and handed jFed through the run file.
+std::string login_key(const Context& ctx) {
+    return ctx.spec.access.private_key.empty() ? ctx.key_path() : ctx.spec.access.private_key;
+}
+
+bool executable(const std::string& path) {
+    if (path.find('/') == std::string::npos) return !find_in_path(path).empty();
+    return access(path.c_str(), X_OK) == 0 || (ends_with(path, ".jar") && access(path.c_str(), R_OK) == 0);
+}
+
+} // namespace
+
+std::string VirtualwallTarget::format_run_file(const RunFile& r, const std::string& cluster) {
+    std::string out = "# jFed experimenter CLI run file, written by ddl for cluster " + cluster +
+                      "; ddl rewrites it on every run.\n";
+    out += "version: 1\n";
+    out += "action: " + r.action + "\n";
+    out += "slice: " + q(r.slice) + "\n";
+    out += "project: " + q(r.project) + "\n";
+    out += "authority: " + q(r.authority) + "\n";
+    if (r.action == "create") {
+        out += "rspec: " + q(r.rspec) + "\n";
+        out += "expiration: " + q(r.expiration) + "\n";
+        out += "wait-for-ready: true\n";
+        out += "wait-timeout-minutes: " + std::to_string(r.wait_minutes) + "\n";
+        out += "manifest-output: " + q(r.manifest_output) + "\n";
+        out += "ssh-keys:\n  - " + q(r.ssh_key) + "\n";
+    }
+    return out;
+}
+
+std::vector<std::string> VirtualwallTarget::cli_argv(const std::string& jfed_cli,
+                                                     const std::string& run_file) {
+    if (ends_with(jfed_cli, ".jar")) return {"java", "-jar", jfed_cli, "run", run_file};
+    return {jfed_cli, "run", run_file};
+}
+
+Result<std::vector<NodeState>> VirtualwallTarget::nodes_from_manifest(const Manifest& manifest,
+                                                                      const Spec& spec,
+                                                                      const std::string& key_path) {
+    std::vector<NodeState> out;
+    std::vector<std::string> problems;
+    std::vector<std::string> present;
+    for (const auto& n : manifest.nodes)
+        present.push_back(n.client_id);
+    const std::string& via = spec.target_section<VirtualwallSpec>().connect_via;
+    for (const auto& want : rspec_nodes(spec)) {
+        const ManifestNode* found = nullptr;
+        for (const auto& n : manifest.nodes)
+            if (n.client_id == want.client_id) found = &n;
+        if (!found) {
+            problems.push_back("node " + want.client_id + " is not in the manifest (it has " +
+                               join(present, ", ") + "); is this the manifest of slice " +
+                               spec.target_section<VirtualwallSpec>().slice_name(spec.name) + "?");
+            continue;
+        }
+        // The login: the one for access.user, else the only user name the manifest offers.
+        std::set<std::string> users;
+        const ManifestLogin* login = nullptr;
+        for (const auto& l : found->logins) {
+            if (!l.authentication.empty() && l.authentication != "ssh-keys") continue;
+            users.insert(l.username);
+            if (l.username == spec.access.user) login = &l;
+        }
+        if (!login && users.size() == 1) {
+            for (const auto& l : found->logins)
+                if (l.username == *users.begin()) login = &l;
+        }
+        if (!login) {
+            problems.push_back(users.empty()
+                                   ? "node " + want.client_id + " has no SSH login in the manifest"
+                                   : "node " + want.client_id + " has logins for " +
+                                         join(std::vector<std::string>(users.begin(), users.end()), ", ") +
+                                         "; set access.user to yours");
+            continue;
+        }
+        std::string address;
+        if (via == "ipv6") {
+            address = found->host_ipv6;
+            if (address.empty() && is_ipv6(login->hostname)) address = login->hostname;
+        } else if (via == "ipv4") {
+            address = found->host_ipv4;
+            if (address.empty() && is_ipv4(login->hostname)) address = login->hostname;
+        } else {
+            address = login->hostname;
+        }
+        if (address.empty()) {
+            std::vector<std::string> has;
+            if (!found->host_ipv6.empty()) has.push_back("ipv6");
+            if (!login->hostname.empty()) has.push_back("hostname");
+            if (!found->host_ipv4.empty()) has.push_back("ipv4");
+            problems.push_back(
+                "node " + want.client_id + " has no " + via + " address in the manifest" +
+                (has.empty() ? std::string() : "; set virtualwall.connect_via to " + join(has, " or ")));
+            continue;
+        }
+        NodeState ns;
+        ns.name = want.client_id;
+        ns.group = ns.name == "master" ? "master" : "workers";
+        ns.address = address;
+        ns.port = login->port;
+        ns.user = login->username;
+        ns.key = key_path;
+        // The experiment LAN the RSpec asked for (with its capacity) carries the training traffic; the
+        // login address is the control network. Hostfiles and ranks use the LAN when the manifest has it.
+        for (const auto& iface : found->interfaces)
+            if (iface.client_id == want.client_id + ":if0")
+                for (const auto& ip : iface.ips)
+                    if (ip.type == "ipv4" && ns.private_address.empty()) ns.private_address = ip.address;
+        out.push_back(ns);
+    }
+    if (!problems.empty()) return Error{join(problems, "\n      ")};
+    return out;
+}
+
+// The request RSpec jFed reads, and what ddl tells jFed about the slice (no dates: those are set at deploy).
+Result<RenderedFiles> VirtualwallTarget::render(const Spec& s, const RenderInputs&) const {
+    const auto& vw = s.target_section<VirtualwallSpec>();
+    RenderedFiles f;
+    f["virtualwall/request.rspec"] = render_request_rspec(s);
+    f["virtualwall/slice.json"] = json_file({{"slice", vw.slice_name(s.name)},
+                                             {"project", vw.project},
+                                             {"testbed", vw.testbed},
+                                             {"authority", virtualwall_cm_urn(vw.testbed)},
+                                             {"expiry_hours", vw.expiry_hours}});
+    return f;
+}
+
+Status VirtualwallTarget::preflight(const Context& ctx) {
+    const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    if (!vw.jfed_cli.empty()) {
+        if (!executable(vw.jfed_cli))
+            return Error{
+                "virtualwall.jfed_cli: cannot run " + vw.jfed_cli +
+                " (not found or not executable); install the jFed experimenter CLI, or remove the key and "
+                "pass the manifest from the jFed GUI with --manifest FILE"};
+        if (!ctx.options.manifest_path.empty())
+            return Error{"--manifest is for deploying without the jFed CLI, but virtualwall.jfed_cli is set; "
+                         "leave out one of the two"};
+        return {};
+    }
+    if (ctx.options.manifest_path.empty() && !path_exists(stored_manifest(ctx)))
+        return Error{"no jFed CLI configured (virtualwall.jfed_cli), so ddl needs the manifest: request " +
+                     ctx.cluster_dir() + "/rendered/virtualwall/request.rspec in the jFed GUI as slice " +
+                     vw.slice_name(ctx.spec.name) + " in project " + vw.project +
+                     ", save its manifest once the nodes are ready, then run `ddl deploy " +
+                     ctx.spec.source_file + " --manifest FILE`"};
+    if (ctx.spec.access.private_key.empty())
+        return Error{
+            "with a manifest from the jFed GUI, the nodes admit the keys of your Fed4FIRE account: set "
+            "access.private_key to that private key"};
+    if (!ctx.options.manifest_path.empty() && access(ctx.options.manifest_path.c_str(), R_OK) != 0)
+        return Error{"--manifest " + ctx.options.manifest_path + ": cannot read the file"};
+    return {};
+}
+
+Status VirtualwallTarget::provision(Context& ctx) {
+    const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    auto& td = ctx.state.target_data;
+    td["slice"] = vw.slice_name(ctx.spec.name);
+    td["project"] = vw.project;
+    td["authority"] = virtualwall_cm_urn(vw.testbed);
+    if (auto s = make_dirs(dir_of(ctx), 0700); !s) return s;
+
+    if (!vw.jfed_cli.empty() && td.value("slice_created", false) && path_exists(stored_manifest(ctx))) {
+        // A repeated provision (changed spec, resumed deploy) keeps the slice it made: jFed refuses to
+        // create an existing slice, and the nodes are already there.
+        ctx.progress.note("    jFed: slice " + vw.slice_name(ctx.spec.name) + " exists; using its manifest");
+    } else if (!vw.jfed_cli.empty()) {
+        if (ctx.spec.access.private_key.empty()) {
+            if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + ctx.spec.name); !key) return key.error();
+        }
+        RunFile run;
+        run.action = "create";
+        run.slice = vw.slice_name(ctx.spec.name);
+        run.project = vw.project;
+        run.authority = virtualwall_cm_urn(vw.testbed);
+        run.rspec = ctx.cluster_dir() + "/rendered/virtualwall/request.rspec";
+        run.expiration = utc_in_hours(vw.expiry_hours);
+        run.manifest_output = stored_manifest(ctx);
+        run.ssh_key = login_key(ctx) + ".pub";
+        std::string run_file = dir_of(ctx) + "/jfed-create.yaml";
+        if (auto s = write_file_atomic(run_file, format_run_file(run, ctx.spec.name), 0600); !s) return s;
+        // Recorded before the CLI runs: from here on a slice may exist, and destroy must delete it.
+        td["slice_requested"] = true;
+        td["jfed_cli"] = vw.jfed_cli;
+        if (auto s = ctx.save(); !s) return s;
+        ctx.progress.note("    jFed: creating slice " + run.slice + " in project " + run.project +
+                          " and waiting until its nodes are ready");
+        if (auto s = ctx.run({.argv = cli_argv(vw.jfed_cli, run_file),
+                              .cwd = dir_of(ctx),
+                              .timeout = std::chrono::minutes(run.wait_minutes + 5)});
+            !s)
+            return Error{"the jFed CLI could not create slice " + run.slice + ": " + s.error().message};
+        if (!path_exists(stored_manifest(ctx)))
+            return Error{"the jFed CLI finished but wrote no manifest to " + stored_manifest(ctx)};
+        td["slice_created"] = true;
+        if (auto s = ctx.save(); !s) return s;
+    } else if (!ctx.options.manifest_path.empty()) {
+        auto text = read_file_limited(ctx.options.manifest_path, 16 * 1024 * 1024);
+        if (!text) return Error{"--manifest " + ctx.options.manifest_path + ": " + text.error().message};
+        // Kept with the cluster so a resumed or repeated deploy needs no --manifest.
+        if (auto s = write_file_atomic(stored_manifest(ctx), *text, 0600); !s) return s;
+    }
+
+    auto text = read_file(stored_manifest(ctx));
+    if (!text) return text.error();
+    auto manifest = parse_manifest(*text);
+    if (!manifest)
+        return Error{"the manifest " +
+                     (ctx.options.manifest_path.empty() ? stored_manifest(ctx) : ctx.options.manifest_path) +
+                     " cannot be used: " + manifest.error().message};
+    auto nodes = nodes_from_manifest(*manifest, ctx.spec, login_key(ctx));
+    if (!nodes) return Error{"the manifest does not fit the spec:\n      " + nodes.error().message};
+    ctx.state.nodes = std::move(*nodes);
+    for (const auto& n : ctx.state.nodes)
+        ctx.progress.node(n.name, n.user + "@" + host_for_port(n.address) + ":" + std::to_string(n.port));
+    return {};
+}
+
+Status VirtualwallTarget::destroy(Context& ctx) {
+    const auto& td = ctx.state.target_data;
+    const std::string slice =
+        td.value("slice", ctx.spec.target_section<VirtualwallSpec>().slice_name(ctx.spec.name));
+    const std::string project = td.value("project", ctx.spec.target_section<VirtualwallSpec>().project);
+    const std::string jfed_cli = td.value("jfed_cli", ctx.spec.target_section<VirtualwallSpec>().jfed_cli);
+    if (!td.value("slice_requested", false)) {
+        if (td.contains("slice") && jfed_cli.empty())
+            ctx.progress.note(
+                "ddl did not create this slice (its manifest came from the jFed GUI): delete slice " + slice +
+                " of project " + project + " (" + td.value("authority", std::string()) +
+                ") yourself in jFed (select the slice, \"Terminate\"), or let it expire");
+        return {};
+    }
+    RunFile run;
+    run.action = "delete";
+    run.slice = slice;
+    run.project = project;
+    run.authority =
+        td.value("authority", virtualwall_cm_urn(ctx.spec.target_section<VirtualwallSpec>().testbed));
+    if (auto s = make_dirs(dir_of(ctx), 0700); !s) return s;
+    std::string run_file = dir_of(ctx) + "/jfed-delete.yaml";
+    if (auto s = write_file_atomic(run_file, format_run_file(run, ctx.spec.name), 0600); !s) return s;
+    if (auto s = ctx.run(
+            {.argv = cli_argv(jfed_cli, run_file), .cwd = dir_of(ctx), .timeout = std::chrono::minutes(15)});
+        !s)
+        return Error{"the jFed CLI could not delete slice " + slice + " of project " + project + ": " +
+                     s.error().message + " (delete it in the jFed GUI if this keeps failing)"};
+    ctx.progress.note("    jFed: slice " + slice + " of project " + project + " deleted");
+    return {};
+}
+
+} // namespace ddl

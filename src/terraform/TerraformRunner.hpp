@@ -1,0 +1,75 @@
+#pragma once
+// Runs Terraform or OpenTofu in one cluster's working directory (.ddl/<cluster>/terraform/):
+//   version -json, init -input=false -no-color, plan -input=false -out=tfplan -json,
+//   apply -input=false -json tfplan, output -json, destroy -auto-approve -input=false -json, state list.
+// Progress comes from the -json UI stream (TerraformStream). Credentials reach the tool only through
+// the environment given here (OS_CLOUD, OS_CLIENT_CONFIG_FILE, and whatever the caller inherits such
+// as TF_HTTP_PASSWORD), never through argv or files ddl writes.
+#include "terraform/TerraformStream.hpp"
+#include "util/Process.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+struct TerraformTool {
+    std::string path;    // what runs
+    std::string name;    // terraform | tofu
+    std::string version; // e.g. 1.7.5
+};
+
+struct TerraformRunnerOptions {
+    std::string work_dir;
+    std::map<std::string, std::string> env;
+    std::chrono::milliseconds step_timeout{std::chrono::minutes(60)};
+};
+
+class TerraformRunner {
+public:
+    // Oldest release whose behaviour ddl relies on (the module's required_version).
+    static constexpr int k_min_major = 1, k_min_minor = 5;
+
+    // choice: "terraform", "tofu", an absolute path, or empty for terraform, else tofu, from PATH.
+    // Runs `version -json` and checks the version. The Error says what to install.
+    // `setting`: the spec key that chose it (e.g. openstack.terraform), named when it is not there.
+    static Result<TerraformTool> find_tool(ProcessRunner& proc, const std::string& choice,
+                                           const std::string& setting);
+
+    // on_event sees every UI message of plan/apply/destroy as it arrives (progress display).
+    TerraformRunner(ProcessRunner& proc, TerraformTool tool, TerraformRunnerOptions opts,
+                    std::function<void(const TerraformEvent&)> on_event = {});
+
+    Status init();
+    // Writes the plan file `tfplan`; returns the planned totals.
+    Result<TerraformEvent> plan();
+    // Applies `tfplan`. On failure the Error lists each failed resource with the provider's message.
+    Status apply();
+    // `output -json`: {name: value} (the "value" of each output).
+    Result<nlohmann::json> outputs();
+    // One `destroy` run; an Error names the failed resources.
+    Status destroy();
+    // Addresses still in the state.
+    Result<std::vector<std::string>> state_list();
+    // Up to `attempts` destroys; then, if any resource is still in the state, an Error naming them all.
+    Status destroy_all(int attempts, const std::function<void(int attempt, const Status&)>& on_attempt = {});
+
+    const TerraformTool& tool() const { return m_tool; }
+
+private:
+    Command command(std::vector<std::string> args) const;
+    // Runs a -json command, streaming its UI messages into `stream`.
+    Result<ProcessResult> run_json(std::vector<std::string> args, TerraformStream& stream);
+    Status failure(const std::string& step, const ProcessResult& r, const TerraformStream& stream) const;
+
+    ProcessRunner& m_proc;
+    TerraformTool m_tool;
+    TerraformRunnerOptions m_opts;
+    std::function<void(const TerraformEvent&)> m_on_event;
+};
+
+} // namespace ddl
