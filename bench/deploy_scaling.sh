@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Deploy, no-change re-configure and destroy of local clusters with 1, 4, 8 and 16 nodes (root needed):
 # wall times and the controller's CPU (ddl and the programs it runs: ansible-playbook, ssh) per phase,
-# as ddl prints them ("configure: ok (W s, C CPU-s here)"). Compared with the targets of issue #22:
+# as ddl prints them ("configure: ok (W s, C CPU-s here)"). Compared with the targets ddl sets itself:
 # deploy of 16 nodes in at most 3x the time of 1 node; no-change configure CPU per node at most a quarter
 # of the figure before the change (pass it as BASE_NOCHANGE_CPU_PER_NODE=seconds to print the ratio).
 # Two no-change configures per size: `deploy --only configure` (ddl finds no input changed and does not

@@ -1,5 +1,5 @@
 #pragma once
-// User mistakes are diagnostics: collected, all reported, then the command stops (STYLE.md rule 2).
+// User mistakes are diagnostics: collected, all reported, then the command stops.
 // Positions are 1-based everywhere in ddl; conversion from yaml-cpp's 0-based marks happens in spec/.
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,7 +38,7 @@ private:
     std::vector<Diagnostic> m_items;
 };
 
-// Exit codes shared by every command (DESIGN.md).
+// Exit codes shared by every command.
 namespace exit_code {
 constexpr int k_ok = 0;
 constexpr int k_failure = 1;

@@ -15,7 +15,7 @@ namespace ddl {
 
 // A connection to a host behind a bastion: a direct-tcpip channel on the bastion's session, pumped
 // to one end of a socketpair whose other end the inner session uses as its socket. libssh 0.10 has no
-// in-library ProxyJump (it would run OpenSSH's client), see LOCAL-CLUSTER-NOTES.md.
+// in-library ProxyJump (its ProxyCommand would run OpenSSH's client).
 struct SshSession::Bridge {
     std::unique_ptr<SshSession> jump; // declared first: destroyed last, after the channel
     ssh_channel channel = nullptr;

@@ -46,7 +46,7 @@ nlohmann::json ansible_vars(const Spec& s) {
         {"ddl_runtime_backend", to_string(s.runtime.backend)},
         {"ddl_runtime_interface", s.runtime.interface},
         {"ddl_master_port", s.runtime.master_port},
-        // The training container (#11): the play that keeps it runs only when an image is set.
+        // The training container: the play that keeps it runs only when an image is set.
         {"ddl_training_container_enabled", !s.runtime.image.empty()},
         {"ddl_training_image", s.runtime.image},
         {"ddl_training_registry", s.runtime.image.empty() ? "" : parse_image_ref(s.runtime.image)->registry},

@@ -56,7 +56,7 @@ struct RuntimeSpec {
     std::string interface;  // empty: auto (not lo, not docker*)
     int slots_per_node = 0; // 0: auto (GPUs, or 1 on CPU-only nodes)
     int master_port = 29500;
-    // The training container (#11): empty image means no container; the engine runs it on every node.
+    // The training container: empty image means no container; the engine runs it on every node.
     std::string image;
     std::string container_engine = "docker"; // docker | podman (the local target: podman)
     std::string shm_size;                    // empty: --ipc=host (the machine's /dev/shm)

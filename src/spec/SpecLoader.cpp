@@ -297,7 +297,7 @@ private:
         training_container(n);
     }
 
-    // The training container's keys (#11): an image, the engine that runs it, /dev/shm and extra mounts.
+    // The training container's keys: an image, the engine that runs it, /dev/shm and extra mounts.
     void training_container(const YAML::Node& n) {
         auto& r = m_s.runtime;
         if (auto x = m_r.string(n, "image", "runtime")) {

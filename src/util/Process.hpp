@@ -1,6 +1,6 @@
 #pragma once
 // Subprocesses: always an argv vector, never a shell string; cwd, environment and timeout explicit;
-// stdout and stderr kept apart (STYLE.md rule 4). Tests substitute ProcessRunner with a recording fake.
+// stdout and stderr kept apart. Tests substitute ProcessRunner with a recording fake.
 #include "util/Result.hpp"
 
 #include <chrono>

@@ -1,6 +1,6 @@
 #pragma once
 // Result<T>: the return type of every low-level call that can fail for reasons outside the program
-// (a file, a process, a socket). Exceptions are kept for fatal errors only (STYLE.md).
+// (a file, a process, a socket). Exceptions are kept for fatal errors only.
 #include <string>
 #include <utility>
 #include <variant>

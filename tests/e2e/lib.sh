@@ -69,7 +69,7 @@ use_ping_playbook() {
   export DDL_ANSIBLE_STRATEGY=linear
 }
 
-# Planted-secret sweep (issue #10). secret_watch starts a background watcher that, every 20 ms until
+# Planted-secret sweep. secret_watch starts a background watcher that, every 20 ms until
 # secret_sweep, records the argv (/proc/*/cmdline) of every process on the machine, and the environment
 # of every process that is not the ddl binary itself (ddl's own environment holds what the user put there;
 # its children must not inherit secrets they do not need). Only distinct values are kept, in

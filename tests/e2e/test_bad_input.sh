@@ -105,7 +105,7 @@ for v in "" "$HUGE" "$BAD8" "../../etc"; do
 done
 
 # --public-key takes one OpenSSH public key line: a private key, a binary or an empty file is bad input
-# that names the problem; the matching .pub is accepted (issue #19). In a folder of its own: the scratch
+# that names the problem; the matching .pub is accepted. In a folder of its own: the scratch
 # folder must stay untouched by bad input.
 K="$WORK/pubkey"; mkdir -p "$K"
 "$DDL" init --target openstack -o "$K/os.yaml" >/dev/null || fail "init --target openstack"
@@ -119,7 +119,7 @@ grep -qF "$(cut -d' ' -f2 "$K/key.pub")" "$K/out/openstack/terraform/terraform.t
   fail "the public key is not in the rendered tfvars"
 grep -rq "PRIVATE" "$K/out" && fail "a private key reached the rendered files"
 
-# Messages of issue #19 item 8: help as a command, a FIFO or a folder as the spec (no hang), the spec on
+# Messages for CLI mistakes: help as a command, a FIFO or a folder as the spec (no hang), the spec on
 # stdin, a non-number where seconds are wanted, the state folder given as a file.
 expect 0 help
 grep -q "^  deploy" "$LOGS/out" && grep -q "Exit codes: 0 done" "$LOGS/out" || fail "ddl help: $(head -c 300 "$LOGS/out")"

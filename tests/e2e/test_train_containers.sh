@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Training containers (runtime.image, #11) on local namespace nodes with podman: one container per node in
+# Training containers (runtime.image) on local namespace nodes with podman: one container per node in
 # that node's network namespace, seeing that node's private /opt/ddl; `ddl run --container` runs the
 # allreduce test (exact) and the example trainer across 4 node containers; `ddl exec --container`;
 # a second configure changes nothing; a changed image replaces the containers; a container killed

@@ -4,7 +4,7 @@
 // configure roles install packages and start services for real. Packages come through an apt proxy on
 // the cluster's bridge (apt-cacher-ng, run by ddl unless the spec names a proxy); the default image is a
 // Debian 12 root file system made by debootstrap and imported once per machine.
-// Facts this relies on are in ../shared/LOCAL-CLUSTER-NOTES.md (podman only with runc here).
+// On this machine kind podman runs containers only with runc (crun lacks CAP_SYS_RESOURCE here).
 #include "provision/Context.hpp"
 #include "targets/local/LocalPlan.hpp"
 

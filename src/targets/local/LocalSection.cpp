@@ -75,7 +75,7 @@ public:
                        "a container node cannot run containers itself here; use local.nodes_as: "
                        "namespaces (the default) for training containers"};
     }
-    // podman is the engine that runs on this machine (see LOCAL-CLUSTER-NOTES).
+    // podman (with runc) is the engine that runs on the machine the local target uses; docker does not.
     std::string default_container_engine() const override { return "podman"; }
     std::optional<Refusal> refuse_container_engine(const std::string& engine) const override {
         if (engine != "docker") return std::nullopt;

@@ -123,7 +123,8 @@ Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
 Status LocalTarget::start_sshd(const Context& ctx, const LocalNodePlan& node) {
     if (sshd_running(ctx, node.name)) return {};
     std::string dir = LocalTarget::node_dir(ctx, node.name);
-    // nsenter+unshare rather than `ip netns exec`, which remounts /sys (see LOCAL-CLUSTER-NOTES.md).
+    // nsenter+unshare rather than `ip netns exec`, which remounts /sys (not allowed in this machine's
+    // container).
     return ctx.run({.argv = {"nsenter", "--net=/run/netns/" + node.netns, "unshare", "--mount", "--uts",
                              "--propagation", "private", "/bin/sh", dir + "/init.sh"},
                     .timeout = std::chrono::seconds(20)});
