@@ -1,6 +1,6 @@
 #include "provision/Configure.hpp"
 
-#include "Fakes.hpp"
+#include "support/Rig.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -112,30 +112,22 @@ TEST_CASE("output without ansible's final stats is an error") {
 
 namespace {
 
-// Answers ansible-playbook with a final stats line (exit 0, or 2 with `fail`); counts the runs.
-class CountingAnsible : public ProcessRunner {
-public:
-    int playbook_runs = 0;
-    bool fail = false;
-    Result<ProcessResult> run(const Command& c) override {
-        if (c.argv.empty() || c.argv[0] != "ansible-playbook") return ProcessResult{0, 0, false, "", ""};
-        ++playbook_runs;
-        std::string stats = R"({"event": "stats", "hosts": {"master": {"changed": 0, "failures": )" +
-                            std::string(fail ? "1" : "0") + R"(, "unreachable": 0}}})";
-        return ProcessResult{fail ? 2 : 0, 0, false, stats + "\n", ""};
-    }
-};
-
 // DDL_DATA_DIR and DDL_DIST_DIR pointed at a playbook and a runtime of the test's own.
-struct ConfigureRig {
-    TempDir dir;
+struct ConfigureRig : test::ClusterRig {
     std::string data = dir.path() + "/data", dist = dir.path() + "/dist";
-    StateStore store{dir.path() + "/state"};
-    ClusterState st;
-    CountingAnsible proc;
-    test::FakeRemote remote;
-    test::FakeProgress progress;
+    ClusterState& st = state;
+    // ansible-playbook answers with a final stats line: exit 0, or 2 with a failure when `fail`.
+    void ansible(bool fail) {
+        proc.forget_rules();
+        proc.when("ansible-playbook",
+                  {{fail ? 2 : 0,
+                    R"({"event": "stats", "hosts": {"master": {"changed": 0, "failures": )" +
+                        std::string(fail ? "1" : "0") + R"(, "unreachable": 0}}})" + "\n",
+                    ""}});
+    }
+    int playbook_runs() const { return proc.count("ansible-playbook"); }
     ConfigureRig() {
+        ansible(false);
         REQUIRE(make_dirs(data + "/playbooks/callback_plugins/__pycache__").ok());
         REQUIRE(make_dirs(dist + "/bin").ok());
         REQUIRE(write_file_atomic(data + "/playbooks/site.yml", "- hosts: all\n").ok());
@@ -161,8 +153,8 @@ struct ConfigureRig {
     Result<AnsibleSummary> configure(bool force = false) {
         DeployOptions options;
         options.force_configure = force;
-        Context ctx{Spec{}, st, store, proc, remote, progress, options, nullptr};
-        return run_configure(ctx);
+        auto c = ctx(options);
+        return run_configure(c);
     }
 };
 
@@ -171,37 +163,37 @@ struct ConfigureRig {
 TEST_CASE("configure runs Ansible again only when what it applies changed, or when forced") {
     ConfigureRig rig;
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 1);
+    CHECK(rig.playbook_runs() == 1);
     CHECK_FALSE(rig.st.nodes[0].configured_inputs.empty());
 
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 1); // nothing changed: not run
+    CHECK(rig.playbook_runs() == 1); // nothing changed: not run
 
     // Byte-code caches appear when Ansible loads the callback; they are not an input.
     REQUIRE(write_file_atomic(rig.data + "/playbooks/callback_plugins/__pycache__/x.pyc", "x").ok());
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 1);
+    CHECK(rig.playbook_runs() == 1);
 
     REQUIRE(rig.configure(true).ok());
-    CHECK(rig.proc.playbook_runs == 2); // --force-configure
+    CHECK(rig.playbook_runs() == 2); // --force-configure
 
     REQUIRE(write_file_atomic(rig.data + "/playbooks/site.yml", "- hosts: all\n  tasks: []\n").ok());
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 3); // a playbook changed
+    CHECK(rig.playbook_runs() == 3); // a playbook changed
 
     REQUIRE(write_file_atomic(rig.dist + "/bin/ddl-launch-local", "v2").ok());
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 4); // the runtime changed
+    CHECK(rig.playbook_runs() == 4); // the runtime changed
 
     REQUIRE(write_file_atomic(rig.store.cluster_dir("demo") + "/rendered/ansible/vars.json",
                               R"({"ddl_nfs_enabled": false})")
                 .ok());
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 5); // the spec's variables changed
+    CHECK(rig.playbook_runs() == 5); // the spec's variables changed
 
     rig.st.nodes[0].address = "10.0.0.99";
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 6); // the node is reached elsewhere (inventory)
+    CHECK(rig.playbook_runs() == 6); // the node is reached elsewhere (inventory)
 
     NodeState w = rig.st.nodes[0];
     w.name = "worker1";
@@ -209,20 +201,20 @@ TEST_CASE("configure runs Ansible again only when what it applies changed, or wh
     w.configured_inputs.clear();
     rig.st.nodes.push_back(w);
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 7); // a node joined
+    CHECK(rig.playbook_runs() == 7); // a node joined
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 7);
+    CHECK(rig.playbook_runs() == 7);
 }
 
 TEST_CASE("a failed configure leaves no node marked as configured, so the next one runs Ansible") {
     ConfigureRig rig;
     REQUIRE(rig.configure().ok());
     REQUIRE(write_file_atomic(rig.dist + "/bin/ddl-launch-local", "v2").ok());
-    rig.proc.fail = true;
+    rig.ansible(true);
     CHECK_FALSE(rig.configure().ok());
     CHECK(rig.st.nodes[0].configured_inputs.empty());
     REQUIRE(write_file_atomic(rig.dist + "/bin/ddl-launch-local", "v1").ok()); // back to the applied runtime
-    rig.proc.fail = false;
+    rig.ansible(false);
     REQUIRE(rig.configure().ok());
-    CHECK(rig.proc.playbook_runs == 3);
+    CHECK(rig.playbook_runs() == 3);
 }

@@ -1,7 +1,7 @@
 #include "targets/gpulab/GpulabTarget.hpp"
 
-#include "Fakes.hpp"
 #include "spec/SpecLoader.hpp"
+#include "support/Rig.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -87,31 +87,16 @@ public:
     }
 };
 
-struct Rig {
-    TempDir dir;
-    StateStore store{dir.path()};
-    ClusterState state;
-    test::FakeProcess proc;
-    test::FakeRemote remote;
-    test::FakeProgress progress;
-    Spec spec;
+struct Rig : test::ClusterRig {
     FakeGpulab* api = nullptr;
     std::unique_ptr<FakeGpulab> owned = std::make_unique<FakeGpulab>();
     explicit Rig(const std::string& extra = "") {
-        auto r =
-            load_spec_string("apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
-                             "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
-                             "  docker_image: img:1\n  wait_minutes: 1\n" +
-                                 extra,
-                             "c.yaml");
-        REQUIRE(r.spec.has_value());
-        spec = *r.spec;
-        state.cluster = "gl";
-        state.target = "gpulab";
-        REQUIRE(store.ensure_cluster_dir("gl").ok());
+        load("apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
+             "  workers: {count: 2, gpus: 1}\ngpulab:\n  project: ddlproject\n"
+             "  docker_image: img:1\n  wait_minutes: 1\n" +
+             extra);
         api = owned.get();
     }
-    Context ctx() { return Context{spec, state, store, proc, remote, progress, {}, nullptr}; }
     GpulabTarget target(std::chrono::milliseconds cancel_deadline = GpulabTarget::k_cancel_deadline) {
         return GpulabTarget(
             [this](const Context&) -> Result<std::unique_ptr<GpulabApi>> {

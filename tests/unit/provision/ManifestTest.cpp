@@ -1,8 +1,8 @@
-#include "Fakes.hpp"
 #include "provision/Configure.hpp"
 #include "provision/HostfileWriter.hpp"
 #include "runtime/Hostfile.hpp"
 #include "spec/SpecLoader.hpp"
+#include "support/Rig.hpp"
 #include "targets/Registry.hpp"
 #include "targets/virtualwall/RspecManifest.hpp"
 #include "targets/virtualwall/VirtualwallTarget.hpp"
@@ -206,7 +206,8 @@ TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH 
     ClusterState state;
     state.cluster = "ddl-wall";
     state.nodes = *nodes;
-    test::FakeProcess proc;
+    test::ScriptedProcess proc;
+    proc.unmatched_ok = true;
     test::FakeRemote remote;
     test::FakeProgress progress;
     Context ctx{wall(3), state, store, proc, remote, progress, {}, nullptr};

@@ -1,8 +1,8 @@
 #include "provision/Pipeline.hpp"
 
-#include "Fakes.hpp"
 #include "core/Diagnostics.hpp"
 #include "spec/SpecLoader.hpp"
+#include "support/Rig.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 
@@ -12,24 +12,13 @@
 using namespace ddl;
 
 namespace {
-struct Rig {
-    TempDir dir;
-    StateStore store{dir.path()};
-    ClusterState state;
-    test::FakeProcess proc;
-    test::FakeRemote remote;
-    test::FakeProgress progress;
+struct Rig : test::ClusterRig {
     test::FakeTarget target;
-    Spec spec;
     Rig() {
         // No playbooks in this data dir: configure has nothing to run.
         setenv("DDL_DATA_DIR", dir.path().c_str(), 1);
-        spec = *load_spec_string("apiVersion: ddl/v1\nname: demo\ntarget: local\n", "c.yaml").spec;
-        state.cluster = "demo";
-        state.target = "local";
-        REQUIRE(store.ensure_cluster_dir("demo").ok());
+        load("apiVersion: ddl/v1\nname: demo\ntarget: local\n");
     }
-    Context ctx() { return Context{spec, state, store, proc, remote, progress, {}, nullptr}; }
 };
 } // namespace
 

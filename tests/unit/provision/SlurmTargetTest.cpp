@@ -1,9 +1,9 @@
 #include "targets/slurm/SlurmTarget.hpp"
 
-#include "Fakes.hpp"
 #include "provision/Pipeline.hpp"
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+#include "support/Rig.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -17,75 +17,27 @@ using namespace ddl;
 
 namespace {
 
-// Answers commands by the start of their argv line, in rule order; the last reply of a rule repeats.
-class ScriptedProcess : public ProcessRunner {
-public:
-    struct Reply {
-        int code = 0;
-        std::string out, err;
-    };
-    std::vector<std::pair<std::string, std::deque<Reply>>> rules;
-    std::vector<std::string> calls;
-    std::vector<Command> commands;
-    std::function<void(const std::string&)> on_call;
-
-    void when(const std::string& prefix, std::vector<Reply> replies) {
-        rules.emplace_back(prefix, std::deque<Reply>(replies.begin(), replies.end()));
-    }
-    Result<ProcessResult> run(const Command& c) override {
-        const std::string line = join(c.argv, " ");
-        calls.push_back(line);
-        commands.push_back(c);
-        if (on_call) on_call(line);
-        for (auto& [prefix, replies] : rules) {
-            if (!starts_with(line, prefix)) continue;
-            Reply r = replies.front();
-            if (replies.size() > 1) replies.pop_front();
-            return ProcessResult{r.code, 0, false, r.out, r.err};
-        }
-        return Error{"unexpected command: " + line};
-    }
-    int count(const std::string& prefix) const {
-        int n = 0;
-        for (const auto& c : calls)
-            n += starts_with(c, prefix) ? 1 : 0;
-        return n;
-    }
-};
+using test::ScriptedProcess;
 
 std::string job_line(const std::string& state, const std::string& extra = "") {
     return "JobId=42 JobName=ddl-hpc UserId=u(1) JobState=" + state +
            " Reason=None Dependency=(null) NodeList=n[1-2] BatchHost=n1 " + extra + "\n";
 }
 
-struct Rig {
-    TempDir dir;
-    StateStore store{dir.path() + "/state"};
-    ClusterState state;
-    ScriptedProcess proc;
-    test::FakeRemote remote;
-    test::FakeProgress progress;
-    Spec spec;
+struct Rig : test::ClusterRig {
     SlurmTarget target{SlurmTarget::Timing{.poll = std::chrono::milliseconds(0),
                                            .start_deadline = std::chrono::seconds(60),
                                            .cancel_deadline = std::chrono::seconds(60)}};
     explicit Rig(const std::string& extra = "") {
+        proc.unmatched_ok = false;
         REQUIRE(make_dirs(dir.path() + "/runtime/bin").ok());
-        auto r = load_spec_string("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\nslurm:\n  partition: gpu\n"
-                                  "  nodes: 2\n  tasks_per_node: 2\n  runtime_dir: " +
-                                      dir.path() + "/runtime\n" + extra,
-                                  "c.yaml");
-        INFO(r.diagnostics.format_text());
-        REQUIRE(r.spec.has_value());
-        spec = *r.spec;
-        state.cluster = "hpc";
-        state.target = "slurm";
-        REQUIRE(store.ensure_cluster_dir("hpc").ok());
+        load("apiVersion: ddl/v1\nname: hpc\ntarget: slurm\nslurm:\n  partition: gpu\n"
+             "  nodes: 2\n  tasks_per_node: 2\n  runtime_dir: " +
+             dir.path() + "/runtime\n" + extra);
         auto files = render_spec(spec);
         REQUIRE(files.ok());
         REQUIRE(write_rendered(*files, store.cluster_dir("hpc") + "/rendered").ok());
     }
-    Context ctx() { return Context{spec, state, store, proc, remote, progress, {}, nullptr}; }
     void nodes_known() {
         proc.when("scontrol show hostnames n[1-2]", {{0, "n1\nn2\n", ""}});
         proc.when("scontrol show node -o n[1-2]",

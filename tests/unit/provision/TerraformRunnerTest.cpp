@@ -4,6 +4,7 @@
 
 #include "render/Renderer.hpp"
 #include "spec/SpecLoader.hpp"
+#include "support/ScriptedProcess.hpp"
 #include "targets/Registry.hpp"
 #include "targets/openstack/OpenstackInputs.hpp"
 #include "util/Files.hpp"
@@ -17,37 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Answers each subcommand with a scripted result; stdout goes through on_stdout_line like the real runner.
-class ScriptedProcess : public ProcessRunner {
-public:
-    std::vector<Command> calls;
-    std::map<std::string, std::vector<ProcessResult>> answers; // by argv[1]; consumed in order, last repeats
-    Result<ProcessResult> run(const Command& cmd) override {
-        calls.push_back(cmd);
-        std::string sub = cmd.argv.size() > 1 ? cmd.argv[1] : "";
-        auto& list = answers[sub];
-        ProcessResult r = list.empty() ? ProcessResult{0, 0, false, "", ""} : list.front();
-        if (list.size() > 1) list.erase(list.begin());
-        if (cmd.on_stdout_line)
-            for (const auto& line : split_lines_keep(r.out))
-                cmd.on_stdout_line(line);
-        return r;
-    }
-    static std::vector<std::string> split_lines_keep(const std::string& text) {
-        std::vector<std::string> out;
-        std::size_t start = 0;
-        while (start < text.size()) {
-            auto nl = text.find('\n', start);
-            out.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
-            if (nl == std::string::npos) break;
-            start = nl + 1;
-        }
-        return out;
-    }
-};
+using test::ScriptedProcess;
+using Reply = test::ScriptedProcess::Reply;
 
-ProcessResult ok(const std::string& out = "") {
-    return {0, 0, false, out, ""};
+Reply ok(const std::string& out = "") {
+    return {0, out, ""};
 }
 
 TerraformTool fake_tool() {
@@ -65,20 +40,23 @@ TEST_CASE("find_tool reads the version from `version -json` and refuses versions
     std::string bin = dir.path() + "/terraform";
     REQUIRE(write_file_atomic(bin, "#!/bin/sh\n", 0755).ok());
     ScriptedProcess p;
-    p.answers["version"] = {ok(R"({"terraform_version":"1.7.5","platform":"linux_amd64"})")};
+    p.unmatched_ok = true;
+    p.when_sub("version", {ok(R"({"terraform_version":"1.7.5","platform":"linux_amd64"})")});
     auto t = TerraformRunner::find_tool(p, bin, "openstack.terraform");
     REQUIRE(t.ok());
     CHECK(t->version == "1.7.5");
     CHECK(t->name == "terraform");
-    CHECK(p.calls.back().argv == std::vector<std::string>{bin, "version", "-json"});
+    CHECK(p.commands.back().argv == std::vector<std::string>{bin, "version", "-json"});
 
-    p.answers["version"] = {ok(R"({"terraform_version":"1.4.6"})")};
+    p.forget_rules();
+    p.when_sub("version", {ok(R"({"terraform_version":"1.4.6"})")});
     auto old = TerraformRunner::find_tool(p, bin, "openstack.terraform");
     REQUIRE_FALSE(old.ok());
     CHECK(old.error().message.find("is version 1.4.6; ddl's module needs 1.x from 1.5 on") !=
           std::string::npos);
 
-    p.answers["version"] = {ok("Terraform v1.7.5")};
+    p.forget_rules();
+    p.when_sub("version", {ok("Terraform v1.7.5")});
     auto unreadable = TerraformRunner::find_tool(p, bin, "openstack.terraform");
     REQUIRE_FALSE(unreadable.ok());
     CHECK(unreadable.error().message.find("printed no version") != std::string::npos);
@@ -86,6 +64,7 @@ TEST_CASE("find_tool reads the version from `version -json` and refuses versions
 
 TEST_CASE("find_tool says what to install when neither terraform nor tofu is on PATH") {
     ScriptedProcess p;
+    p.unmatched_ok = true;
     const char* old = std::getenv("PATH");
     std::string saved = old ? old : "";
     setenv("PATH", "/nonexistent", 1);
@@ -93,15 +72,17 @@ TEST_CASE("find_tool says what to install when neither terraform nor tofu is on 
     setenv("PATH", saved.c_str(), 1);
     REQUIRE_FALSE(t.ok());
     CHECK(t.error().message.find("neither terraform nor tofu is on PATH") != std::string::npos);
-    CHECK(p.calls.empty());
+    CHECK(p.commands.empty());
 }
 
 TEST_CASE(
     "the runner's commands are exactly the documented ones, in the working dir, credentials only in env") {
     ScriptedProcess p;
-    p.answers["plan"] = {
-        ok(R"({"type":"change_summary","changes":{"add":5,"change":0,"remove":0,"operation":"plan"}})")};
-    p.answers["output"] = {ok(R"({"ssh_user":{"sensitive":false,"type":"string","value":"ubuntu"}})")};
+    p.unmatched_ok = true;
+    p.when_sub(
+        "plan",
+        {ok(R"({"type":"change_summary","changes":{"add":5,"change":0,"remove":0,"operation":"plan"}})")});
+    p.when_sub("output", {ok(R"({"ssh_user":{"sensitive":false,"type":"string","value":"ubuntu"}})")});
     std::vector<std::string> events;
     TerraformRunner r(p, fake_tool(),
                       {"/state/c/terraform", {{"OS_CLOUD", "mine"}, {"OS_CLIENT_CONFIG_FILE", "/c.yaml"}}},
@@ -116,7 +97,7 @@ TEST_CASE(
     CHECK((*out)["ssh_user"] == "ubuntu");
     REQUIRE(r.destroy().ok());
     std::vector<std::vector<std::string>> argvs;
-    for (const auto& c : p.calls) {
+    for (const auto& c : p.commands) {
         argvs.push_back(c.argv);
         CHECK(c.cwd == "/state/c/terraform");
         CHECK(c.env_set.at("OS_CLOUD") == "mine");
@@ -135,13 +116,15 @@ TEST_CASE(
 
 TEST_CASE("a failed apply names each failed resource with the provider's message") {
     ScriptedProcess p;
-    p.answers["apply"] = {
-        {1, 0, false,
-         R"({"type":"apply_errored","hook":{"resource":{"addr":"openstack_compute_instance_v2.worker[1]"},"action":"create"}})"
-         "\n"
-         R"({"type":"diagnostic","diagnostic":{"severity":"error","summary":"Error creating OpenStack server","detail":"No valid host was found.","address":"openstack_compute_instance_v2.worker[1]"}})"
-         "\n",
-         ""}};
+    p.unmatched_ok = true;
+    p.when_sub(
+        "apply",
+        {{1,
+          R"({"type":"apply_errored","hook":{"resource":{"addr":"openstack_compute_instance_v2.worker[1]"},"action":"create"}})"
+          "\n"
+          R"({"type":"diagnostic","diagnostic":{"severity":"error","summary":"Error creating OpenStack server","detail":"No valid host was found.","address":"openstack_compute_instance_v2.worker[1]"}})"
+          "\n",
+          ""}});
     TerraformRunner r(p, fake_tool(), {"/w", {}});
     auto s = r.apply();
     REQUIRE_FALSE(s.ok());
@@ -152,9 +135,10 @@ TEST_CASE("a failed apply names each failed resource with the provider's message
 
 TEST_CASE("init failures show terraform's own last lines") {
     ScriptedProcess p;
-    p.answers["init"] = {
-        {1, 0, false, "",
-         "\nError: Failed to query available provider packages\n\nCould not retrieve the list\n"}};
+    p.unmatched_ok = true;
+    p.when_sub(
+        "init",
+        {{1, "", "\nError: Failed to query available provider packages\n\nCould not retrieve the list\n"}});
     TerraformRunner r(p, fake_tool(), {"/w", {}});
     auto s = r.init();
     REQUIRE_FALSE(s.ok());
@@ -164,10 +148,11 @@ TEST_CASE("init failures show terraform's own last lines") {
 
 TEST_CASE("destroy_all retries, then names every resource still in the state") {
     ScriptedProcess p;
-    ProcessResult failed{1, 0, false, "", "Error: timeout"};
-    p.answers["destroy"] = {failed, failed, failed};
-    p.answers["state"] = {ok("data.openstack_images_image_v2.node\nopenstack_networking_secgroup_v2.cluster\n"
-                             "openstack_networking_network_v2.cluster[0]\n")};
+    p.unmatched_ok = true;
+    Reply failed{1, "", "Error: timeout"};
+    p.when_sub("destroy", {failed, failed, failed});
+    p.when_sub("state", {ok("data.openstack_images_image_v2.node\nopenstack_networking_secgroup_v2.cluster\n"
+                            "openstack_networking_network_v2.cluster[0]\n")});
     TerraformRunner r(p, fake_tool(), {"/w", {}});
     std::vector<int> attempts;
     auto s = r.destroy_all(3, [&](int a, const Status&) { attempts.push_back(a); });
@@ -178,13 +163,14 @@ TEST_CASE("destroy_all retries, then names every resource still in the state") {
               "openstack_networking_secgroup_v2.cluster, openstack_networking_network_v2.cluster[0]") !=
           std::string::npos);
     CHECK(s.error().message.find("data.") == std::string::npos);
-    CHECK(p.calls.back().argv == std::vector<std::string>{"/usr/bin/terraform", "state", "list"});
+    CHECK(p.commands.back().argv == std::vector<std::string>{"/usr/bin/terraform", "state", "list"});
 }
 
 TEST_CASE("destroy_all stops at the first success and is done when the state is empty") {
     ScriptedProcess p;
-    p.answers["destroy"] = {{1, 0, false, "", "Error: 409"}, ok()};
-    p.answers["state"] = {ok("")};
+    p.unmatched_ok = true;
+    p.when_sub("destroy", {{1, "", "Error: 409"}, ok()});
+    p.when_sub("state", {ok("")});
     TerraformRunner r(p, fake_tool(), {"/w", {}});
     int n = 0;
     REQUIRE(r.destroy_all(3, [&](int, const Status&) { ++n; }).ok());

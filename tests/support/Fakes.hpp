@@ -1,5 +1,6 @@
 #pragma once
-// Recording fakes for the pipeline's side-effect interfaces.
+// Recording fakes for the pipeline's side-effect interfaces: the remote executor (every exec, upload and
+// wait, with a scripted probe answer), the progress sink, and a target driver that makes three nodes.
 #include "provision/Context.hpp"
 #include "provision/TargetDriver.hpp"
 
@@ -51,11 +52,6 @@ public:
     }
     void node(const std::string&, const std::string&) override {}
     void note(const std::string&) override {}
-};
-
-class FakeProcess : public ProcessRunner {
-public:
-    Result<ProcessResult> run(const Command&) override { return ProcessResult{0, 0, false, "", ""}; }
 };
 
 class FakeTarget : public TargetDriver {
