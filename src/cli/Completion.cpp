@@ -1,6 +1,10 @@
 #include "cli/Completion.hpp"
 
+#include "cli/CommandTable.hpp"
+#include "core/Diagnostics.hpp"
+
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 namespace ddl::cli {
 namespace {
@@ -53,6 +57,21 @@ std::string completion_script(const CLI::App& app, const std::string& shell) {
         "complete -o filenames -F _ddl ddl\n";
     if (shell == "zsh") return "#compdef ddl\nautoload -U +X bashcompinit && bashcompinit\n" + bash;
     return bash;
+}
+
+CommandBody completion_command() {
+    auto shell = std::make_shared<std::string>();
+    return {.add_options =
+                [shell](CLI::App& sub) {
+                    sub.add_option("shell", *shell, "bash or zsh")
+                        ->required()
+                        ->check(CLI::IsMember({"bash", "zsh"}));
+                },
+            .action =
+                [shell](Invocation& inv) {
+                    std::cout << completion_script(inv.app, *shell);
+                    return exit_code::k_ok;
+                }};
 }
 
 } // namespace ddl::cli

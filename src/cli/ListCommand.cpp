@@ -1,10 +1,11 @@
 // `ddl list`: every cluster in the state folder, with its target, nodes, how far its deploy got, its age
 // and whether a command holds its lock (issue #19).
-#include "cli/Commands.hpp"
+#include "cli/CommandTable.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "state/StateStore.hpp"
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -69,15 +70,11 @@ Row row_for(const StateStore& store, const std::string& name) {
     return r;
 }
 
-} // namespace
-
-int cmd_list(const GlobalOptions& g) {
-    StateStore store(g.state_dir);
+int list(const Invocation& inv) {
+    StateStore store(inv.g.state_dir);
     std::error_code ec;
-    if (std::filesystem::exists(store.root(), ec) && !std::filesystem::is_directory(store.root(), ec)) {
-        std::cerr << "ddl list: --state-dir " << store.root() << " is not a folder\n";
-        return exit_code::k_bad_input;
-    }
+    if (std::filesystem::exists(store.root(), ec) && !std::filesystem::is_directory(store.root(), ec))
+        return inv.fail("--state-dir " + store.root() + " is not a folder", exit_code::k_bad_input);
     std::vector<Row> rows;
     for (const auto& name : store.clusters())
         rows.push_back(row_for(store, name));
@@ -88,7 +85,7 @@ int cmd_list(const GlobalOptions& g) {
         r.lock = store.lock_holder(name);
         rows.push_back(r);
     }
-    if (g.json) {
+    if (inv.g.json) {
         auto out = nlohmann::json::array();
         for (const auto& r : rows) {
             out.push_back({{"name", r.name},
@@ -112,6 +109,12 @@ int cmd_list(const GlobalOptions& g) {
                     r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(),
                     r.lock ? ("held by " + *r.lock).c_str() : "-");
     return exit_code::k_ok;
+}
+
+} // namespace
+
+CommandBody list_command() {
+    return {.add_options = [](CLI::App&) {}, .action = list};
 }
 
 } // namespace ddl::cli

@@ -1,15 +1,20 @@
 #include "cli/SmokeTest.hpp"
 
-#include "cli/Internal.hpp"
+#include "cli/Capabilities.hpp"
+#include "cli/CommandTable.hpp"
+#include "cli/Launch.hpp"
+#include "cli/OptionChecks.hpp"
+#include "cli/Signals.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "net/Notifier.hpp"
 #include "provision/Pipeline.hpp"
 #include "remote/LocalForward.hpp"
-#include "spec/SpecLoader.hpp"
+#include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -172,12 +177,7 @@ private:
         });
     }
 
-    int expected_gpus(const NodeState& n) const {
-        const auto& s = m_ctx.spec;
-        if (const auto* t = s.section.get())
-            if (auto g = t->expected_gpus(s, n.name, n.group)) return *g;
-        return n.group == "master" ? s.master.gpus : s.workers.gpus;
-    }
+    int expected_gpus(const NodeState& n) const { return cli::expected_gpus(m_ctx.spec, n); }
 
     void check_gpus() {
         bool any = false;
@@ -318,24 +318,82 @@ private:
     SmokeReport& m_report;
 };
 
-} // namespace
+struct SmokeArgs {
+    std::string file;
+    std::string junit;
+    std::vector<std::string> notify;
+    bool notify_always = false;
+    bool keep_on_failure = false;
+    std::string before_checks; // a local command run after deploy, before the checks (argv split on spaces)
+    int ssh_timeout_s = 90;
+};
 
-int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
-    for (const auto& t : a.notify) {
-        if (auto s = validate_notify_target(t); !s) {
-            std::cerr << "ddl smoke-test: " << s.error().message << "\n";
-            return exit_code::k_bad_input;
+void add_options(CLI::App& sub, SmokeArgs& a) {
+    sub.add_option("file", a.file, "cluster.yaml")->required();
+    sub.add_option("--junit", a.junit, "Write a JUnit XML report here")->check(k_non_empty);
+    sub.add_option("--notify", a.notify,
+                   "mailto:ADDR or a webhook URL; repeatable (SMTP settings: DDL_SMTP_*)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub.add_flag("--notify-always", a.notify_always, "Send notices also when everything passed");
+    sub.add_flag("--keep-on-failure", a.keep_on_failure, "Leave a failed cluster up for debugging");
+    sub.add_option("--before-checks", a.before_checks, "Local command to run between deploy and the checks");
+    sub.add_option("--ssh-timeout", a.ssh_timeout_s, "Seconds to wait for SSH on every node")
+        ->check(k_seconds)
+        ->capture_default_str();
+}
+
+// Deploy, one testcase per phase; then the before-checks hook. Whether every phase passed.
+bool deploy_phases(OpenCluster& oc, const SmokeArgs& a, const std::string& logs, SmokeReport& report) {
+    auto& ctx = *oc.ctx;
+    for (const auto& phase : phase_names()) {
+        auto t0 = Clock::now();
+        int prc = run_deploy(ctx, *oc.driver, DeployRequest{phase});
+        if (prc != exit_code::k_ok) {
+            report.results.push_back({"deploy", phase, CheckStatus::failed, since(t0),
+                                      prc == 130 ? "interrupted" : "phase failed; see " + logs + "/ddl.log"});
+            return false;
         }
+        report.results.push_back({"deploy", phase, CheckStatus::passed, since(t0), ""});
+    }
+    if (!a.before_checks.empty()) {
+        SystemProcessRunner proc;
+        auto r = proc.run({.argv = split(a.before_checks, ' ')});
+        if (!r || !r->success())
+            report.results.push_back(
+                {"deploy", "before-checks hook", CheckStatus::failed, 0,
+                 r ? describe_failure({.argv = split(a.before_checks, ' ')}, *r) : r.error().message});
+    }
+    return true;
+}
+
+// The summary on stdout, the JUnit file and the notices.
+void report_results(const Invocation& inv, const SmokeArgs& a, const SmokeReport& report,
+                    const std::optional<SmtpSettings>& smtp, const std::string& logs) {
+    std::cout << report.summary();
+    if (!a.junit.empty()) {
+        if (auto s = write_file_atomic(a.junit, report.junit_xml(), 0644); !s)
+            inv.say("cannot write " + a.junit + ": " + s.error().message);
+    }
+    if (!a.notify.empty() && (!report.passed() || a.notify_always)) {
+        Notice n{report.cluster, report.passed(), report.failures(), report.summary(), logs};
+        CurlHttpClient http;
+        for (const auto& e : send_notices(n, a.notify, http, smtp))
+            inv.say("notice not sent: " + e);
+    }
+}
+
+int smoke_test(const Invocation& inv, const SmokeArgs& a) {
+    for (const auto& t : a.notify) {
+        if (auto s = validate_notify_target(t); !s)
+            return inv.fail(s.error().message, exit_code::k_bad_input);
     }
     // Mail settings are read (and checked) before anything is deployed: a missing DDL_SMTP_URL should not
     // cost a deploy, and reading removes the password from the environment every subprocess inherits.
     std::optional<SmtpSettings> smtp;
     if (needs_smtp(a.notify)) {
         auto s = smtp_settings_from_env();
-        if (!s) {
-            std::cerr << "ddl smoke-test: --notify mailto: " << s.error().message << "\n";
-            return exit_code::k_bad_input;
-        }
+        if (!s) return inv.fail("--notify mailto: " + s.error().message, exit_code::k_bad_input);
         smtp = std::move(*s);
     }
     auto loaded = load_spec_file(a.file);
@@ -346,40 +404,16 @@ int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
     const Spec& spec = *loaded.spec;
     SmokeReport report;
     report.cluster = spec.name;
-    DeployArgs da;
-    da.file = a.file;
-    da.yes = true;
-    da.ssh_timeout_s = a.ssh_timeout_s;
+    DeployOptions opts;
+    opts.yes = true;
+    opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
     int rc = 0;
-    auto oc = open_for_deploy(g, spec, da, "ddl smoke-test " + a.file, rc);
-    if (!oc) {
-        std::cerr << "ddl smoke-test: " << oc.error().message << "\n";
-        return rc;
-    }
+    auto oc = open_for_deploy(inv.g.state_dir, spec, a.file, opts, "ddl smoke-test " + a.file, rc);
+    if (!oc) return inv.fail(oc.error().message, rc);
     auto& ctx = *(*oc)->ctx;
     std::string logs = ctx.cluster_dir() + "/logs";
 
-    // Deploy: one testcase per phase.
-    bool deployed = true;
-    for (const auto& phase : phase_names()) {
-        auto t0 = Clock::now();
-        int prc = run_deploy(ctx, *(*oc)->driver, DeployRequest{phase});
-        if (prc != exit_code::k_ok) {
-            report.results.push_back({"deploy", phase, CheckStatus::failed, since(t0),
-                                      prc == 130 ? "interrupted" : "phase failed; see " + logs + "/ddl.log"});
-            deployed = false;
-            break;
-        }
-        report.results.push_back({"deploy", phase, CheckStatus::passed, since(t0), ""});
-    }
-    if (deployed && !a.before_checks.empty()) {
-        SystemProcessRunner proc;
-        auto r = proc.run({.argv = split(a.before_checks, ' ')});
-        if (!r || !r->success())
-            report.results.push_back(
-                {"deploy", "before-checks hook", CheckStatus::failed, 0,
-                 r ? describe_failure({.argv = split(a.before_checks, ' ')}, *r) : r.error().message});
-    }
+    bool deployed = deploy_phases(**oc, a, logs, report);
     if (deployed && !g_interrupted) {
         Checker(ctx, report).run_all();
     } else if (deployed) {
@@ -400,19 +434,16 @@ int cmd_smoke_test(const GlobalOptions& g, const SmokeArgs& a) {
              since(t0), drc == exit_code::k_ok ? "" : "destroy failed; state kept for `ddl destroy`"});
         if (drc == exit_code::k_ok) logs = "(removed with the cluster; this report holds the results)";
     }
-
-    std::cout << report.summary();
-    if (!a.junit.empty()) {
-        if (auto s = write_file_atomic(a.junit, report.junit_xml(), 0644); !s)
-            std::cerr << "ddl smoke-test: cannot write " << a.junit << ": " << s.error().message << "\n";
-    }
-    if (!a.notify.empty() && (!report.passed() || a.notify_always)) {
-        Notice n{spec.name, report.passed(), report.failures(), report.summary(), logs};
-        CurlHttpClient http;
-        for (const auto& e : send_notices(n, a.notify, http, smtp))
-            std::cerr << "ddl smoke-test: notice not sent: " << e << "\n";
-    }
+    report_results(inv, a, report, smtp, logs);
     return report.passed() ? exit_code::k_ok : exit_code::k_failure;
+}
+
+} // namespace
+
+CommandBody smoke_test_command() {
+    auto a = std::make_shared<SmokeArgs>();
+    return {.add_options = [a](CLI::App& sub) { add_options(sub, *a); },
+            .action = [a](Invocation& inv) { return smoke_test(inv, *a); }};
 }
 
 } // namespace ddl::cli

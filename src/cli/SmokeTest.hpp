@@ -25,14 +25,4 @@ struct SmokeReport {
     std::string summary() const;
 };
 
-struct SmokeArgs {
-    std::string file;
-    std::string junit;
-    std::vector<std::string> notify;
-    bool notify_always = false;
-    bool keep_on_failure = false;
-    std::string before_checks; // a local command run after deploy, before the checks (argv split on spaces)
-    int ssh_timeout_s = 90;
-};
-
 } // namespace ddl::cli

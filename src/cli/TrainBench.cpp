@@ -1,16 +1,49 @@
 // `ddl bench train`: data-parallel training throughput over nodes x batch size (x link bandwidth on
 // the local target), as the Horovod reference-deployment experiments present it; CSV, JSON and a PNG.
-#include "cli/Internal.hpp"
+#include "cli/Capabilities.hpp"
+#include "cli/CommandTable.hpp"
+#include "cli/Launch.hpp"
+#include "cli/OptionChecks.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
 namespace ddl::cli {
 namespace {
+
+struct TrainBenchArgs {
+    RunArgs run;
+    std::string profile = "resnet50";
+    std::string batches = "32,64,96"; // per rank
+    std::string nodes;                // "1..N" or "1,2,4"; empty: 1..all
+    std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
+    int steps = 10;
+    int warmup = 2;
+    std::string out_dir = "bench-train";
+    std::string format = "text";
+};
+
+void add_options(CLI::App& sub, TrainBenchArgs& tb) {
+    sub.add_option("--cluster", tb.run.cluster, "Cluster name or spec file");
+    sub.add_option("--model-profile", tb.profile, "resnet50, resnet101 or custom:N1,N2,... (gradient layout)")
+        ->capture_default_str();
+    sub.add_option("--batch", tb.batches, "Batch sizes per rank, comma separated")->capture_default_str();
+    sub.add_option("--nodes", tb.nodes, "Node counts: 1..N or 1,2,4 (default: 1..all)");
+    sub.add_option("--bandwidths", tb.bandwidths, "Local target: re-shape links to each, e.g. 1gbit,10gbit");
+    sub.add_option("--steps", tb.steps, "Timed steps")->check(CLI::Range(1, 1000000))->capture_default_str();
+    sub.add_option("--warmup", tb.warmup, "Untimed steps")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    sub.add_option("--out", tb.out_dir, "Folder for train.csv, train.json, train.png")
+        ->check(k_non_empty)
+        ->capture_default_str();
+    sub.add_option("--format", tb.format, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+}
 
 Result<std::vector<int>> parse_int_list(const std::string& text, int max, const std::string& what) {
     std::vector<int> out;
@@ -78,58 +111,56 @@ std::string gnuplot_script(const std::string& dir, const std::vector<std::string
     return s + "unset multiplot\n";
 }
 
-} // namespace
+// What to sweep: batch sizes, node counts (always from 1, the efficiency's baseline) and link rates.
+struct Sweep {
+    std::vector<int> batches;
+    std::vector<int> nodes;
+    std::vector<std::uint64_t> rates; // one 0 or the deployed rate when the links are not re-shaped
+    bool reshape = false;
+};
 
-int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
-    auto fail = [](const std::string& m, int rc) {
-        std::cerr << "ddl bench train: " << m << "\n";
-        return rc;
-    };
-    int open_rc = exit_code::k_failure;
-    auto oc = open_cluster(g, b.run.cluster, false, "", &open_rc);
-    if (!oc) return fail(oc.error().message, open_rc);
-    auto& ctx = *(*oc)->ctx;
+Result<Sweep> read_sweep(const Context& ctx, const TrainBenchArgs& b) {
+    Sweep sw;
     int total_nodes = static_cast<int>(ctx.state.nodes.size());
     auto batches = parse_int_list(b.batches, 4096, "--batch");
     auto nodes = parse_int_list(b.nodes.empty() ? "1.." + std::to_string(total_nodes) : b.nodes, total_nodes,
                                 "--nodes");
-    if (!batches) return fail(batches.error().message, exit_code::k_bad_input);
-    if (!nodes) return fail(nodes.error().message, exit_code::k_bad_input);
+    if (!batches) return batches.error();
+    if (!nodes) return nodes.error();
     if ((*nodes)[0] != 1) nodes->insert(nodes->begin(), 1); // efficiency needs the 1-node baseline
-    std::vector<std::uint64_t> rates;
+    sw.batches = std::move(*batches);
+    sw.nodes = std::move(*nodes);
     for (const auto& r : split(b.bandwidths, ',')) {
         if (trim(r).empty()) continue;
         auto v = parse_rate(r);
-        if (!v) return fail("--bandwidths " + r + ": not a rate like 1gbit", exit_code::k_bad_input);
-        rates.push_back(*v);
+        if (!v) return Error{"--bandwidths " + r + ": not a rate like 1gbit"};
+        sw.rates.push_back(*v);
     }
-    auto& driver = *(*oc)->driver;
-    // Where ddl shapes the links itself, their rate is known and can be swept.
-    const bool shapes_links = driver.can_reshape_links();
-    if (!rates.empty() && !shapes_links)
-        return fail("--bandwidths re-shapes links, which only the local target can do",
-                    exit_code::k_bad_input);
-    const bool reshape = !rates.empty();
-    if (!reshape) rates.push_back(shapes_links ? ctx.spec.link_rate_bps() : 0);
+    if (!sw.rates.empty() && !shapes_links(ctx.spec))
+        return Error{"--bandwidths re-shapes links, which only the local target can do"};
+    sw.reshape = !sw.rates.empty();
+    if (!sw.reshape) sw.rates.push_back(shaped_link_bps(ctx.spec));
+    return sw;
+}
 
-    std::vector<Row> rows;
-    std::vector<std::string> series;
-    for (auto bps : rates) {
-        if (reshape) {
-            if (auto s = driver.reshape_links(ctx, bps); !s)
-                return fail(s.error().message, exit_code::k_failure);
+// Every (rate, batch, nodes) point of the sweep, in order, and one chart series per (rate, batch); the
+// links are shaped back as deployed afterwards (also after a failed run).
+Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::vector<Row>& rows,
+                 std::vector<std::string>& series) {
+    for (auto bps : sw.rates) {
+        if (sw.reshape) {
+            if (auto s = reshape_links(ctx, bps); !s) return s.error();
         }
-        std::string bw = reshape || shapes_links ? format_rate(bps) : "as deployed";
-        for (int batch : *batches) {
+        std::string bw = sw.reshape || shapes_links(ctx.spec) ? format_rate(bps) : "as deployed";
+        for (int batch : sw.batches) {
             double base = 0;
-            series.push_back("batch " + std::to_string(batch) + (rates.size() > 1 ? ", " + bw : ""));
-            for (int n : *nodes) {
+            series.push_back("batch " + std::to_string(batch) + (sw.rates.size() > 1 ? ", " + bw : ""));
+            for (int n : sw.nodes) {
                 auto j = run_once(ctx, b, n, batch);
                 if (!j) {
-                    if (reshape) (void)driver.reshape_links(ctx, ctx.spec.link_rate_bps());
-                    return fail(std::to_string(n) + " node(s), batch " + std::to_string(batch) + ": " +
-                                    j.error().message,
-                                exit_code::k_failure);
+                    if (sw.reshape) restore_links(ctx);
+                    return Error{std::to_string(n) + " node(s), batch " + std::to_string(batch) + ": " +
+                                 j.error().message};
                 }
                 Row r{bw,
                       n,
@@ -151,36 +182,52 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
             }
         }
     }
-    if (reshape) (void)driver.reshape_links(ctx, ctx.spec.link_rate_bps());
+    if (sw.reshape) restore_links(ctx);
+    return {};
+}
 
-    if (auto s = make_dirs(b.out_dir, 0755); !s) return fail(s.error().message, exit_code::k_failure);
-    std::string csv = "bandwidth,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_"
-                      "exposed_s,efficiency\n";
-    nlohmann::json j{{"cluster", ctx.state.cluster},
-                     {"profile", b.profile},
-                     {"steps", b.steps},
-                     {"warmup", b.warmup},
-                     {"results", nlohmann::json::array()}};
+// The rows as train.csv and train.json.
+struct Tables {
+    std::string csv;
+    nlohmann::json json;
+};
+
+Tables tabulate(const std::string& cluster, const TrainBenchArgs& b, const std::vector<Row>& rows) {
+    Tables t;
+    t.csv = "bandwidth,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_"
+            "exposed_s,efficiency\n";
+    t.json = nlohmann::json{{"cluster", cluster},
+                            {"profile", b.profile},
+                            {"steps", b.steps},
+                            {"warmup", b.warmup},
+                            {"results", nlohmann::json::array()}};
     char line[256];
     for (const auto& r : rows) {
         std::snprintf(line, sizeof line, "%s,%d,%d,%d,%.2f,%.2f,%.5f,%.5f,%.4f\n", r.bandwidth.c_str(),
                       r.nodes, r.ranks, r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s,
                       r.comm_exposed_s, r.efficiency);
-        csv += line;
-        j["results"].push_back({{"bandwidth", r.bandwidth},
-                                {"nodes", r.nodes},
-                                {"ranks", r.ranks},
-                                {"batch_per_rank", r.batch},
-                                {"samples_per_s", r.samples_per_s},
-                                {"samples_per_s_rank", r.samples_per_s_rank},
-                                {"step_s", r.step_s},
-                                {"comm_exposed_s", r.comm_exposed_s},
-                                {"efficiency", r.efficiency}});
+        t.csv += line;
+        t.json["results"].push_back({{"bandwidth", r.bandwidth},
+                                     {"nodes", r.nodes},
+                                     {"ranks", r.ranks},
+                                     {"batch_per_rank", r.batch},
+                                     {"samples_per_s", r.samples_per_s},
+                                     {"samples_per_s_rank", r.samples_per_s_rank},
+                                     {"step_s", r.step_s},
+                                     {"comm_exposed_s", r.comm_exposed_s},
+                                     {"efficiency", r.efficiency}});
     }
-    (void)write_file_atomic(b.out_dir + "/train.csv", csv, 0644);
-    (void)write_file_atomic(b.out_dir + "/train.json", j.dump(2) + "\n", 0644);
+    return t;
+}
+
+// train.csv, train.json, one CSV per chart series and the gnuplot script, in out_dir.
+void write_files(const TrainBenchArgs& b, const Sweep& sw, const std::vector<Row>& rows,
+                 const std::vector<std::string>& series, const Tables& t) {
+    (void)write_file_atomic(b.out_dir + "/train.csv", t.csv, 0644);
+    (void)write_file_atomic(b.out_dir + "/train.json", t.json.dump(2) + "\n", 0644);
     // One small CSV per line of the chart (nodes, throughput, efficiency), in sweep order.
-    std::size_t per_series = nodes->size();
+    std::size_t per_series = sw.nodes.size();
+    char line[256];
     for (std::size_t si = 0; si < series.size(); ++si) {
         std::string data;
         for (std::size_t k = 0; k < per_series; ++k) {
@@ -191,6 +238,33 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
         (void)write_file_atomic(b.out_dir + "/series-" + std::to_string(si) + ".csv", data, 0644);
     }
     (void)write_file_atomic(b.out_dir + "/train.gnuplot", gnuplot_script(b.out_dir, series), 0644);
+}
+
+void print_table(const TrainBenchArgs& b, const std::vector<Row>& rows, bool plotted) {
+    std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
+                "* thr(1))\n",
+                b.profile.c_str(), b.steps, b.warmup);
+    std::printf("%-12s %6s %6s %7s %14s %12s %10s %12s %10s\n", "bandwidth", "nodes", "ranks", "batch",
+                "samples/s", "per rank", "step(s)", "exposed(s)", "effic.");
+    for (const auto& r : rows)
+        std::printf("%-12s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%\n", r.bandwidth.c_str(), r.nodes,
+                    r.ranks, r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s,
+                    100 * r.efficiency);
+    std::printf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(), plotted ? ", train.png" : "");
+}
+
+int bench_train(const Invocation& inv, const TrainBenchArgs& b) {
+    auto& ctx = *inv.cluster->ctx;
+    auto sweep = read_sweep(ctx, b);
+    if (!sweep) return inv.fail(sweep.error().message, exit_code::k_bad_input);
+    std::vector<Row> rows;
+    std::vector<std::string> series;
+    if (auto s = run_sweep(ctx, b, *sweep, rows, series); !s)
+        return inv.fail(s.error().message, exit_code::k_failure);
+
+    if (auto s = make_dirs(b.out_dir, 0755); !s) return inv.fail(s.error().message, exit_code::k_failure);
+    auto tables = tabulate(ctx.state.cluster, b, rows);
+    write_files(b, *sweep, rows, series, tables);
     SystemProcessRunner proc;
     auto plot =
         proc.run({.argv = {"gnuplot", b.out_dir + "/train.gnuplot"}, .timeout = std::chrono::seconds(60)});
@@ -199,23 +273,26 @@ int cmd_bench_train(const GlobalOptions& g, const TrainBenchArgs& b) {
         std::cerr << "ddl bench train: no chart: "
                   << (plot ? describe_failure({.argv = {"gnuplot"}}, *plot) : plot.error().message)
                   << " (install gnuplot-nox)\n";
-    if (b.format == "json") {
-        std::cout << j.dump(2) << "\n";
-    } else if (b.format == "csv") {
-        std::cout << csv;
-    } else {
-        std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
-                    "* thr(1))\n",
-                    b.profile.c_str(), b.steps, b.warmup);
-        std::printf("%-12s %6s %6s %7s %14s %12s %10s %12s %10s\n", "bandwidth", "nodes", "ranks", "batch",
-                    "samples/s", "per rank", "step(s)", "exposed(s)", "effic.");
-        for (const auto& r : rows)
-            std::printf("%-12s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%\n", r.bandwidth.c_str(),
-                        r.nodes, r.ranks, r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s,
-                        r.comm_exposed_s, 100 * r.efficiency);
-        std::printf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(), plotted ? ", train.png" : "");
-    }
+    if (b.format == "json")
+        std::cout << tables.json.dump(2) << "\n";
+    else if (b.format == "csv")
+        std::cout << tables.csv;
+    else
+        print_table(b, rows, plotted);
     return exit_code::k_ok;
+}
+
+} // namespace
+
+CommandBody bench_train_command() {
+    auto tb = std::make_shared<TrainBenchArgs>();
+    return {.add_options = [tb](CLI::App& sub) { add_options(sub, *tb); },
+            .cluster = [tb] { return tb->run.cluster; },
+            .action =
+                [tb](Invocation& inv) {
+                    if (inv.g.json) tb->format = "json";
+                    return bench_train(inv, *tb);
+                }};
 }
 
 } // namespace ddl::cli

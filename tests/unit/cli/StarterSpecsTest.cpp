@@ -1,6 +1,5 @@
 #include "cli/StarterSpecs.hpp"
 
-#include "spec/SpecLoader.hpp"
 #include "targets/Registry.hpp"
 
 #include <catch2/catch.hpp>

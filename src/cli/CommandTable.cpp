@@ -1,0 +1,61 @@
+#include "cli/CommandTable.hpp"
+
+#include <iostream>
+#include <stdexcept>
+
+namespace ddl::cli {
+namespace {
+
+// name, help, needs, body. The order is the order of `ddl --help` and of the completion script.
+constexpr CommandEntry k_commands[] = {
+    {"completion", "Print a shell completion script: source <(ddl completion bash), or zsh", Needs::nothing,
+     completion_command},
+    {"help", "Show the commands, or one command's options: ddl help deploy", Needs::nothing, help_command},
+    {"init", "Write a commented starter cluster.yaml", Needs::nothing, init_command},
+    {"validate", "Check a spec; report every problem at once (exit 2 if any)", Needs::nothing,
+     validate_command},
+    {"render", "Write the target's inputs (deterministic) without deploying", Needs::nothing, render_command},
+    {"deploy", "Validate, render, provision, configure, probe, write the hostfile", Needs::nothing,
+     deploy_command},
+    {"destroy", "Tear down everything ddl created for a cluster", Needs::locked_cluster, destroy_command},
+    {"list", "Every cluster in the state folder: target, nodes, state, age, lock", Needs::nothing,
+     list_command},
+    {"status", "Phases, nodes, addresses, GPUs and slots of a cluster", Needs::cluster, status_command},
+    {"hostfile", "Print or write the hostfile from the probed nodes", Needs::cluster, hostfile_command},
+    {"exec", "Run a command on all (or some) nodes in parallel", Needs::cluster, exec_command},
+    {"ssh", "Open a shell (or run a command) on one node", Needs::cluster, ssh_command},
+    {"tunnel", "Forward a service on a node's localhost to this machine", Needs::cluster, tunnel_command},
+    {"run", "Start a program on every slot (bundled runtime launcher)", Needs::cluster, run_command},
+    {"bench", "Allreduce and training benchmarks", Needs::nothing, nullptr},
+    {"bench allreduce", "nccl-tests style allreduce table with the link's limit", Needs::cluster,
+     bench_allreduce_command},
+    {"bench train", "Training throughput and scaling over nodes x batch size", Needs::cluster,
+     bench_train_command},
+    {"smoke-test", "Deploy, check, destroy (always); JUnit XML and notices", Needs::nothing,
+     smoke_test_command},
+    {"gc", "Destroy leaked clusters (by name prefix and age), as scheduled pipelines need", Needs::nothing,
+     gc_command},
+};
+
+} // namespace
+
+std::span<const CommandEntry> command_table() {
+    return k_commands;
+}
+
+const CommandEntry& command_named(std::string_view name) {
+    for (const auto& c : k_commands)
+        if (name == c.name) return c;
+    throw std::logic_error("no command \"" + std::string(name) + "\" in the command table");
+}
+
+void Invocation::say(const std::string& message) const {
+    std::cerr << "ddl " << name << ": " << message << "\n";
+}
+
+int Invocation::fail(const std::string& message, int rc) const {
+    say(message);
+    return rc;
+}
+
+} // namespace ddl::cli

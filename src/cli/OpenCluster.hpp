@@ -1,0 +1,38 @@
+#pragma once
+// A cluster opened for a command: an existing one from the state folder (read-only, or under its lock),
+// or the one a spec file names, created when new (deploy, smoke-test).
+#include "provision/Context.hpp"
+#include "targets/Registry.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace ddl::cli {
+
+// Its lock (when mutating), state, spec, driver and side effects.
+struct OpenCluster {
+    StateStore store;
+    ClusterLock lock;
+    ClusterState state;
+    SystemProcessRunner proc;
+    LibsshExecutor remote;
+    ConsoleProgress progress;
+    std::optional<Context> ctx;
+    std::unique_ptr<TargetDriver> driver;
+};
+
+// An existing cluster from `state_dir` (ref: name, spec file or empty for the only one); locked when
+// `mutate`, its holder described by `what`. On failure *rc (when given) is the exit code: bad input when
+// ref names no cluster, a runtime failure otherwise.
+Result<std::unique_ptr<OpenCluster>> open_cluster(const std::string& state_dir, const std::string& ref,
+                                                  bool mutate, const std::string& what, int* rc = nullptr);
+// The spec's cluster, locked, with state created or loaded and reconciled with the spec, and its driver;
+// `spec_file` is kept as the spec text; SIGINT/SIGTERM handlers are installed. rc is the exit code to use
+// when it fails.
+Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_dir, const Spec& spec,
+                                                     const std::string& spec_file,
+                                                     const DeployOptions& options, const std::string& what,
+                                                     int& rc);
+
+} // namespace ddl::cli

@@ -1,0 +1,82 @@
+// `ddl run`: a program on every slot with the bundled runtime's launcher (ranks over SSH), or, on a
+// cluster whose ranks are a job step, as that step.
+#include "cli/Capabilities.hpp"
+#include "cli/CommandTable.hpp"
+#include "cli/Invoke.hpp"
+#include "cli/Launch.hpp"
+#include "cli/OptionChecks.hpp"
+#include "core/Diagnostics.hpp"
+#include "core/Log.hpp"
+#include "util/Strings.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace ddl::cli {
+namespace {
+
+void add_options(CLI::App& sub, RunArgs& a) {
+    sub.add_option("-n,--np", a.np, "Number of ranks (default: every slot); -np N works too")
+        ->check(CLI::Range(1, 1 << 20));
+    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
+    sub.add_option("--hostfile", a.hostfile, "Hostfile (openmpi/horovod/mpich) naming nodes of the cluster");
+    sub.add_option("--iface", a.iface, "Network interface for the TCP ring and NCCL (default: the spec's)");
+    sub.add_option("--port", a.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)")
+        ->check(CLI::Range(1024, 65535));
+    sub.add_option("--startup-timeout", a.startup_timeout_s, "Seconds for every rank to start")
+        ->check(k_seconds)
+        ->capture_default_str();
+    sub.add_option("-x,--env", a.env, "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub.add_flag("--container", a.container, "Start each rank inside its node's training container");
+    sub.add_option("command", a.command, "Program and arguments after --");
+}
+
+// The ranks as a step of the cluster's job: ddl becomes the scheduler's launcher (srun), which streams
+// the ranks' output, forwards signals and stops every rank when one fails (--kill-on-bad-exit).
+int run_as_job_step(const Invocation& inv, Context& ctx, const RunArgs& a) {
+    if (!a.hostfile.empty() || a.max_nodes > 0 || !a.iface.empty() || a.port > 0)
+        return inv.fail("on a slurm cluster the job's allocation decides the hosts; only -np and -x apply",
+                        exit_code::k_bad_input);
+    auto cmd = job_step_command(ctx, a.np, a.command, env_from_args(a.env));
+    if (!cmd) return inv.fail(cmd.error().message, exit_code::k_bad_input);
+    log::info("running " + printable_argv(*cmd));
+    for (const auto& name : cmd->env_unset)
+        unsetenv(name.c_str());
+    for (const auto& [name, value] : cmd->env_set)
+        setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& arg : cmd->argv)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    return inv.fail(std::string("cannot start srun: ") + std::strerror(errno), exit_code::k_failure);
+}
+
+int run(const Invocation& inv, const RunArgs& a) {
+    auto& ctx = *inv.cluster->ctx;
+    if (ranks_run_as_job_step(ctx.spec)) return run_as_job_step(inv, ctx, a);
+    auto prepared = prepare_launch(ctx, a);
+    if (!prepared) return inv.fail(prepared.error().message, exit_code::k_bad_input);
+    runtime::Launcher launcher(*prepared->transport);
+    auto result = launcher.run(prepared->opts);
+    if (!result) return inv.fail(result.error().message, exit_code::k_bad_input);
+    if (result->exit_code != 0) return inv.fail(result->message, exit_code::k_failure);
+    return exit_code::k_ok;
+}
+
+} // namespace
+
+CommandBody run_command() {
+    auto a = std::make_shared<RunArgs>();
+    return {.add_options = [a](CLI::App& sub) { add_options(sub, *a); },
+            .prepare = [a](Invocation& inv) { return take_command_words(inv, a->command, true); },
+            .cluster = [a] { return a->cluster; },
+            .action = [a](Invocation& inv) { return run(inv, *a); }};
+}
+
+} // namespace ddl::cli
