@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// Checks a Terraform module against the OpenStack provider's argument reference
-// (../shared/reference/openstack-provider-arguments.json, provider v3.4.0; rules in its README.md).
+// Checks a Terraform module against a provider's argument reference: by default the OpenStack one
+// (../shared/reference/openstack-provider-arguments.json, provider v3.4.0; rules in its README.md), or
+// with --reference tests/data/aws-provider-arguments.json the AWS one (provider v5.100.0, research in
+// docs/research/aws-research.md). The provider block checked is the reference's ("provider": "hashicorp/aws"
+// -> provider "aws").
 //
-//   node check_module.mjs [--reference FILE] [DIR_OR_FILE...]   default: src/targets/openstack/terraform/
+//   node check_module.mjs [--reference FILE] [DIR_OR_FILE...]   default: src/targets/<provider>/terraform/
 //       One line per problem, "file: resource TYPE.NAME: message", exit 1; else a summary, exit 0.
 //   node check_module.mjs --expect-fail FILE.tf...
 //       Each FILE is checked on its own and must fail with exactly the problems named by its
@@ -153,23 +156,54 @@ function scanStructure(text) {
 
 // ---- reference -------------------------------------------------------------------------------
 
+// Where each provider's credentials belong instead of the provider block.
+const CREDENTIALS_FROM = {
+  'terraform-provider-openstack/openstack': 'clouds.yaml or the environment',
+  'hashicorp/aws': 'the environment or the shared credentials files',
+};
+
+// The next major version a reference describes changes for: the N of its removed_in_Nx... or
+// arguments_removed_in_Nx keys (OpenStack: 3 from removed_in_3x; AWS: 6 from removed_in_6x_by_kind).
+function nextMajor(ref) {
+  for (const key of Object.keys(ref)) {
+    const m = /^(?:arguments_)?removed_in_(\d+)x(?:_by_kind)?$/.exec(key);
+    if (m) return m[1];
+  }
+  return null;
+}
+
 function loadReference(file) {
   const ref = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const removed = new Set(ref.removed_in_3x);
-  for (const list of Object.values(ref.removed_in_3x_by_kind ?? {})) for (const t of list) removed.add(t);
+  const major = nextMajor(ref);
+  const removedList = ref[`removed_in_${major}x`];
+  const removedByKind = ref[`removed_in_${major}x_by_kind`];
+  const removed = new Set(removedList);
+  for (const list of Object.values(removedByKind ?? {})) for (const t of list) removed.add(t);
   const computedOnlyNow = ref.arguments_settable_in_2_1_0_but_computed_only_in_3_4_0?.resources ?? {};
+  // Arguments the next major version removed (a module must not use them) or added (a module that must
+  // also work on this version cannot use them yet): {resources: {type: [arg]}, data_sources: ..., provider: [...]}.
+  const argsRemoved = ref[`arguments_removed_in_${major}x`] ?? {};
+  const argsAdded = ref[`arguments_added_in_${major}x`] ?? {};
+  const addedEverywhere = argsAdded.all_regional_resources_and_data_sources ?? [];
   return {
     ref,
+    name: ref.provider.split('/').pop(),
+    major,
+    credentialsFrom: CREDENTIALS_FROM[ref.provider] ?? 'the environment',
     removed,
     computedOnlyNow,
+    providerRemoved: new Set(argsRemoved.provider ?? []),
+    providerAdded: new Set(argsAdded.provider ?? []),
     kinds: {
       resource: {
-        schemas: ref.resources, removed: new Set(ref.removed_in_3x_by_kind?.resources ?? ref.removed_in_3x),
+        schemas: ref.resources, removed: new Set(removedByKind?.resources ?? removedList),
         all: new Set(ref.all_resource_types), meta: new Set(ref.meta_arguments.resource),
+        argsRemoved: argsRemoved.resources ?? {}, argsAdded: argsAdded.resources ?? {}, addedEverywhere,
       },
       data: {
-        schemas: ref.data_sources, removed: new Set(ref.removed_in_3x_by_kind?.data_sources ?? ref.removed_in_3x),
+        schemas: ref.data_sources, removed: new Set(removedByKind?.data_sources ?? removedList),
         all: new Set(ref.all_data_source_types), meta: new Set(ref.meta_arguments.data_source),
+        argsRemoved: argsRemoved.data_sources ?? {}, argsAdded: argsAdded.data_sources ?? {}, addedEverywhere,
       },
     },
   };
@@ -201,6 +235,9 @@ function checkLiteral(spec, value, where, report) {
       if (spec.min_value !== undefined && num < spec.min_value) report(`${where} = ${show(v)} is below the minimum ${spec.min_value}`);
       if (spec.max_value !== undefined && num > spec.max_value) report(`${where} = ${show(v)} is above the maximum ${spec.max_value}`);
     }
+    if (spec.max_length !== undefined && typeof v === 'string' && v.length > spec.max_length) {
+      report(`${where} is ${v.length} characters long, more than the maximum ${spec.max_length}`);
+    }
     if (spec.pattern && typeof v === 'string' && !new RegExp(spec.pattern).test(v)) {
       report(`${where} = ${show(v)} does not match ${spec.pattern}`);
     }
@@ -217,7 +254,9 @@ const LIFECYCLE_KEYS = new Set(['create_before_destroy', 'prevent_destroy', 'ign
 // Checks one body (a resource/data block, or one nested block) against its schema.
 //   json: the body as hcl2json gives it; src: the same body from scanStructure (may be null)
 //   args: the schema's arguments; top: {kind, typeSchema, type} for a resource/data body, else null
-function checkBody(json, src, args, where, report, top) {
+//   versions: {removed, added, major, version} (argument paths such as "cpu_options.core_count" that the
+//             next major version removed / added), or null
+function checkBody(json, src, args, where, report, top, versions = null) {
   const present = new Set();
   const dynamics = json.dynamic && typeof json.dynamic === 'object' ? json.dynamic : {};
   const srcAttrs = new Map((src?.attrs ?? []).map((a) => [a.name, a]));
@@ -241,7 +280,15 @@ function checkBody(json, src, args, where, report, top) {
       continue;
     }
     const spec = args[key];
-    if (!spec) { report(`unknown argument "${prefix}${key}"`); continue; }
+    if (!spec) {
+      const added = versions?.added.has(`${prefix}${key}`);
+      report(`unknown argument "${prefix}${key}"${added ? ` (added in provider ${versions.major}.x; not in ${versions.version})` : ''}`);
+      continue;
+    }
+    if (versions?.removed.has(`${prefix}${key}`)) {
+      report(`"${prefix}${key}" was removed in provider ${versions.major}.0`);
+      continue;
+    }
     if (!spec.settable) {
       const was = top && top.kind === 'resource' && (top.computedOnlyNow[top.type] ?? []).includes(key);
       report(`"${prefix}${key}" is computed-only and cannot be set${was ? ' (settable in 2.x, computed-only in 3.x)' : ''}`);
@@ -249,7 +296,8 @@ function checkBody(json, src, args, where, report, top) {
     }
     if (value === null) continue; // `x = null` is the same as leaving x out
     present.add(key);
-    if (spec.deprecated) report(`"${prefix}${key}" is deprecated: ${spec.deprecated}`);
+    if (spec.deprecated === true) report(`"${prefix}${key}" is deprecated`);
+    else if (spec.deprecated) report(`"${prefix}${key}" is deprecated: ${spec.deprecated}`);
     if (spec.type === 'block') {
       // Rule 5: blocks are written as blocks.
       if (!isBlockList(value) || srcAttrs.has(key)) {
@@ -258,7 +306,7 @@ function checkBody(json, src, args, where, report, top) {
       }
       value.forEach((b, idx) => {
         const srcBlock = srcBlocks.filter((s) => s.type === key)[idx] ?? null;
-        checkBody(b, srcBlock?.body ?? null, spec.block ?? {}, `${prefix}${key}`, report, null);
+        checkBody(b, srcBlock?.body ?? null, spec.block ?? {}, `${prefix}${key}`, report, null, versions);
       });
     } else {
       if (srcBlocks.some((s) => s.type === key) || (isBlockList(value) && value.length > 0 && !srcAttrs.has(key) && src)) {
@@ -289,7 +337,7 @@ function checkBody(json, src, args, where, report, top) {
       if (!isBlockList(d.content) || d.content.length !== 1) { report(`dynamic "${prefix}${name}": needs exactly one content block`); continue; }
       const srcDyn = srcBlocks.find((s) => s.type === 'dynamic' && s.labels[0] === name);
       const srcContent = srcDyn?.body.blocks.find((b) => b.type === 'content') ?? null;
-      checkBody(d.content[0], srcContent?.body ?? null, spec.block ?? {}, `${prefix}${name}`, report, null);
+      checkBody(d.content[0], srcContent?.body ?? null, spec.block ?? {}, `${prefix}${name}`, report, null, versions);
     }
   }
 
@@ -323,6 +371,21 @@ function checkBody(json, src, args, where, report, top) {
     }
     for (const other of spec.required_with ?? []) {
       if (!present.has(other.split('.')[0])) report(`"${prefix}${key}" requires "${prefix}${other}"`);
+    }
+  }
+  // exactly_one_of / at_least_one_of: one of the group must be set (two of an exactly_one_of group are
+  // also a conflicts_with pair, reported above).
+  const groups = new Map();
+  for (const spec of Object.values(args)) {
+    for (const [rule, list] of [['exactly', spec.exactly_one_of], ['at least', spec.at_least_one_of]]) {
+      if (!list?.length) continue;
+      const names = [...new Set(list.map((o) => o.split('.')[0]))].sort();
+      groups.set(`${rule} ${names.join(' ')}`, { rule, names });
+    }
+  }
+  for (const { rule, names } of groups.values()) {
+    if (!names.some((n) => present.has(n))) {
+      report(`${rule === 'exactly' ? 'exactly one' : 'at least one'} of ${names.map((n) => `"${prefix}${n}"`).join(', ')} must be set`);
     }
   }
 }
@@ -377,7 +440,7 @@ async function checkFiles(files, reference) {
             const label = `${kind === 'data' ? 'data' : 'resource'} ${type}.${name}`;
             const report = (msg) => problems.push(`${shown}: ${label}: ${msg}`);
             // Rule 1: a known, current type.
-            if (k.removed.has(type) || reference.removed.has(type)) { report(`${type} was removed in provider 3.0`); continue; }
+            if (k.removed.has(type) || reference.removed.has(type)) { report(`${type} was removed in provider ${reference.major}.0`); continue; }
             const typeSchema = k.schemas[type];
             if (!typeSchema) {
               report(k.all.has(type) ? `${type} is not covered by the argument reference` : `unknown ${kind === 'data' ? 'data source' : 'resource'} type ${type}`);
@@ -385,29 +448,42 @@ async function checkFiles(files, reference) {
             }
             const srcBlock = src.blocks.find((b) => b.type === kind && b.labels[0] === type && b.labels[1] === name);
             if (!srcBlock) report('block not found by the source scanner; how its keys are written is not checked');
+            const versions = {
+              removed: new Set(k.argsRemoved[type] ?? []),
+              added: new Set([...(k.argsAdded[type] ?? []), ...k.addedEverywhere]),
+              major: reference.major, version: reference.ref.version,
+            };
             checkBody(body, srcBlock?.body ?? null, typeSchema.arguments, '', report,
-              { kind, type, typeSchema, meta: k.meta, computedOnlyNow: reference.computedOnlyNow });
+              { kind, type, typeSchema, meta: k.meta, computedOnlyNow: reference.computedOnlyNow }, versions);
           }
         }
       }
     }
 
     // The provider block: provider arguments only, and no secrets.
-    for (const body of [].concat(json.provider?.openstack ?? [])) {
+    const pname = reference.name;
+    for (const body of [].concat(json.provider?.[pname] ?? [])) {
       blocks++;
-      const report = (msg) => problems.push(`${shown}: provider openstack: ${msg}`);
+      const report = (msg) => problems.push(`${shown}: provider ${pname}: ${msg}`);
       for (const [key, value] of Object.entries(body)) {
         if (key === 'alias') continue;
         const spec = reference.ref.provider_arguments[key];
-        if (!spec) report(`unknown provider argument "${key}"`);
-        else if (spec.sensitive) report(`"${key}" is a credential; it belongs in clouds.yaml or the environment, not in the module`);
-        else checkLiteral(spec, value, key, report);
+        if (!spec) {
+          const added = reference.providerAdded.has(key);
+          report(`unknown provider argument "${key}"${added ? ` (added in provider ${reference.major}.x; not in ${reference.ref.version})` : ''}`);
+        } else if (spec.sensitive) report(`"${key}" is a credential; it belongs in ${reference.credentialsFrom}, not in the module`);
+        else if (spec.type === 'block') {
+          if (!isBlockList(value)) { report(`"${key}" is a block; write "${key} { ... }", not "${key} = ..."`); continue; }
+          for (const b of value) {
+            for (const k of Object.keys(b)) if (reference.providerRemoved.has(`${key}.${k}`)) report(`"${key}.${k}" was removed in provider ${reference.major}.0`);
+          }
+        } else checkLiteral(spec, value, key, report);
       }
     }
     const rp = [].concat(json.terraform ?? []).flatMap((t) => [].concat(t.required_providers ?? []));
     for (const p of rp) {
-      if (p.openstack && p.openstack.source !== reference.ref.provider) {
-        problems.push(`${shown}: terraform: required provider openstack has source ${show(p.openstack.source)}, expected ${show(reference.ref.provider)}`);
+      if (p[pname] && p[pname].source !== reference.ref.provider) {
+        problems.push(`${shown}: terraform: required provider ${pname} has source ${show(p[pname].source)}, expected ${show(reference.ref.provider)}`);
       }
     }
 
@@ -431,7 +507,7 @@ async function checkFiles(files, reference) {
           const m = /^var\.([A-Za-z0-9_-]+)/.exec(r);
           if (m) { used.add(m[1]); uses.push({ file: shown, what, name: m[1] }); }
           const type = r.replace(/^data\./, '').split('.')[0];
-          if (reference.removed.has(type)) problems.push(`${shown}: ${what}: references ${type}, removed in provider 3.0`);
+          if (reference.removed.has(type)) problems.push(`${shown}: ${what}: references ${type}, removed in provider ${reference.major}.0`);
         }
       }
     }
@@ -472,7 +548,7 @@ for (let a = 0; a < argv.length; a++) {
 const reference = loadReference(referenceFile);
 
 if (!expectFail) {
-  const dirs = targets.length ? targets : [path.join(repoRoot, 'src', 'targets', 'openstack', 'terraform')];
+  const dirs = targets.length ? targets : [path.join(repoRoot, 'src', 'targets', reference.name, 'terraform')];
   const files = dirs.flatMap(tfFiles);
   if (files.length === 0) { console.error(`check_module: no .tf files in ${dirs.join(' ')}`); process.exit(2); }
   const { problems, blocks, variables } = await checkFiles(files, reference);
