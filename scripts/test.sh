@@ -2,8 +2,8 @@
 # The README's test command: installs what is missing (Debian packages), then
 #  1. builds with warnings as errors and AddressSanitizer+UndefinedBehaviorSanitizer, runs the unit tests
 #     (every test labelled `unit`: C++ units, golden files, playbook and Terraform module checks);
-#  2. checks clang-format on the sources; runs each libFuzzer target for 30 s (tests/fuzz/run.sh), two at
-#     a time;
+#  2. checks clang-format on the sources and clang-tidy (.clang-tidy) on src/; runs each libFuzzer target
+#     for 30 s (tests/fuzz/run.sh), two at a time;
 #  3. builds with warnings as errors (optimized, no unit-test programs: they ran under the sanitizers) and
 #     runs the e2e suites on the local target (root needed), two at a time where they share nothing
 #     (tests/e2e/CMakeLists.txt holds the resource locks and why two).
@@ -62,6 +62,7 @@ stage "unit tests under ASan+UBSan" asan_units
 
 clang_format() { git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror; }
 stage "clang-format" clang_format
+stage "clang-tidy over src/ (.clang-tidy)" env JOBS="$jobs" scripts/clang-tidy.sh build-asan
 
 stage "fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)" env FUZZ_JOBS="$jobs" tests/fuzz/run.sh 30
 

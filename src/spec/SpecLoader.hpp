@@ -18,7 +18,7 @@ struct SpecLoadResult {
 class SpecLoader {
 public:
     // Largest spec accepted; bigger files are refused before parsing.
-    static constexpr std::size_t k_max_bytes = 1024 * 1024;
+    static constexpr std::size_t k_max_bytes = std::size_t{1024} * 1024;
 
     // check_files: files the spec names on this machine (private keys) must exist and be readable. Off for
     // the spec stored with a deployed cluster, so a key moved later does not lock its cluster out of
