@@ -2,8 +2,9 @@
 # The README's test command: installs what is missing (Debian packages), then
 #  1. builds with warnings as errors and AddressSanitizer+UndefinedBehaviorSanitizer, runs the unit tests
 #     (every test labelled `unit`: C++ units, golden files, playbook and Terraform module checks);
-#  2. checks clang-format on the sources and clang-tidy (.clang-tidy) on src/; runs each libFuzzer target
-#     for 30 s (tests/fuzz/run.sh), two at a time;
+#  2. checks clang-format on the sources; starts clang-tidy (.clang-tidy) over src/ in the background at
+#     the lowest priority (waited for at the end); runs each libFuzzer target for 30 s (tests/fuzz/run.sh),
+#     two at a time;
 #  3. builds with warnings as errors (optimized, no unit-test programs: they ran under the sanitizers) and
 #     runs the e2e suites on the local target (root needed), two at a time where they share nothing
 #     (tests/e2e/CMakeLists.txt holds the resource locks and why two).
@@ -32,6 +33,8 @@ stage() {
 
 print_table() {
   local rc=$? i out=""
+  # A run that stops early leaves no background clang-tidy behind.
+  [ -n "${tidy_pid:-}" ] && kill -- -"$tidy_pid" 2>/dev/null || true
   out+=$'\n'"== stages (wall time, seconds)"$'\n'
   for i in "${!stage_names[@]}"; do
     out+=$(printf '%6d  %s' "${stage_secs[$i]}" "${stage_names[$i]}")$'\n'
@@ -62,7 +65,11 @@ stage "unit tests under ASan+UBSan" asan_units
 
 clang_format() { git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror; }
 stage "clang-format" clang_format
-stage "clang-tidy over src/ (.clang-tidy)" env JOBS="$jobs" scripts/clang-tidy.sh build-asan
+# clang-tidy parses every source again (~10 s each here): it runs in the background at the lowest
+# priority from here on, on the cycles the fuzzers and e2e suites leave idle, and is waited for at the end.
+tidy_log=build-asan/clang-tidy.log
+setsid nice -n 19 env JOBS=1 scripts/clang-tidy.sh build-asan >"$tidy_log" 2>&1 &
+tidy_pid=$!
 
 stage "fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)" env FUZZ_JOBS="$jobs" tests/fuzz/run.sh 30
 
@@ -77,3 +84,11 @@ e2e() {
   ctest --test-dir build-ci -L e2e --output-on-failure -j "$e2e_jobs" --output-junit "$PWD/build-ci/e2e-junit.xml"
 }
 stage "e2e suites on the local target" e2e
+
+tidy_wait() {
+  local rc=0
+  wait "$tidy_pid" || rc=$?
+  cat "$tidy_log"
+  return $rc
+}
+stage "clang-tidy over src/ (.clang-tidy; waiting for the background run)" tidy_wait

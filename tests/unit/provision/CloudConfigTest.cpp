@@ -9,7 +9,8 @@ using namespace ddl;
 
 namespace {
 
-struct Rig {
+// A clouds.yaml search as openstacksdk does it, over files and variables of the test's own.
+struct CloudFiles {
     TempDir dir;
     std::map<std::string, std::string> env;
     CloudConfig::Sources sources() {
@@ -40,7 +41,7 @@ const char* k_password_cloud = R"(clouds:
 
 TEST_CASE("clouds.yaml is searched as openstacksdk does: OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack, "
           "/etc/openstack") {
-    Rig rig;
+    CloudFiles rig;
     rig.env["OS_CLIENT_CONFIG_FILE"] = "/x/my.yaml";
     auto paths = CloudConfig::search_paths(rig.sources());
     REQUIRE(paths.size() >= 5);
@@ -51,7 +52,7 @@ TEST_CASE("clouds.yaml is searched as openstacksdk does: OS_CLIENT_CONFIG_FILE, 
 }
 
 TEST_CASE("the first clouds.yaml found wins and its entry gives password auth") {
-    Rig rig;
+    CloudFiles rig;
     rig.write("home/.config/openstack/clouds.yaml", k_password_cloud);
     rig.write("cwd/clouds.yaml",
               std::string(k_password_cloud).replace(std::string(k_password_cloud).find("alice"), 5, "bob"));
@@ -69,7 +70,7 @@ TEST_CASE("the first clouds.yaml found wins and its entry gives password auth") 
 }
 
 TEST_CASE("secure.yaml is merged over clouds.yaml, as openstacksdk keeps passwords apart") {
-    Rig rig;
+    CloudFiles rig;
     std::string text = k_password_cloud;
     text.replace(text.find("      password: s3cret-planted\n"), 30, "");
     rig.write("cwd/clouds.yaml", text);
@@ -81,7 +82,7 @@ TEST_CASE("secure.yaml is merged over clouds.yaml, as openstacksdk keeps passwor
 }
 
 TEST_CASE("application credentials are read with their id and secret") {
-    Rig rig;
+    CloudFiles rig;
     rig.write("home/.config/openstack/clouds.yaml", R"(clouds:
   lab:
     auth_type: v3applicationcredential
@@ -101,7 +102,7 @@ TEST_CASE("application credentials are read with their id and secret") {
 }
 
 TEST_CASE("a missing cloud names the file, the clouds it has and a close match") {
-    Rig rig;
+    CloudFiles rig;
     rig.write("cwd/clouds.yaml", k_password_cloud);
     auto c = CloudConfig::load("lba", rig.sources());
     REQUIRE_FALSE(c.ok());
@@ -111,7 +112,7 @@ TEST_CASE("a missing cloud names the file, the clouds it has and a close match")
 }
 
 TEST_CASE("no clouds.yaml anywhere says where it looked and how to get one") {
-    Rig rig;
+    CloudFiles rig;
     rig.env["OS_CLIENT_CONFIG_FILE"] = rig.dir.path() + "/nope.yaml";
     auto c = CloudConfig::load("lab", rig.sources());
     REQUIRE_FALSE(c.ok());
@@ -120,7 +121,7 @@ TEST_CASE("no clouds.yaml anywhere says where it looked and how to get one") {
 }
 
 TEST_CASE("an entry without what its auth type needs lists every missing key") {
-    Rig rig;
+    CloudFiles rig;
     rig.write("cwd/clouds.yaml", "clouds:\n  lab:\n    auth:\n      username: a\n");
     auto c = CloudConfig::load("lab", rig.sources());
     REQUIRE_FALSE(c.ok());
@@ -130,7 +131,7 @@ TEST_CASE("an entry without what its auth type needs lists every missing key") {
 }
 
 TEST_CASE("OS_CACERT is used when the entry names no cacert, and must be readable") {
-    Rig rig;
+    CloudFiles rig;
     rig.write("cwd/clouds.yaml", k_password_cloud);
     rig.env["OS_CACERT"] = rig.dir.path() + "/missing-ca.pem";
     auto c = CloudConfig::load("lab", rig.sources());
