@@ -34,6 +34,7 @@ std::vector<std::string> openssh_argv(const Context& ctx, const NodeState& n,
 
 void exec_openssh(std::vector<std::string> argv, const std::string& who) {
     std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
     for (auto& s : argv)
         cargv.push_back(s.data());
     cargv.push_back(nullptr);

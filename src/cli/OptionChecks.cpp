@@ -12,7 +12,7 @@ const CLI::Validator k_seconds(
     [](std::string& v) {
         auto n = parse_int(v);
         if (!n) return std::string("must be a whole number of seconds, e.g. 90 (got \"" + v + "\")");
-        if (*n < 1 || *n > 7 * 86400) return std::string("must be between 1 and 604800 seconds (7 days)");
+        if (*n < 1 || *n > 7L * 86400) return std::string("must be between 1 and 604800 seconds (7 days)");
         return std::string();
     },
     "SECONDS");

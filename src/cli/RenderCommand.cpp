@@ -35,7 +35,7 @@ void add_options(CLI::App& sub, RenderArgs& a) {
 Result<std::string> public_key_for_render(const std::string& state_dir, const Spec& spec,
                                           const std::string& given) {
     if (!given.empty()) {
-        auto text = read_file_limited(given, 64 * 1024);
+        auto text = read_file_limited(given, std::size_t{64} * 1024);
         if (!text) return Error{"--public-key " + given + ": " + text.error().message};
         return parse_openssh_public_key(*text, "--public-key " + given);
     }

@@ -99,7 +99,7 @@ Result<nlohmann::json> registry_login_vars(const Context& ctx) {
     if (!file.empty()) {
         if (!path_exists(file))
             return Error{"DDL_REGISTRY_PASSWORD_FILE names " + file + ", which does not exist"};
-        if (auto text = read_file_limited(file, 64 * 1024); text)
+        if (auto text = read_file_limited(file, std::size_t{64} * 1024); text)
             log::register_secret(trim(*text));
         else
             return Error{"cannot read DDL_REGISTRY_PASSWORD_FILE " + file + ": " + text.error().message};

@@ -84,7 +84,7 @@ const char* backend_kind_name(BackendKind kind) {
 ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
     CommOptions opts;
     std::vector<std::string> errors;
-    auto check = [&](ddl::Status st) {
+    auto check = [&](const ddl::Status& st) {
         if (!st) errors.push_back(st.error().message);
     };
     bool from_slurm = false;

@@ -85,6 +85,98 @@ int total_slots(const std::vector<HostfileEntry>& entries) {
     return total;
 }
 
+namespace {
+
+enum class HostParse { ok, bad, skip };
+
+// The host part of a line: a name, an IPv4 address, an IPv6 address alone or in brackets, with MPICH's
+// ":N" slot count. skip: the line cannot be read further.
+HostParse parse_host_spec(const std::string& spec, const std::string& where, HostfileEntry& entry,
+                          std::optional<int>& mpich_count, std::vector<std::string>& errors) {
+    bool bad = false;
+    if (spec.front() == '[') {
+        const auto close = spec.find(']');
+        if (close == std::string::npos) {
+            errors.push_back(where + "'" + spec + "' has no closing ']'");
+            return HostParse::skip;
+        }
+        entry.host = spec.substr(1, close - 1);
+        const std::string rest = spec.substr(close + 1);
+        if (!is_ipv6(entry.host)) {
+            errors.push_back(where + "'" + entry.host + "' in brackets is not an IPv6 address");
+            bad = true;
+        }
+        if (!rest.empty()) {
+            if (rest.front() != ':' || !(mpich_count = parse_count(rest.substr(1)))) {
+                errors.push_back(where + "expected ':N' with N a slot count >= 1 after ']' (got '" + rest +
+                                 "')");
+                bad = true;
+            }
+        }
+    } else {
+        const auto colons = std::count(spec.begin(), spec.end(), ':');
+        if (colons == 1) {
+            const auto colon = spec.find(':');
+            entry.host = spec.substr(0, colon);
+            mpich_count = parse_count(spec.substr(colon + 1));
+            if (!mpich_count) {
+                errors.push_back(where + "'" + spec.substr(colon + 1) +
+                                 "' after ':' is not a slot count >= 1");
+                bad = true;
+            }
+        } else if (colons > 1) {
+            entry.host = spec;
+            if (!is_ipv6(spec)) {
+                errors.push_back(where + "'" + spec +
+                                 "' is not an IPv6 address (write an IPv6 address with a count as [addr]:N)");
+                bad = true;
+            }
+        } else {
+            entry.host = spec;
+        }
+    }
+    return bad ? HostParse::bad : HostParse::ok;
+}
+
+// The key=value options after the host (Open MPI's slots and max_slots). False when one is bad.
+bool parse_host_options(const std::vector<std::string>& toks, const std::string& where, HostfileEntry& entry,
+                        const std::optional<int>& mpich_count, std::vector<std::string>& errors) {
+    bool bad = false;
+    for (std::size_t i = 1; i < toks.size(); ++i) {
+        const auto eq = toks[i].find('=');
+        const std::string key = toks[i].substr(0, eq);
+        const std::string value = eq == std::string::npos ? "" : toks[i].substr(eq + 1);
+        if (eq == std::string::npos) {
+            errors.push_back(where + "expected key=value after the host, got '" + toks[i] + "'");
+            bad = true;
+        } else if (key == "slots") {
+            auto n = parse_count(value);
+            if (!n)
+                errors.push_back(where + "slots must be an integer >= 1 (got '" + value + "')");
+            else if (mpich_count)
+                errors.push_back(where + "slot count given twice (':N' and slots=)");
+            else
+                entry.slots = *n;
+            bad = bad || !n || mpich_count.has_value();
+        } else if (key == "max_slots" || key == "max-slots") {
+            auto n = parse_count(value);
+            if (!n)
+                errors.push_back(where + key + " must be an integer >= 1 (got '" + value + "')");
+            else
+                entry.max_slots = *n;
+            bad = bad || !n;
+        } else {
+            auto hint = closest_match(key, {"slots", "max_slots"});
+            errors.push_back(where + "unknown key '" + key + "'" +
+                             (hint ? " (did you mean '" + *hint + "'?)" : ""));
+            bad = true;
+        }
+    }
+    return !bad;
+}
+
+} // namespace
+
 ddl::Result<std::vector<HostfileEntry>> parse_hostfile(std::string_view text, const std::string& source) {
     std::vector<HostfileEntry> entries;
     std::vector<std::string> errors;
@@ -97,51 +189,10 @@ ddl::Result<std::vector<HostfileEntry>> parse_hostfile(std::string_view text, co
         auto toks = tokens(line);
         HostfileEntry entry;
         entry.line = line_no;
-        std::string spec = toks[0];
         std::optional<int> mpich_count;
-        bool bad = false;
-        if (spec.front() == '[') {
-            const auto close = spec.find(']');
-            if (close == std::string::npos) {
-                errors.push_back(where + "'" + spec + "' has no closing ']'");
-                continue;
-            }
-            entry.host = spec.substr(1, close - 1);
-            const std::string rest = spec.substr(close + 1);
-            if (!is_ipv6(entry.host)) {
-                errors.push_back(where + "'" + entry.host + "' in brackets is not an IPv6 address");
-                bad = true;
-            }
-            if (!rest.empty()) {
-                if (rest.front() != ':' || !(mpich_count = parse_count(rest.substr(1)))) {
-                    errors.push_back(where + "expected ':N' with N a slot count >= 1 after ']' (got '" +
-                                     rest + "')");
-                    bad = true;
-                }
-            }
-        } else {
-            const auto colons = std::count(spec.begin(), spec.end(), ':');
-            if (colons == 1) {
-                const auto colon = spec.find(':');
-                entry.host = spec.substr(0, colon);
-                mpich_count = parse_count(spec.substr(colon + 1));
-                if (!mpich_count) {
-                    errors.push_back(where + "'" + spec.substr(colon + 1) +
-                                     "' after ':' is not a slot count >= 1");
-                    bad = true;
-                }
-            } else if (colons > 1) {
-                entry.host = spec;
-                if (!is_ipv6(spec)) {
-                    errors.push_back(
-                        where + "'" + spec +
-                        "' is not an IPv6 address (write an IPv6 address with a count as [addr]:N)");
-                    bad = true;
-                }
-            } else {
-                entry.host = spec;
-            }
-        }
+        const HostParse host = parse_host_spec(toks[0], where, entry, mpich_count, errors);
+        if (host == HostParse::skip) continue;
+        bool bad = host == HostParse::bad;
         if (!bad && entry.host.empty()) {
             errors.push_back(where + "missing host name");
             bad = true;
@@ -151,36 +202,7 @@ ddl::Result<std::vector<HostfileEntry>> parse_hostfile(std::string_view text, co
             bad = true;
         }
         if (mpich_count) entry.slots = *mpich_count;
-        for (std::size_t i = 1; i < toks.size(); ++i) {
-            const auto eq = toks[i].find('=');
-            const std::string key = toks[i].substr(0, eq);
-            const std::string value = eq == std::string::npos ? "" : toks[i].substr(eq + 1);
-            if (eq == std::string::npos) {
-                errors.push_back(where + "expected key=value after the host, got '" + toks[i] + "'");
-                bad = true;
-            } else if (key == "slots") {
-                auto n = parse_count(value);
-                if (!n)
-                    errors.push_back(where + "slots must be an integer >= 1 (got '" + value + "')");
-                else if (mpich_count)
-                    errors.push_back(where + "slot count given twice (':N' and slots=)");
-                else
-                    entry.slots = *n;
-                bad = bad || !n || mpich_count.has_value();
-            } else if (key == "max_slots" || key == "max-slots") {
-                auto n = parse_count(value);
-                if (!n)
-                    errors.push_back(where + key + " must be an integer >= 1 (got '" + value + "')");
-                else
-                    entry.max_slots = *n;
-                bad = bad || !n;
-            } else {
-                auto hint = closest_match(key, {"slots", "max_slots"});
-                errors.push_back(where + "unknown key '" + key + "'" +
-                                 (hint ? " (did you mean '" + *hint + "'?)" : ""));
-                bad = true;
-            }
-        }
+        if (!parse_host_options(toks, where, entry, mpich_count, errors)) bad = true;
         if (!bad && entry.max_slots && *entry.max_slots < entry.slots) {
             errors.push_back(where + "max_slots=" + std::to_string(*entry.max_slots) +
                              " is below slots=" + std::to_string(entry.slots));

@@ -99,6 +99,32 @@ std::string seconds_text(std::chrono::milliseconds d) {
     return buf;
 }
 
+// Sends `sig` to every rank that started and has not exited.
+void signal_running(std::vector<std::unique_ptr<RankHandle>>& handles, const std::vector<bool>& exited,
+                    int sig) {
+    for (std::size_t r = 0; r < handles.size(); ++r)
+        if (handles[r] && !exited[r]) handles[r]->kill(sig);
+}
+
+// The hosts of ranks that have not reported being started.
+std::vector<std::string> hosts_not_started(const std::vector<RankAssignment>& ranks,
+                                           const std::vector<bool>& started) {
+    std::set<std::string> late;
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+        if (!started[r]) late.insert(ranks[r].host);
+    return {late.begin(), late.end()};
+}
+
+// "R (host)" for every rank that started and has not exited.
+std::vector<std::string> ranks_running(const std::vector<RankAssignment>& ranks,
+                                       const std::vector<std::unique_ptr<RankHandle>>& handles,
+                                       const std::vector<bool>& exited) {
+    std::vector<std::string> out;
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+        if (handles[r] && !exited[r]) out.push_back(std::to_string(r) + " (" + ranks[r].host + ")");
+    return out;
+}
+
 int exit_code_for(const RankExit& e) {
     if (e.host_lost) return 1;
     if (e.term_signal != 0) return 128 + e.term_signal;
@@ -121,6 +147,7 @@ ddl::Result<std::vector<RankAssignment>> assign_ranks(const std::vector<Hostfile
     if (np == 0) np = total;
     if (np > total) {
         std::vector<std::string> slots;
+        slots.reserve(hosts.size());
         for (const auto& h : hosts)
             slots.push_back(h.host + ": " + std::to_string(h.slots));
         return ddl::Error{"-np " + std::to_string(np) + " is more than the " + std::to_string(total) +
@@ -161,6 +188,26 @@ std::map<std::string, std::string> rank_environment(const LaunchOptions& opts, c
     return env;
 }
 
+std::optional<LaunchResult> Launcher::start_ranks(const std::vector<RankAssignment>& ranks,
+                                                  const LaunchOptions& opts, const std::string& master,
+                                                  RankEvents& events,
+                                                  std::vector<std::unique_ptr<RankHandle>>& handles,
+                                                  int& alive) {
+    const int n = static_cast<int>(ranks.size());
+    for (const auto& a : ranks) {
+        RankStart rs{a.rank, a.host, rank_environment(opts, a, n, master), opts.argv};
+        auto h = m_transport.start(rs, events);
+        if (!h)
+            return LaunchResult{1,
+                                "rank " + std::to_string(a.rank) + " on " + a.host +
+                                    " could not start: " + h.error().message,
+                                a.rank, a.host};
+        handles[static_cast<std::size_t>(a.rank)] = std::move(*h);
+        ++alive;
+    }
+    return std::nullopt;
+}
+
 ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
     if (opts.argv.empty()) return ddl::Error{"no program given to run"};
     auto ranks = assign_ranks(opts.hosts, opts.np);
@@ -185,28 +232,16 @@ ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
     auto begin_stop = [&](int signal) {
         if (stop_at) return;
         stop_at = Clock::now();
-        for (int r = 0; r < n; ++r)
-            if (handles[static_cast<std::size_t>(r)] && !exited[static_cast<std::size_t>(r)])
-                handles[static_cast<std::size_t>(r)]->kill(signal);
+        signal_running(handles, exited, signal);
     };
     auto fail = [&](int rank, const std::string& host, const std::string& message, int code) {
         if (result.exit_code != 0) return; // the first failure is the one to report
         result = LaunchResult{code, message, rank, host};
     };
 
-    for (const auto& a : *ranks) {
-        RankStart rs{a.rank, a.host, rank_environment(opts, a, n, master), opts.argv};
-        auto h = m_transport.start(rs, events);
-        if (!h) {
-            fail(a.rank, a.host,
-                 "rank " + std::to_string(a.rank) + " on " + a.host +
-                     " could not start: " + h.error().message,
-                 1);
-            begin_stop(SIGTERM);
-            break;
-        }
-        handles[static_cast<std::size_t>(a.rank)] = std::move(*h);
-        ++alive;
+    if (auto failed = start_ranks(*ranks, opts, master, events, handles, alive)) {
+        result = *failed;
+        begin_stop(SIGTERM);
     }
 
     while (alive > 0) {
@@ -243,31 +278,22 @@ ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
             begin_stop(sig);
         }
         if (!stop_at && now - start_time > opts.startup_timeout) {
-            std::set<std::string> late;
-            for (int r = 0; r < n; ++r)
-                if (!started[static_cast<std::size_t>(r)])
-                    late.insert((*ranks)[static_cast<std::size_t>(r)].host);
-            if (!late.empty()) {
-                fail(-1, *late.begin(),
+            if (auto late = hosts_not_started(*ranks, started); !late.empty()) {
+                fail(-1, late.front(),
                      "ranks did not start within " + seconds_text(opts.startup_timeout) +
-                         " s on: " + join(std::vector<std::string>(late.begin(), late.end()), ", "),
+                         " s on: " + join(late, ", "),
                      1);
                 begin_stop(SIGTERM);
             }
         }
         if (stop_at && !killed && now - *stop_at > opts.kill_grace) {
             killed = true;
-            for (int r = 0; r < n; ++r)
-                if (handles[static_cast<std::size_t>(r)] && !exited[static_cast<std::size_t>(r)])
-                    handles[static_cast<std::size_t>(r)]->kill(SIGKILL);
+            signal_running(handles, exited, SIGKILL);
         }
         if (stop_at && killed && now - *stop_at > opts.kill_grace + std::chrono::seconds(2)) {
-            std::vector<std::string> stuck;
-            for (int r = 0; r < n; ++r)
-                if (handles[static_cast<std::size_t>(r)] && !exited[static_cast<std::size_t>(r)])
-                    stuck.push_back(std::to_string(r) + " (" + (*ranks)[static_cast<std::size_t>(r)].host +
-                                    ")");
-            print("ddl: ranks " + join(stuck, ", ") + " did not stop; giving up on them", OutputStream::err);
+            print("ddl: ranks " + join(ranks_running(*ranks, handles, exited), ", ") +
+                      " did not stop; giving up on them",
+                  OutputStream::err);
             break;
         }
     }

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,12 @@ public:
     [[nodiscard]] ddl::Result<LaunchResult> run(const LaunchOptions& opts);
 
 private:
+    // Starts every rank in order until one cannot start; that failure, or nullopt when all started.
+    std::optional<LaunchResult> start_ranks(const std::vector<RankAssignment>& ranks,
+                                            const LaunchOptions& opts, const std::string& master,
+                                            RankEvents& events,
+                                            std::vector<std::unique_ptr<RankHandle>>& handles, int& alive);
+
     RankTransport& m_transport;
 };
 

@@ -162,10 +162,12 @@ ddl::Result<std::unique_ptr<RankHandle>> LocalTransport::start(const RankStart& 
     for (const auto& [k, v] : start.env)
         env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
+    envp.reserve(env_strings.size() + 1);
     for (auto& s : env_strings)
         envp.push_back(s.data());
     envp.push_back(nullptr);
     std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
     for (auto& s : argv)
         cargv.push_back(s.data());
     cargv.push_back(nullptr);

@@ -15,7 +15,7 @@ namespace {
 
 int millis_until(Clock::time_point deadline) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1000 * 60 * 60));
+    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1000LL * 60 * 60));
 }
 
 // Waits until fd is ready for `events`; false on timeout.

@@ -54,7 +54,7 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
                           "keys in " + (path.empty() ? std::string("the spec") : path) + " must be names");
             continue;
         }
-        const std::string key = key_node.Scalar();
+        const std::string& key = key_node.Scalar();
         if (!seen.insert(key).second) {
             m_diags.error(pos(key_node), "key \"" + join_path(path, key) + "\" is given twice",
                           "remove one of them; YAML keeps only one and ddl will not guess which");

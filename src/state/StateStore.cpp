@@ -159,7 +159,7 @@ std::optional<std::string> StateStore::lock_holder(const std::string& cluster) c
     char id[64];
     std::snprintf(id, sizeof id, "%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev),
                   static_cast<unsigned long long>(st.st_ino));
-    auto locks = read_file_limited("/proc/locks", 4 * 1024 * 1024);
+    auto locks = read_file_limited("/proc/locks", std::size_t{4} * 1024 * 1024);
     if (!locks) return std::nullopt;
     for (const auto& line : split(*locks, '\n')) {
         std::istringstream words(line);

@@ -59,6 +59,25 @@ std::string diagnostic_text(const TerraformEvent& e) {
 
 } // namespace
 
+// A warning is kept as a line; an error goes to the failed resource it names (or waits for it).
+void TerraformStream::record_diagnostic(const TerraformEvent& e) {
+    if (e.severity == "warning") {
+        m_warnings.push_back(e.resource.empty() ? diagnostic_text(e)
+                                                : e.resource + ": " + diagnostic_text(e));
+        return;
+    }
+    if (e.severity != "error") return;
+    if (!e.resource.empty()) {
+        for (auto& f : m_errored) {
+            if (f.resource == e.resource && f.message.empty()) {
+                f.message = diagnostic_text(e);
+                return;
+            }
+        }
+    }
+    m_unmatched.push_back({e.resource, "", diagnostic_text(e)});
+}
+
 std::optional<TerraformEvent> TerraformStream::feed_line(std::string_view line) {
     std::string text = trim(line);
     if (text.empty()) return std::nullopt;
@@ -93,23 +112,7 @@ std::optional<TerraformEvent> TerraformStream::feed_line(std::string_view line) 
         e.summary = str(d, "summary");
         e.detail = str(d, "detail");
         e.resource = str(d, "address");
-        if (e.severity == "warning") {
-            m_warnings.push_back(e.resource.empty() ? diagnostic_text(e)
-                                                    : e.resource + ": " + diagnostic_text(e));
-            break;
-        }
-        if (e.severity != "error") break;
-        bool matched = false;
-        if (!e.resource.empty()) {
-            for (auto& f : m_errored) {
-                if (f.resource == e.resource && f.message.empty()) {
-                    f.message = diagnostic_text(e);
-                    matched = true;
-                    break;
-                }
-            }
-        }
-        if (!matched) m_unmatched.push_back({e.resource, "", diagnostic_text(e)});
+        record_diagnostic(e);
         break;
     }
     case K::planned_change: {

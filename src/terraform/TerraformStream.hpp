@@ -78,6 +78,7 @@ public:
     std::string failure_text() const;
 
 private:
+    void record_diagnostic(const TerraformEvent& e);
     std::map<std::string, TerraformResourceProgress> m_resources;
     std::vector<TerraformFailure> m_errored;   // from apply_errored, message filled by a diagnostic
     std::vector<TerraformFailure> m_unmatched; // error diagnostics of no errored resource

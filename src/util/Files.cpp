@@ -30,7 +30,8 @@ Result<std::string> read_file_limited(const std::string& path, std::size_t limit
         out.append(buf, static_cast<std::size_t>(n));
         if (out.size() > limit) {
             close(fd);
-            return Error{path + " is larger than " + std::to_string(limit / (1024 * 1024)) + " MiB"};
+            return Error{path + " is larger than " + std::to_string(limit / (std::size_t{1024} * 1024)) +
+                         " MiB"};
         }
     }
     close(fd);

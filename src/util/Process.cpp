@@ -2,6 +2,7 @@
 
 #include "util/Strings.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,7 @@ std::vector<std::string> build_env(const Command& cmd) {
     for (const auto& [k, v] : cmd.env_set)
         env[k] = v;
     std::vector<std::string> out;
+    out.reserve(env.size());
     for (const auto& [k, v] : env)
         out.push_back(k + "=" + v);
     return out;
@@ -97,6 +99,53 @@ std::string find_in_path(const std::string& name) {
     return "";
 }
 
+namespace {
+
+// In the forked child: its own process group, killed with ddl, the pipes as 0/1/2, then the program. Only
+// async-signal-safe calls; a failure is reported as errno through `exec_fd`.
+[[noreturn]] void exec_child(const Command& cmd, const std::string& program, char* const* argv,
+                             char* const* envp, pid_t parent, std::array<int, 3> stdio, int exec_fd) {
+    setpgid(0, 0);
+    // A ddl killed outright (SIGKILL, OOM) must not leave e.g. ansible-playbook running on against a
+    // cluster the next ddl command will work on. Daemons the child starts (sshd) fork away from
+    // this and are unaffected. run() waits in the forking thread, which is what the kernel watches.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(stdio[0], 0);
+    dup2(stdio[1], 1);
+    dup2(stdio[2], 2);
+    signal(SIGPIPE, SIG_DFL);
+    if (!cmd.cwd.empty() && chdir(cmd.cwd.c_str()) != 0) {
+        int e = errno;
+        (void)!write(exec_fd, &e, sizeof e);
+        _exit(127);
+    }
+    if (!program.empty()) execve(program.c_str(), argv, envp);
+    int e = program.empty() ? ENOENT : errno;
+    (void)!write(exec_fd, &e, sizeof e);
+    _exit(127);
+}
+
+// Hands every complete line of `out` from `line_start` on to `sink`.
+void feed_lines(const std::string& out, std::size_t& line_start,
+                const std::function<void(const std::string&)>& sink) {
+    for (auto nl = out.find('\n', line_start); nl != std::string::npos; nl = out.find('\n', line_start)) {
+        sink(out.substr(line_start, nl - line_start));
+        line_start = nl + 1;
+    }
+}
+
+void record_status(ProcessResult& result, int status) {
+    if (WIFEXITED(status)) {
+        result.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        result.exit_code = -1;
+        result.term_signal = WTERMSIG(status);
+    }
+}
+
+} // namespace
+
 Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     if (cmd.argv.empty()) return Error{"empty command"};
     {
@@ -109,6 +158,8 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
         return errno_error("pipe");
     auto env_strings = build_env(cmd);
     std::vector<char*> envp, argv;
+    envp.reserve(env_strings.size() + 1);
+    argv.reserve(cmd.argv.size() + 1);
     for (auto& e : env_strings)
         envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -123,46 +174,24 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return errno_error("fork");
-    if (pid == 0) {
-        setpgid(0, 0);
-        // A ddl killed outright (SIGKILL, OOM) must not leave e.g. ansible-playbook running on against a
-        // cluster the next ddl command will work on. Daemons the child starts (sshd) fork away from
-        // this and are unaffected. run() waits in the forking thread, which is what the kernel watches.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(127);
-        dup2(in_pipe[0], 0);
-        dup2(out_pipe[1], 1);
-        dup2(err_pipe[1], 2);
-        signal(SIGPIPE, SIG_DFL);
-        if (!cmd.cwd.empty() && chdir(cmd.cwd.c_str()) != 0) {
-            int e = errno;
-            (void)!write(exec_pipe[1], &e, sizeof e);
-            _exit(127);
-        }
-        if (!program.empty()) execve(program.c_str(), argv.data(), envp.data());
-        int e = program.empty() ? ENOENT : errno;
-        (void)!write(exec_pipe[1], &e, sizeof e);
-        _exit(127);
-    }
-    close(in_pipe[0]);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    close(exec_pipe[1]);
+    if (pid == 0)
+        exec_child(cmd, program, argv.data(), envp.data(), parent, {in_pipe[0], out_pipe[1], err_pipe[1]},
+                   exec_pipe[1]);
+    for (int fd : {in_pipe[0], out_pipe[1], err_pipe[1], exec_pipe[1]})
+        close(fd);
     int child_errno = 0;
     ssize_t n = read(exec_pipe[0], &child_errno, sizeof child_errno);
     close(exec_pipe[0]);
     if (n == static_cast<ssize_t>(sizeof child_errno)) {
-        close(in_pipe[1]);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
+        for (int fd : {in_pipe[1], out_pipe[0], err_pipe[0]})
+            close(fd);
         waitpid(pid, nullptr, 0);
         return Error{"cannot run " + cmd.argv[0] + ": " + std::strerror(child_errno)};
     }
 
     ProcessResult result;
-    set_nonblocking(out_pipe[0]);
-    set_nonblocking(err_pipe[0]);
-    set_nonblocking(in_pipe[1]);
+    for (int fd : {out_pipe[0], err_pipe[0], in_pipe[1]})
+        set_nonblocking(fd);
     std::size_t written = 0;
     int in_fd = in_pipe[1];
     if (cmd.stdin_data.empty()) {
@@ -189,13 +218,7 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
             ssize_t r = read(fds[i].fd, buf, sizeof buf);
             if (r > 0) {
                 (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(r));
-                if (i == 0 && cmd.on_stdout_line) {
-                    for (auto nl = result.out.find('\n', line_start); nl != std::string::npos;
-                         nl = result.out.find('\n', line_start)) {
-                        cmd.on_stdout_line(result.out.substr(line_start, nl - line_start));
-                        line_start = nl + 1;
-                    }
-                }
+                if (i == 0 && cmd.on_stdout_line) feed_lines(result.out, line_start, cmd.on_stdout_line);
             } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
                 close(fds[i].fd);
                 (i == 0 ? out_pipe[0] : err_pipe[0]) = -1;
@@ -220,12 +243,7 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (WIFEXITED(status)) {
-        result.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        result.exit_code = -1;
-        result.term_signal = WTERMSIG(status);
-    }
+    record_status(result, status);
     return result;
 }
 

@@ -110,7 +110,7 @@ Status GpulabTarget::preflight(const Context& ctx) {
         return Error{
             "GPULab needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert) to the PEM file "
             "holding the certificate and its decrypted key"};
-    auto text = read_file_limited(cert, 1024 * 1024);
+    auto text = read_file_limited(cert, std::size_t{1024} * 1024);
     if (!text)
         return Error{"the GPULab client certificate " + cert + " cannot be read: " + text.error().message};
     // Only the markers are looked at; the key itself is never copied anywhere or logged.
@@ -288,6 +288,7 @@ Status GpulabTarget::wait_until_stopped(Context& ctx, GpulabApi& api,
         auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {
             std::vector<std::string> named;
+            named.reserve(left.size());
             for (const auto& id : left)
                 named.push_back(id + " (" + seen[id] + ")");
             auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();

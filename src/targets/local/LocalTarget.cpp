@@ -210,7 +210,7 @@ std::uint64_t LocalTarget::tbf_burst_bytes(std::uint64_t bps) {
     // Too small a bucket starves the link instead (64 KiB, one segmentation-offload packet: 40-45 %).
     // Measured at 1 Gbit/s, 4 ranks, 1-64 MiB: 128 KiB 90-94 %, 256 KiB 92-95 %, 512 KiB 117 % at 1 MiB.
     // So two milliseconds of line rate, and never under 128 KiB.
-    return std::max<std::uint64_t>(bps / 8 / 500, 128 * 1024);
+    return std::max<std::uint64_t>(bps / 8 / 500, std::uint64_t{128} * 1024);
 }
 
 Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::uint64_t bps) {

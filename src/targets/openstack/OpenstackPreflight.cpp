@@ -77,16 +77,11 @@ Result<ApiResponse> OpenstackPreflight::get_ok(const std::string& service, const
                                    : "")};
 }
 
-Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
-    PreflightResult out;
+Status OpenstackPreflight::check_compute(const Spec& spec, PreflightResult& out) {
     auto& problems = out.problems;
     auto& notes = out.notes;
-    if (auto s = m_client.authenticate(); !s) return s.error();
-    notes.push_back("Keystone: authenticated, project " + m_client.project_id());
-
+    const int nodes = 1 + spec.workers.count;
     const int workers = spec.workers.count;
-    const int nodes = 1 + workers;
-
     // --- Nova: flavors and absolute limits ---
     auto compute = m_client.endpoint("compute");
     if (!compute)
@@ -101,6 +96,7 @@ Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
         }
     }
     std::vector<std::string> flavor_names;
+    flavor_names.reserve(flavors.size());
     for (const auto& f : flavors)
         flavor_names.push_back(f.name);
     auto find_flavor = [&](const std::string& name, const std::string& key) -> const FlavorInfo* {
@@ -136,6 +132,12 @@ Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
                     number(absolute, "totalRAMUsed"), " MB");
     }
 
+    return {};
+}
+
+Status OpenstackPreflight::check_image(const Spec& spec, PreflightResult& out) {
+    auto& problems = out.problems;
+    auto& notes = out.notes;
     // --- Glance: the image ---
     if (auto image = m_client.endpoint("image")) {
         std::string base = versioned(*image, "v2");
@@ -164,6 +166,12 @@ Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
         return Error{"the service catalog has no image (Glance) endpoint for this region/interface"};
     }
 
+    return {};
+}
+
+Status OpenstackPreflight::check_network(const Spec& spec, PreflightResult& out) {
+    auto& problems = out.problems;
+    auto& notes = out.notes;
     // --- Neutron: external network, existing network, floating IP quota ---
     auto network = m_client.endpoint("network");
     if (!network)
@@ -216,6 +224,13 @@ Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
                     number(fip, "used") + number(fip, "reserved"));
     }
 
+    return {};
+}
+
+Status OpenstackPreflight::check_volumes(const Spec& spec, PreflightResult& out) {
+    auto& problems = out.problems;
+    auto& notes = out.notes;
+    const int nodes = 1 + spec.workers.count;
     // --- Cinder: boot volumes, when the cloud has a block-storage service ---
     std::optional<std::string> volume;
     for (const char* type : {"block-storage", "volumev3", "volume"})
@@ -234,6 +249,16 @@ Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
     } else {
         notes.push_back("no block-storage service in the catalog: volume quota not checked");
     }
+    return {};
+}
+
+Result<PreflightResult> OpenstackPreflight::run(const Spec& spec) {
+    PreflightResult out;
+    if (auto s = m_client.authenticate(); !s) return s.error();
+    out.notes.push_back("Keystone: authenticated, project " + m_client.project_id());
+    for (auto check : {&OpenstackPreflight::check_compute, &OpenstackPreflight::check_image,
+                       &OpenstackPreflight::check_network, &OpenstackPreflight::check_volumes})
+        if (auto s = (this->*check)(spec, out); !s) return s.error();
     return out;
 }
 

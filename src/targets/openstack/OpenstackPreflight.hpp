@@ -25,6 +25,12 @@ public:
 
 private:
     Result<ApiResponse> get_ok(const std::string& service, const std::string& url);
+    // One service's checks each (Nova flavors and limits, Glance image, Neutron networks and floating IPs,
+    // Cinder volumes); a problem is recorded in `out`, an Error stops the pre-flight.
+    Status check_compute(const Spec& spec, PreflightResult& out);
+    Status check_image(const Spec& spec, PreflightResult& out);
+    Status check_network(const Spec& spec, PreflightResult& out);
+    Status check_volumes(const Spec& spec, PreflightResult& out);
 
     OpenstackClient& m_client;
 };

@@ -58,7 +58,7 @@ Result<Command> SlurmTarget::run_command(const Context& ctx, int np, const std::
                    "WORLD_SIZE",
                    "LOCAL_RANK",
                    "LOCAL_WORLD_SIZE"};
-    c.timeout = std::chrono::hours(24 * 365);
+    c.timeout = std::chrono::hours(24L * 365);
     return c;
 }
 

@@ -234,7 +234,7 @@ Status VirtualwallTarget::provision(Context& ctx) {
         td["slice_created"] = true;
         if (auto s = ctx.save(); !s) return s;
     } else if (!ctx.options.manifest_path.empty()) {
-        auto text = read_file_limited(ctx.options.manifest_path, 16 * 1024 * 1024);
+        auto text = read_file_limited(ctx.options.manifest_path, std::size_t{16} * 1024 * 1024);
         if (!text) return Error{"--manifest " + ctx.options.manifest_path + ": " + text.error().message};
         // Kept with the cluster so a resumed or repeated deploy needs no --manifest.
         if (auto s = write_file_atomic(stored_manifest(ctx), *text, 0600); !s) return s;
