@@ -45,17 +45,17 @@ write_aws 64
 
 # --- deploy, status, exec, destroy ---------------------------------------------------------------------
 aws_spec awsfull 2
-FAKE_TF_FAIL_APPLY=1 ddl deploy awsfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
+FAKE_TF_FAIL_APPLY=1 ddl -v deploy awsfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
 grep -q "aws_instance.worker\[0\] (create): creating EC2 Instance" fail.log ||
   { cat fail.log; fail "apply failure names the resource and the provider's message"; }
 ok "a failed apply names the resource and the provider's message"
 
 ddl -v deploy awsfull.yaml >deploy.log 2>&1 || { cat deploy.log; fail "resumed deploy"; }
 grep -q "provision: ok" deploy.log || { cat deploy.log; fail "provision did not run again"; }
-grep -q "AWS credentials from $WORK/home/.aws/credentials \[default\], region us-east-1" deploy.log ||
-  { cat deploy.log; fail "deploy names where the credentials came from"; }
-grep -q "On-Demand G and VT vCPUs (quota L-DB2E81BA): 8 needed, limit 64" deploy.log ||
-  { cat deploy.log; fail "pre-flight checked the quota"; }
+grep -q "AWS credentials from $WORK/home/.aws/credentials \[default\], region us-east-1" fail.log ||
+  { cat fail.log; fail "deploy names where the credentials came from"; }
+grep -q "On-Demand G and VT vCPUs (quota L-DB2E81BA): 8 needed, limit 64" fail.log ||
+  { cat fail.log; fail "pre-flight checked the quota"; }
 ok "deploy resumes after the failed apply and finishes; pre-flight checked types, image and quotas"
 
 python3 - "$FAKE_TF_LOG_AWS" <<'PY' || fail "Terraform's AWS environment"
