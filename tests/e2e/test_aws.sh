@@ -29,8 +29,9 @@ grep -q "nothing was created" bad.log || { cat bad.log; fail "pre-flight says no
 [ ! -e "$STATE/awsbad/terraform/.terraform" ] || fail "terraform ran after a failed pre-flight"
 ok "pre-flight refuses an instance type the region does not offer (exit $rc)"
 
+# Temporary credentials of a named profile: the session token goes with every signed request.
 write_aws 4
-aws_spec awsquota 2
+aws_spec awsquota 2 g5.xlarge "profile: temp"
 set +e
 ddl deploy awsquota.yaml >quota.log 2>&1
 rc=$?
@@ -38,7 +39,11 @@ set -e
 [ "$rc" -ne 0 ] || fail "a quota too small passed pre-flight"
 grep -q "quota: 8 On-Demand G and VT vCPUs (quota L-DB2E81BA) requested, the limit in us-east-1 is 4" quota.log ||
   { cat quota.log; fail "pre-flight names the quota"; }
-ok "pre-flight refuses vCPUs beyond the On-Demand G and VT quota (exit $rc)"
+grep -q "AWS credentials from $WORK/home/.aws/credentials \[temp\]" quota.log ||
+  { cat quota.log; fail "the spec's profile gives the credentials"; }
+grep -q '"signed_headers": \["host", "x-amz-date", "x-amz-security-token"\]' "$AWS_CFG.requests" ||
+  fail "the session token is signed"
+ok "pre-flight with a profile's temporary credentials refuses vCPUs beyond the On-Demand G and VT quota (exit $rc)"
 ddl destroy awsbad >/dev/null 2>&1 || true
 ddl destroy awsquota >/dev/null 2>&1 || true
 write_aws 64

@@ -6,6 +6,9 @@ export PATH="$FAKES:$PATH" # tests/fakes/terraform (and tofu) before any real on
 export FAKE_TF_LOG="$WORK/terraform-calls.jsonl" FAKE_TF_LOG_AWS="$WORK/terraform-aws-env.jsonl"
 AWS_KEY=AKIDDDLE2E0000000001
 SECRET="PLANTED-AwsSecret-$$-$RANDOM" # must never appear in anything ddl writes or any argv
+TMP_KEY=ASIADDLE2E0000000002 # temporary credentials (profile "temp"): key, secret and session token
+TMP_SECRET="PLANTED-AwsTmpSecret-$$-$RANDOM"
+TOKEN="PLANTED-AwsToken-$$-$RANDOM$RANDOM"
 
 # start_fake_aws: the API stand-in on a free port, ~/.aws/credentials with the key, endpoints exported.
 start_fake_aws() {
@@ -18,8 +21,8 @@ start_fake_aws() {
   for _ in $(seq 100); do [ -s "$WORK/aws.port" ] && break; sleep 0.05; done
   [ -s "$WORK/aws.port" ] || fail "the AWS API stand-in did not start"
   mkdir -p "$WORK/home/.aws"
-  printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$AWS_KEY" "$SECRET" \
-    >"$WORK/home/.aws/credentials"
+  printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n\n[temp]\naws_access_key_id = %s\naws_secret_access_key = %s\naws_session_token = %s\n' \
+    "$AWS_KEY" "$SECRET" "$TMP_KEY" "$TMP_SECRET" "$TOKEN" >"$WORK/home/.aws/credentials"
   chmod 600 "$WORK/home/.aws/credentials"
   export HOME="$WORK/home"
   unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_DEFAULT_PROFILE \
@@ -35,7 +38,7 @@ start_fake_aws() {
 write_aws() {
   cat >"$AWS_CFG" <<JSON
 {"region": "us-east-1", "account_id": "123456789012",
- "credentials": {"$AWS_KEY": {"secret": "$SECRET"}},
+ "credentials": {"$AWS_KEY": {"secret": "$SECRET"}, "$TMP_KEY": {"secret": "$TMP_SECRET", "session_token": "$TOKEN"}},
  "instance_types": {
    "g5.xlarge": {"vcpus": 4, "gpus": {"count": 1, "name": "A10G", "manufacturer": "NVIDIA", "memory_mib": 24576},
                  "zones": ["us-east-1a"]},
@@ -78,5 +81,10 @@ YAML
 # stand-in's own table do (both 0600). Then watches again.
 assert_no_secret() {
   secret_sweep "AWS secret access key" "$SECRET" '/(\.aws/credentials|aws\.json)$' "$WORK"
+  # The watcher stopped with the first sweep; what it recorded is searched for the token too.
+  if grep -qF -- "$TOKEN" "$WORK/.secret-watch/argv" "$WORK/.secret-watch/environ" 2>/dev/null; then
+    fail "the session token was in a process's argv or a child's environment"
+  fi
+  secret_sweep "AWS session token" "$TOKEN" '/(\.aws/credentials|aws\.json)$' "$WORK"
   secret_watch
 }
