@@ -30,7 +30,7 @@ failed=0
 for spec in "$@"; do
   name=$(basename "$(dirname "$spec")")-$(basename "$spec" .yaml)
   out="$work/$name"
-  "$ddl" --state-dir "$work/state" render "$spec" --out "$out" >/dev/null
+  "$ddl" --state-dir "$work/state" render "$spec" --out "$out" >"$work/render.log" 2>&1 || { cat "$work/render.log"; exit 1; }
   dir="$out/aws/terraform"
   # The key `ddl deploy` would render (ddl render without a cluster key writes a placeholder on purpose).
   python3 - "$dir/terraform.tfvars.json" <<'PY'
