@@ -58,7 +58,7 @@ source_profile = default
 
 } // namespace
 
-TEST_CASE("the shared files parse into sections; config sections keep their \"profile \" prefix") {
+TEST_CASE("the shared files parse into sections and config sections keep their profile prefix") {
     auto f = parse_aws_shared_file(k_config);
     CHECK(f.count("default") == 1);
     CHECK(f["profile ops"]["aws_access_key_id"] == "AKIDOPS0000000000001");
@@ -101,7 +101,7 @@ TEST_CASE("a profile named by the spec wins over environment keys, as the CLI's 
     CHECK(env.count("AWS_SECRET_ACCESS_KEY") == 0);
 }
 
-TEST_CASE("AWS_PROFILE reads [profile NAME] of the config file; a bare [NAME] there is no profile") {
+TEST_CASE("AWS_PROFILE reads the profile section of the config file and a bare section there is no profile") {
     Rig rig;
     rig.write("home/.aws/config", k_config);
     rig.env["AWS_PROFILE"] = "ops";
@@ -142,7 +142,7 @@ TEST_CASE("no credentials anywhere, half a key pair, or a profile that assumes a
     CHECK(role->delegated_by == "role_arn");
 }
 
-TEST_CASE("AWS_ENDPOINT_URL_EC2 beats AWS_ENDPOINT_URL; AWS_IGNORE_CONFIGURED_ENDPOINT_URLS drops both") {
+TEST_CASE("AWS_ENDPOINT_URL_EC2 beats AWS_ENDPOINT_URL and AWS_IGNORE_CONFIGURED_ENDPOINT_URLS drops both") {
     Rig rig;
     rig.env = {{"AWS_ACCESS_KEY_ID", "AKIDENV0000000000001"},
                {"AWS_SECRET_ACCESS_KEY", "env-secret-planted"},
