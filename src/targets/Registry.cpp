@@ -1,5 +1,7 @@
 #include "targets/Registry.hpp"
 
+#include "targets/aws/AwsSection.hpp"
+#include "targets/aws/AwsTarget.hpp"
 #include "targets/gpulab/GpulabSection.hpp"
 #include "targets/gpulab/GpulabTarget.hpp"
 #include "targets/local/LocalSection.hpp"
@@ -20,6 +22,7 @@ const std::vector<TargetEntry>& target_registry() {
     // The one list of targets. Adding one: its folder, a line here, a name in src/targets/CMakeLists.txt.
     static const std::vector<TargetEntry> entries{
         {openstack_kind(), [] { return std::make_unique<OpenstackTarget>(); }},
+        {aws_kind(), [] { return std::make_unique<AwsTarget>(); }},
         {virtualwall_kind(), [] { return std::make_unique<VirtualwallTarget>(); }},
         {gpulab_kind(), [] { return std::make_unique<GpulabTarget>(); }},
         {ssh_kind(), [] { return std::make_unique<SshTarget>(); }},

@@ -1,0 +1,246 @@
+#include "targets/aws/Ec2Client.hpp"
+
+#include "util/Strings.hpp"
+
+#include <curl/curl.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
+namespace ddl {
+namespace {
+
+struct CurlDeleter {
+    void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+struct SlistDeleter {
+    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+size_t append(char* data, size_t size, size_t n, void* out) {
+    static_cast<std::string*>(out)->append(data, size * n);
+    return size * n;
+}
+
+constexpr const char* k_ec2_version = "2016-11-15";
+
+std::string encode(const std::string& s) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch);
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '_' || c == '.' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+// The text of a child element path such as "vCpuInfo/defaultVCpus" ("" when absent).
+std::string text_at(const pugi::xml_node& n, const char* path) {
+    return n.first_element_by_path(path).text().as_string();
+}
+
+std::vector<std::string> items(const pugi::xml_node& set) {
+    std::vector<std::string> out;
+    for (auto item : set.children("item"))
+        out.emplace_back(item.text().as_string());
+    return out;
+}
+
+Result<pugi::xml_document> parse_xml(const std::string& body, const std::string& what) {
+    pugi::xml_document doc;
+    if (!doc.load_buffer(body.data(), body.size()))
+        return Error{what + ": the answer is not XML (is AWS_ENDPOINT_URL_EC2 an EC2 endpoint?)"};
+    return doc;
+}
+
+} // namespace
+
+std::string aws_form_body(const std::vector<std::pair<std::string, std::string>>& params) {
+    std::string out;
+    for (const auto& [k, v] : params) {
+        if (!out.empty()) out += '&';
+        out += encode(k);
+        out += '=';
+        out += encode(v);
+    }
+    return out;
+}
+
+Result<HttpResponse> CurlAwsTransport::post(const AwsRequest& req, const AwsCredentials& creds) {
+    static const bool inited = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+    (void)inited;
+    std::unique_ptr<CURL, CurlDeleter> c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    curl_slist* raw = nullptr;
+    for (const auto& h : req.headers)
+        raw = curl_slist_append(raw, h.c_str());
+    // curl signs every header given here; the token must be signed, as the SDKs do.
+    std::string token_header = "X-Amz-Security-Token: " + creds.session_token;
+    if (!creds.session_token.empty()) raw = curl_slist_append(raw, token_header.c_str());
+    std::unique_ptr<curl_slist, SlistDeleter> list(raw);
+    std::string url = req.url + "/";
+    // Region and service always given: curl would otherwise read them from the host name.
+    std::string sigv4 = "aws:amz:" + creds.region + ":" + req.service;
+    HttpResponse r;
+    CURL* h = c.get();
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
+    curl_easy_setopt(h, CURLOPT_USERNAME, creds.access_key_id.c_str());
+    curl_easy_setopt(h, CURLOPT_PASSWORD, creds.secret_access_key.c_str());
+    if (list) curl_easy_setopt(h, CURLOPT_HTTPHEADER, list.get());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(m_timeout.count()));
+    if (!creds.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, creds.ca_bundle.c_str());
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, append);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode rc = curl_easy_perform(h);
+    if (rc != CURLE_OK) {
+        std::string msg = "POST " + url + ": " + curl_easy_strerror(rc);
+        if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+            msg += " (is the endpoint's CA trusted? AWS_CA_BUNDLE names a CA file)";
+        return Error{msg};
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+    return r;
+}
+
+Result<Ec2Client::Reply> Ec2Client::ec2(const std::string& action,
+                                        const std::vector<std::pair<std::string, std::string>>& params) {
+    std::vector<std::pair<std::string, std::string>> all{{"Action", action}, {"Version", k_ec2_version}};
+    all.insert(all.end(), params.begin(), params.end());
+    AwsRequest req{m_creds.ec2_endpoint, "ec2", {}, aws_form_body(all)};
+    auto r = m_transport.post(req, m_creds);
+    if (!r) return Error{"EC2 " + action + ": " + r.error().message};
+    Reply out{r->status, "", "", r->body};
+    if (r->status == 200) return out;
+    pugi::xml_document doc;
+    if (doc.load_buffer(r->body.data(), r->body.size())) {
+        out.code = text_at(doc, "Response/Errors/Error/Code");
+        out.message = text_at(doc, "Response/Errors/Error/Message");
+    }
+    if (out.code.empty()) out.code = "HTTP " + std::to_string(r->status);
+    return out;
+}
+
+namespace {
+
+Error api_error(const std::string& what, const std::string& code, const std::string& message, long status) {
+    std::string msg = what + " failed: " + code;
+    if (!message.empty()) msg += ": " + message;
+    msg += " (HTTP " + std::to_string(status) + ")";
+    if (code == "AuthFailure" || code == "SignatureDoesNotMatch" || code == "UnrecognizedClientException" ||
+        code == "InvalidSignatureException" || code == "InvalidClientTokenId")
+        msg += "; check the access key and secret (AWS_ACCESS_KEY_ID, aws.profile, ~/.aws/credentials)";
+    else if (code == "UnauthorizedOperation" || code == "AccessDeniedException")
+        msg += "; the credentials' IAM policy must allow it (or deploy with --skip-preflight)";
+    else if (code == "RequestExpired")
+        msg += "; this machine's clock is more than 15 minutes off";
+    return Error{msg};
+}
+
+} // namespace
+
+Result<std::vector<std::string>> Ec2Client::offered_types(const std::vector<std::string>& types) {
+    std::vector<std::string> out;
+    std::string token;
+    do {
+        std::vector<std::pair<std::string, std::string>> p{{"LocationType", "region"},
+                                                           {"Filter.1.Name", "instance-type"}};
+        for (std::size_t i = 0; i < types.size(); ++i)
+            p.emplace_back("Filter.1.Value." + std::to_string(i + 1), types[i]);
+        if (!token.empty()) p.emplace_back("NextToken", token);
+        auto r = ec2("DescribeInstanceTypeOfferings", p);
+        if (!r) return r.error();
+        if (r->status != 200)
+            return api_error("EC2 DescribeInstanceTypeOfferings", r->code, r->message, r->status);
+        auto doc = parse_xml(r->body, "EC2 DescribeInstanceTypeOfferings");
+        if (!doc) return doc.error();
+        auto root = doc->document_element();
+        for (auto item : root.child("instanceTypeOfferingSet").children("item"))
+            out.emplace_back(item.child("instanceType").text().as_string());
+        token = root.child("nextToken").text().as_string();
+    } while (!token.empty());
+    return out;
+}
+
+Result<std::map<std::string, InstanceTypeInfo>>
+Ec2Client::describe_types(const std::vector<std::string>& types) {
+    std::vector<std::pair<std::string, std::string>> p;
+    for (std::size_t i = 0; i < types.size(); ++i)
+        p.emplace_back("InstanceType." + std::to_string(i + 1), types[i]);
+    auto r = ec2("DescribeInstanceTypes", p);
+    if (!r) return r.error();
+    if (r->status != 200) return api_error("EC2 DescribeInstanceTypes", r->code, r->message, r->status);
+    auto doc = parse_xml(r->body, "EC2 DescribeInstanceTypes");
+    if (!doc) return doc.error();
+    std::map<std::string, InstanceTypeInfo> out;
+    for (auto item : doc->document_element().child("instanceTypeSet").children("item")) {
+        InstanceTypeInfo info;
+        info.vcpus = item.first_element_by_path("vCpuInfo/defaultVCpus").text().as_int();
+        for (auto g : item.first_element_by_path("gpuInfo/gpus").children("item"))
+            info.gpus += g.child("count").text().as_int();
+        info.usage_classes = items(item.child("supportedUsageClasses"));
+        info.placement_strategies =
+            items(item.first_element_by_path("placementGroupInfo/supportedStrategies"));
+        out[item.child("instanceType").text().as_string()] = info;
+    }
+    return out;
+}
+
+Result<std::optional<ImageInfo>> Ec2Client::describe_image(const std::string& id) {
+    auto r = ec2("DescribeImages", {{"ImageId.1", id}});
+    if (!r) return r.error();
+    if (r->code == "InvalidAMIID.NotFound") return std::optional<ImageInfo>{};
+    if (r->status != 200) return api_error("EC2 DescribeImages", r->code, r->message, r->status);
+    auto doc = parse_xml(r->body, "EC2 DescribeImages");
+    if (!doc) return doc.error();
+    auto item = doc->document_element().child("imagesSet").child("item");
+    if (!item) return std::optional<ImageInfo>{};
+    ImageInfo info{text_at(item, "imageId"), text_at(item, "name"), text_at(item, "imageState"),
+                   text_at(item, "architecture"), 0};
+    std::string root = text_at(item, "rootDeviceName");
+    for (auto m : item.child("blockDeviceMapping").children("item"))
+        if (root == m.child("deviceName").text().as_string())
+            info.root_gb = m.first_element_by_path("ebs/volumeSize").text().as_int();
+    return std::optional<ImageInfo>{info};
+}
+
+Result<std::optional<double>> Ec2Client::ec2_quota(const std::string& quota_code) {
+    AwsRequest req{
+        m_creds.quotas_endpoint,
+        "servicequotas",
+        {"Content-Type: application/x-amz-json-1.1", "X-Amz-Target: ServiceQuotasV20190624.GetServiceQuota"},
+        nlohmann::json{{"ServiceCode", "ec2"}, {"QuotaCode", quota_code}}.dump()};
+    const std::string what = "Service Quotas GetServiceQuota " + quota_code;
+    auto r = m_transport.post(req, m_creds);
+    if (!r) return Error{what + ": " + r.error().message};
+    auto body = nlohmann::json::parse(r->body, nullptr, false);
+    if (r->status != 200) {
+        // botocore's rule: the code is __type after any '#' and before any ':'.
+        std::string code, message;
+        if (body.is_object()) {
+            code = body.value("__type", "");
+            if (auto h = code.find('#'); h != std::string::npos) code = code.substr(h + 1);
+            if (auto c = code.find(':'); c != std::string::npos) code = code.substr(0, c);
+            message = body.value("message", body.value("Message", ""));
+        }
+        if (code == "NoSuchResourceException") return std::optional<double>{};
+        return api_error(what, code.empty() ? "HTTP " + std::to_string(r->status) : code, message, r->status);
+    }
+    if (!body.is_object() || !body.contains("Quota") || !body["Quota"].is_object() ||
+        !body["Quota"].contains("Value") || !body["Quota"]["Value"].is_number())
+        return Error{what + ": the answer has no Quota.Value"};
+    return std::optional<double>{body["Quota"]["Value"].get<double>()};
+}
+
+} // namespace ddl

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# AWS target end to end with stand-ins for what cannot run here: pre-flight signs its EC2 and Service
+# Quotas calls with curl's SigV4 against tests/fakes/aws_api.py (which verifies every signature); the
+# Terraform stand-in, in its AWS mode, checks the credentials it is given against the same stand-in and
+# creates the instances as real local nodes (ddl-fake-nodes --bastion: only the master reachable from this
+# machine). Everything after provision is real: SSH to the workers through the master, configure, probe,
+# hostfile, exec; destroy leaves nothing behind, and the secret key is never in argv, a child's
+# environment, or anything ddl writes.
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/lib.sh"
+source "$HERE/helpers/aws.sh"
+trap 'rc=$?; kill $FAKE_AWS_PID 2>/dev/null; (exit $rc); cleanup' EXIT
+DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
+[ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
+export DDL_FAKE_NODES
+use_ping_playbook
+start_fake_aws
+
+# --- pre-flight refusals: nothing is created -----------------------------------------------------------
+aws_spec awsbad 2 p5.48xlarge
+set +e
+ddl deploy awsbad.yaml >bad.log 2>&1
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "a type the region does not offer passed pre-flight"
+grep -q "nodes.workers.flavor: instance type p5.48xlarge is not offered in us-east-1" bad.log ||
+  { cat bad.log; fail "pre-flight names the key and the type"; }
+grep -q "nothing was created" bad.log || { cat bad.log; fail "pre-flight says nothing was created"; }
+[ ! -e "$STATE/awsbad/terraform/.terraform" ] || fail "terraform ran after a failed pre-flight"
+ok "pre-flight refuses an instance type the region does not offer (exit $rc)"
+
+# Temporary credentials of a named profile: the session token goes with every signed request.
+write_aws 4
+aws_spec awsquota 2 g5.xlarge "profile: temp"
+set +e
+ddl deploy awsquota.yaml >quota.log 2>&1
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "a quota too small passed pre-flight"
+grep -q "quota: 8 On-Demand G and VT vCPUs (quota L-DB2E81BA) requested, the limit in us-east-1 is 4" quota.log ||
+  { cat quota.log; fail "pre-flight names the quota"; }
+grep -q "AWS credentials from $WORK/home/.aws/credentials \[temp\]" quota.log ||
+  { cat quota.log; fail "the spec's profile gives the credentials"; }
+grep -q '"signed_headers": \["host", "x-amz-date", "x-amz-security-token"\]' "$AWS_CFG.requests" ||
+  fail "the session token is signed"
+ok "pre-flight with a profile's temporary credentials refuses vCPUs beyond the On-Demand G and VT quota (exit $rc)"
+ddl destroy awsbad >/dev/null 2>&1 || true
+ddl destroy awsquota >/dev/null 2>&1 || true
+write_aws 64
+
+# --- deploy, status, exec, destroy ---------------------------------------------------------------------
+aws_spec awsfull 2
+FAKE_TF_FAIL_APPLY=1 ddl -v deploy awsfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
+grep -q "aws_instance.worker\[0\] (create): creating EC2 Instance" fail.log ||
+  { cat fail.log; fail "apply failure names the resource and the provider's message"; }
+ok "a failed apply names the resource and the provider's message"
+
+ddl -v deploy awsfull.yaml >deploy.log 2>&1 || { cat deploy.log; fail "resumed deploy"; }
+grep -q "provision: ok" deploy.log || { cat deploy.log; fail "provision did not run again"; }
+grep -q "AWS credentials from $WORK/home/.aws/credentials \[default\], region us-east-1" fail.log ||
+  { cat fail.log; fail "deploy names where the credentials came from"; }
+grep -q "On-Demand G and VT vCPUs (quota L-DB2E81BA): 8 needed, limit 64" fail.log ||
+  { cat fail.log; fail "pre-flight checked the quota"; }
+ok "deploy resumes after the failed apply and finishes; pre-flight checked types, image and quotas"
+
+python3 - "$FAKE_TF_LOG_AWS" <<'PY' || fail "Terraform's AWS environment"
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["argv"][0] == "version":
+        continue
+    env = set(e["aws_env"])
+    assert {"AWS_PROFILE", "AWS_REGION", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CA_BUNDLE"} <= env, e
+    assert "AWS_SECRET_ACCESS_KEY" not in env, e
+PY
+ok "Terraform gets the profile, files and region in its environment, not the secret"
+
+ddl status awsfull --output json >status.json
+python3 - status.json <<'PY' || fail "nodes in state"
+import json, sys
+nodes = {n["name"]: n for n in json.load(open(sys.argv[1]))["nodes"]}
+assert sorted(nodes) == ["master", "worker1", "worker2"], nodes
+assert nodes["master"].get("jump", "") == ""
+assert nodes["worker1"]["jump"] == "master" and nodes["worker2"]["jump"] == "master"
+assert nodes["master"]["private_address"] and nodes["master"]["private_address"] != nodes["master"]["address"]
+PY
+[ "$(ddl exec --cluster awsfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
+  fail "exec on every node"
+ddl exec --cluster awsfull --nodes worker2 -- true || fail "exec on a worker through the master"
+ok "status shows the workers behind the master; exec on every node"
+
+FAKE_TF_FAIL_DESTROY=1 ddl destroy awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
+assert_gone awsfull
+assert_no_secret
+ok "destroy (one DependencyViolation retried) leaves no node and no state; the secret was never written"
