@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # clang-tidy with the repository's .clang-tidy over every C++ source under src/, using the compile commands
-# of a configured build folder (default build-asan, which the test command builds first). Any finding
-# fails (WarningsAsErrors). JOBS=N runs N clang-tidy processes at once (default: the machine's cores).
+# of a configured build folder. The default, build-tidy, is the asan preset configured (not built) without
+# the unity build, so every file has its own compile command; it is configured here when missing. Any
+# finding fails (WarningsAsErrors). JOBS=N runs N clang-tidy processes at once (default: the machine's cores).
 #   scripts/clang-tidy.sh [BUILD_DIR] [FILE...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-asan}
+build=${1:-build-tidy}
 shift || true
+if [ "$build" = build-tidy ] && [ ! -f build-tidy/compile_commands.json ]; then
+  cmake --preset asan -B build-tidy -DCMAKE_UNITY_BUILD=OFF >/dev/null
+fi
 [ -f "$build/compile_commands.json" ] || { echo "clang-tidy.sh: $build/compile_commands.json is missing; configure that build first" >&2; exit 2; }
 jobs=${JOBS:-$(nproc)}
 if [ $# -gt 0 ]; then files=("$@"); else mapfile -t files < <(git ls-files 'src/*.cpp'); fi

@@ -2,8 +2,8 @@
 # Makes a training image for the local target without a registry: the Debian 12 node image that ddl
 # builds for local.nodes_as: containers (localhost/ddl-node:bookworm-1, made by the first container
 # deploy) plus OpenBLAS for the example trainer, committed as localhost/ddl-train:bookworm-1 (or $1).
-# The bundled runtime is not copied in: the training container mounts the node's /opt/ddl, and
-# /usr/local/cuda (NCCL, CUDA runtime the runtime links) is mounted from this machine on the local target.
+# The bundled runtime is not copied in: the training container mounts the node's /opt/ddl (its NCCL backend
+# loads the CUDA runtime and NCCL only when asked for, so a CPU image needs neither).
 # For a self-contained GPU image built on an NGC base see docker/Dockerfile.
 set -euo pipefail
 image=${1:-localhost/ddl-train:bookworm-1}

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing (Debian packages), then
+# Every build is a unity build (CMAKE_UNITY_BUILD in CMakePresets.json: the libraries' sources compiled a
+# batch at a time; unit-test programs file by file); clang-tidy checks every source file on its own.
 #  1. builds with warnings as errors and AddressSanitizer+UndefinedBehaviorSanitizer, runs the unit tests
 #     (every test labelled `unit`: C++ units, golden files, playbook and Terraform module checks);
 #  2. checks clang-format on the sources; starts clang-tidy (.clang-tidy) over src/ in the background at
@@ -68,7 +70,7 @@ stage "clang-format" clang_format
 # clang-tidy parses every source again (~10 s each here): it runs in the background at the lowest
 # priority from here on, on the cycles the fuzzers and e2e suites leave idle, and is waited for at the end.
 tidy_log=build-asan/clang-tidy.log
-setsid nice -n 19 env JOBS=1 scripts/clang-tidy.sh build-asan >"$tidy_log" 2>&1 &
+setsid nice -n 19 env JOBS=1 scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
 tidy_pid=$!
 
 stage "fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)" env FUZZ_JOBS="$jobs" tests/fuzz/run.sh 30

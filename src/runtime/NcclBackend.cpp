@@ -1,10 +1,9 @@
 #include "runtime/NcclBackend.hpp"
 
 #include "runtime/CommError.hpp"
+#include "runtime/CudaLibraries.hpp"
 
 #include <cstring>
-#include <cuda_runtime.h>
-#include <nccl.h>
 #include <string>
 #include <thread>
 
@@ -12,47 +11,49 @@ namespace ddl::runtime {
 
 namespace {
 
-void check_cuda(cudaError_t rc, const char* what) {
+void check_cuda(const CudaLibraries& cu, cudaError_t rc, const char* what) {
     if (rc != cudaSuccess)
-        throw CommError(CommErrorKind::internal, std::string(what) + ": " + cudaGetErrorString(rc));
+        throw CommError(CommErrorKind::internal, std::string(what) + ": " + cu.get_error_string(rc));
 }
 
 // Device scratch memory, freed with the backend.
 class DeviceBuffer {
 public:
-    DeviceBuffer() = default;
+    explicit DeviceBuffer(const CudaLibraries& cu) : m_cu(cu) {}
     ~DeviceBuffer() {
-        if (m_ptr != nullptr) cudaFree(m_ptr);
+        if (m_ptr != nullptr) m_cu.device_free(m_ptr);
     }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     void* reserve(std::size_t bytes) {
         if (bytes > m_size) {
-            if (m_ptr != nullptr) cudaFree(m_ptr);
+            if (m_ptr != nullptr) m_cu.device_free(m_ptr);
             m_ptr = nullptr;
             m_size = 0;
-            check_cuda(cudaMalloc(&m_ptr, bytes), "cudaMalloc");
+            check_cuda(m_cu, m_cu.device_malloc(&m_ptr, bytes), "cudaMalloc");
             m_size = bytes;
         }
         return m_ptr;
     }
 
 private:
+    const CudaLibraries& m_cu;
     void* m_ptr = nullptr;
     std::size_t m_size = 0;
 };
 
 class NcclBackend : public Backend {
 public:
-    NcclBackend(Rendezvous& rv, const CommOptions& opts) : m_rv(rv), m_opts(opts) {
+    NcclBackend(Rendezvous& rv, const CommOptions& opts, const CudaLibraries& cu)
+        : m_rv(rv), m_opts(opts), m_cu(cu), m_scratch(cu) {
         int devices = 0;
-        check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-        check_cuda(cudaSetDevice(opts.local_rank % devices), "cudaSetDevice");
-        check_cuda(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        check_cuda(m_cu, m_cu.get_device_count(&devices), "cudaGetDeviceCount");
+        check_cuda(m_cu, m_cu.set_device(opts.local_rank % devices), "cudaSetDevice");
+        check_cuda(m_cu, m_cu.stream_create_with_flags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
         ncclUniqueId id{};
         std::string blob;
         if (rv.rank() == 0) {
-            if (ncclGetUniqueId(&id) != ncclSuccess)
+            if (m_cu.get_unique_id(&id) != ncclSuccess)
                 throw CommError(CommErrorKind::bootstrap, "ncclGetUniqueId failed");
             blob.assign(reinterpret_cast<const char*>(&id), sizeof id);
         }
@@ -63,21 +64,21 @@ public:
         // Non-blocking init so that a missing peer is noticed by our own deadline, not NCCL's.
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0;
-        ncclResult_t rc = ncclCommInitRankConfig(&m_comm, rv.size(), id, rv.rank(), &config);
+        ncclResult_t rc = m_cu.comm_init_rank_config(&m_comm, rv.size(), id, rv.rank(), &config);
         if (rc != ncclSuccess && rc != ncclInProgress)
             throw CommError(CommErrorKind::bootstrap,
-                            std::string("ncclCommInitRank: ") + ncclGetErrorString(rc));
+                            std::string("ncclCommInitRank: ") + m_cu.nccl_error_string(rc));
         const auto deadline = Clock::now() + opts.bootstrap_timeout;
         for (;;) {
             ncclResult_t state = ncclSuccess;
-            ncclCommGetAsyncError(m_comm, &state);
+            m_cu.comm_get_async_error(m_comm, &state);
             if (state == ncclSuccess) break;
             if (state != ncclInProgress || Clock::now() > deadline) {
-                ncclCommAbort(m_comm);
+                m_cu.comm_abort(m_comm);
                 m_comm = nullptr;
                 throw CommError(CommErrorKind::bootstrap,
                                 std::string("NCCL initialisation failed: ") +
-                                    (state == ncclInProgress ? "timed out" : ncclGetErrorString(state)));
+                                    (state == ncclInProgress ? "timed out" : m_cu.nccl_error_string(state)));
             }
             m_rv.check_control();
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -87,11 +88,11 @@ public:
     ~NcclBackend() override {
         if (m_comm != nullptr) {
             if (m_failed)
-                ncclCommAbort(m_comm);
+                m_cu.comm_abort(m_comm);
             else
-                ncclCommDestroy(m_comm);
+                m_cu.comm_destroy(m_comm);
         }
-        if (m_stream != nullptr) cudaStreamDestroy(m_stream);
+        if (m_stream != nullptr) m_cu.stream_destroy(m_stream);
     }
     NcclBackend(const NcclBackend&) = delete;
     NcclBackend& operator=(const NcclBackend&) = delete;
@@ -102,13 +103,14 @@ public:
         const std::size_t bytes = count * element_size(type);
         void* dev = to_device(buffer, bytes);
         const ncclDataType_t dt = type == DataType::float32 ? ncclFloat32 : ncclFloat16;
-        launch(ncclAllReduce(dev, dev, count, dt, op == ReduceOp::sum ? ncclSum : ncclAvg, m_comm, m_stream));
+        launch(
+            m_cu.all_reduce(dev, dev, count, dt, op == ReduceOp::sum ? ncclSum : ncclAvg, m_comm, m_stream));
         from_device(buffer, dev, bytes);
     }
 
     void broadcast(void* buffer, std::size_t bytes, int root) override {
         void* dev = to_device(buffer, bytes);
-        launch(ncclBroadcast(dev, dev, bytes, ncclChar, root, m_comm, m_stream));
+        launch(m_cu.broadcast(dev, dev, bytes, ncclChar, root, m_comm, m_stream));
         from_device(buffer, dev, bytes);
     }
 
@@ -116,15 +118,15 @@ public:
         const std::size_t total = bytes * static_cast<std::size_t>(m_rv.size());
         void* dev = to_device(recv, total);
         auto* mine = static_cast<char*>(dev) + bytes * static_cast<std::size_t>(m_rv.rank());
-        launch(ncclAllGather(mine, dev, bytes, ncclChar, m_comm, m_stream));
+        launch(m_cu.all_gather(mine, dev, bytes, ncclChar, m_comm, m_stream));
         from_device(recv, dev, total);
     }
 
 private:
-    static bool is_device_pointer(const void* p) {
+    bool is_device_pointer(const void* p) const {
         cudaPointerAttributes attrs{};
-        if (cudaPointerGetAttributes(&attrs, p) != cudaSuccess) {
-            cudaGetLastError(); // clear the sticky error of an unregistered host pointer
+        if (m_cu.pointer_get_attributes(&attrs, p) != cudaSuccess) {
+            m_cu.get_last_error(); // clear the sticky error of an unregistered host pointer
             return false;
         }
         return attrs.type == cudaMemoryTypeDevice || attrs.type == cudaMemoryTypeManaged;
@@ -134,32 +136,34 @@ private:
         m_staged = !is_device_pointer(buffer);
         if (!m_staged) return buffer;
         void* dev = m_scratch.reserve(bytes);
-        check_cuda(cudaMemcpyAsync(dev, buffer, bytes, cudaMemcpyHostToDevice, m_stream), "cudaMemcpyAsync");
+        check_cuda(m_cu, m_cu.memcpy_async(dev, buffer, bytes, cudaMemcpyHostToDevice, m_stream),
+                   "cudaMemcpyAsync");
         return dev;
     }
 
     void from_device(void* buffer, void* dev, std::size_t bytes) {
         if (m_staged)
-            check_cuda(cudaMemcpyAsync(buffer, dev, bytes, cudaMemcpyDeviceToHost, m_stream),
+            check_cuda(m_cu, m_cu.memcpy_async(buffer, dev, bytes, cudaMemcpyDeviceToHost, m_stream),
                        "cudaMemcpyAsync");
         wait();
     }
 
     void launch(ncclResult_t rc) {
-        if (rc != ncclSuccess && rc != ncclInProgress) fail(std::string("NCCL: ") + ncclGetErrorString(rc));
+        if (rc != ncclSuccess && rc != ncclInProgress)
+            fail(std::string("NCCL: ") + m_cu.nccl_error_string(rc));
     }
 
     // Waits for the stream while watching NCCL's async error, the control plane and the timeout.
     void wait() {
         const auto deadline = Clock::now() + m_opts.timeout;
         for (;;) {
-            const cudaError_t q = cudaStreamQuery(m_stream);
+            const cudaError_t q = m_cu.stream_query(m_stream);
             if (q == cudaSuccess) return;
-            if (q != cudaErrorNotReady) fail(std::string("CUDA: ") + cudaGetErrorString(q));
+            if (q != cudaErrorNotReady) fail(std::string("CUDA: ") + m_cu.get_error_string(q));
             ncclResult_t state = ncclSuccess;
-            ncclCommGetAsyncError(m_comm, &state);
+            m_cu.comm_get_async_error(m_comm, &state);
             if (state != ncclSuccess && state != ncclInProgress)
-                fail(std::string("NCCL: ") + ncclGetErrorString(state));
+                fail(std::string("NCCL: ") + m_cu.nccl_error_string(state));
             if (Clock::now() > deadline)
                 fail("no progress for " + std::to_string(m_opts.timeout.count() / 1000) +
                      " s in an NCCL collective");
@@ -167,7 +171,7 @@ private:
                 m_rv.check_control();
             } catch (const CommError&) {
                 m_failed = true;
-                ncclCommAbort(m_comm);
+                m_cu.comm_abort(m_comm);
                 m_comm = nullptr;
                 throw;
             }
@@ -177,13 +181,14 @@ private:
 
     [[noreturn]] void fail(const std::string& message) {
         m_failed = true;
-        ncclCommAbort(m_comm);
+        m_cu.comm_abort(m_comm);
         m_comm = nullptr;
         throw CommError(CommErrorKind::peer_failed, message);
     }
 
     Rendezvous& m_rv;
     CommOptions m_opts;
+    const CudaLibraries& m_cu;
     ncclComm_t m_comm = nullptr;
     cudaStream_t m_stream = nullptr;
     DeviceBuffer m_scratch;
@@ -194,16 +199,18 @@ private:
 } // namespace
 
 int cuda_device_count() {
+    const CudaLibraries* cu = cuda_runtime_if_present();
+    if (cu == nullptr) return 0;
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        cudaGetLastError();
+    if (cu->get_device_count(&n) != cudaSuccess) {
+        cu->get_last_error();
         return 0;
     }
     return n;
 }
 
 std::unique_ptr<Backend> make_nccl_backend(Rendezvous& rendezvous, const CommOptions& opts) {
-    return std::make_unique<NcclBackend>(rendezvous, opts);
+    return std::make_unique<NcclBackend>(rendezvous, opts, cuda_libraries());
 }
 
 } // namespace ddl::runtime

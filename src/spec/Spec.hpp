@@ -34,7 +34,7 @@ struct AccessSpec {
 
 struct GpuSpec {
     bool driver = true;
-    std::string driver_branch = "535";
+    std::string driver_branch = "580"; // the oldest branch that runs CUDA 13 (docs/gpus.md)
     bool container_toolkit = true;
     bool allow_reboot = true;
 };

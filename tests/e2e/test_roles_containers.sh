@@ -34,6 +34,23 @@ ddl exec --cluster "$name" -- "findmnt -n -o FSTYPE /shared" >fs.out 2>&1 || { c
 [ "$(grep -c 'fuse.sshfs' fs.out)" = 2 ] || { cat fs.out; fail "workers do not mount the master's folder over sshfs"; }
 ok "node-to-node SSH with pinned host keys (an unknown key is refused); workers mount /shared over sshfs"
 
+# Clean nodes: nothing of this machine's /usr is in them, and what the runtime links is what the roles
+# installed (OpenBLAS from Debian); the CUDA runtime and NCCL are loaded only when the NCCL backend is asked for.
+ddl exec --cluster "$name" -- 'test ! -e /usr/local/cuda && for f in /opt/ddl/bin/* /opt/ddl/lib/*.so; do ldd "$f" | sed "s|^|$f: |"; done' \
+  >ldd.out 2>&1 || { cat ldd.out; fail "ldd over the runtime on the nodes"; }
+! grep "not found" ldd.out || fail "a runtime program or library misses a library on a clean node"
+for h in master worker1 worker2; do
+  grep -q "^\[$h\] /opt/ddl/bin/mlp_trainer: .*libopenblas.so.0 => /" ldd.out || { cat ldd.out; fail "OpenBLAS not installed on $h"; }
+  ! grep "^\[$h\] .*lib\(cudart\|nccl\)" ldd.out || fail "a runtime program links CUDA or NCCL"
+done
+ddl run --cluster "$name" -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer on clean nodes"; }
+check_trainer tr.out "$(grep -c '^\[[0-9]*\] step 0 ' tr.out)"
+ddl run --cluster "$name" -x DDL_BACKEND=nccl -- ddl-allreduce-test -b 4 -e 4 -n 1 -w 0 >nccl.out 2>&1 &&
+  { cat nccl.out; fail "the NCCL backend started on nodes without CUDA"; }
+grep -q "backend nccl on .*: libcudart.so.[0-9]* not found .*cuda-cudart-.*libnccl2.*runtime.backend: tcp" nccl.out ||
+  { cat nccl.out; fail "no one-line reason for the missing CUDA runtime"; }
+ok "clean nodes: every runtime program resolves its libraries (OpenBLAS from the role, no CUDA linked); the trainer trains; backend nccl without CUDA names what to install"
+
 t0=$SECONDS
 ddl deploy "$name.yaml" --only configure --force-configure >d2.log 2>&1 || { cat d2.log; fail "second configure"; }
 s2=$(stats_of "$events")
@@ -47,7 +64,7 @@ pb="$DDL_SOURCE_DIR/playbooks"
 ANSIBLE_CONFIG="$pb/ansible.cfg" ANSIBLE_HOST_KEY_CHECKING=True ANSIBLE_PIPELINING=True ANSIBLE_FORKS=4 \
   ansible-playbook -i "$STATE/$name/ansible/inventory.yml" "$pb/site.yml" --check \
   -e "@$STATE/$name/rendered/ansible/vars.json" -e "@$STATE/$name/ansible/secrets.json" \
-  -e "{\"ddl_dist_dir\": \"$DDL_BINARY_DIR/dist\", \"ddl_nvidia_assume_gpu\": true, \"ddl_grafana\": true, \"ddl_kernel_headers_package\": \"linux-headers-amd64\"}" \
+  -e "{\"ddl_dist_dir\": \"$DDL_BINARY_DIR/dist\", \"ddl_nvidia_assume_gpu\": true, \"ddl_grafana\": true, \"ddl_kernel_headers_package\": \"linux-headers-amd64\", \"ddl_runtime_backend\": \"nccl\"}" \
   >check.jsonl 2>check.err || { tail check.err; grep '"failed"' check.jsonl | head; fail "check-mode rehearsal"; }
 for h in master worker1 worker2; do
   for t in "nvidia_driver : Nouveau is blacklisted" "container_toolkit : NVIDIA's repository is configured for its key only" \
@@ -55,17 +72,20 @@ for h in master worker1 worker2; do
     grep "\"host\": \"$h\"" check.jsonl | grep "\"task\": \"$t\"" | grep -q '"changed": true' || fail "check mode: '$t' would not change $h"
   done
 done
+for h in master worker1 worker2; do
+  grep "\"host\": \"$h\"" check.jsonl | grep '"task": "runtime : Packages from a repository added in this run are not simulated"' |
+    grep -q '"status": "ok"' || fail "check mode: the CUDA runtime and NCCL would not be installed on GPU node $h"
+done
 grep '"host": "master"' check.jsonl | grep '"task": "monitoring : Cluster dashboard is present"' | grep -q '"changed": true' \
   || fail "check mode: Grafana's dashboard would not be provisioned"
 ddl exec --cluster "$name" -- 'test ! -e /etc/modprobe.d/ddl-blacklist-nouveau.conf && test ! -e /etc/apt/sources.list.d/grafana.list' \
   >/dev/null || fail "check mode changed a node"
-ok "check mode rehearses the driver, container toolkit, DCGM exporter and Grafana on every node without changing them"
+ok "check mode rehearses the driver, container toolkit, CUDA runtime + NCCL, DCGM exporter and Grafana on every node without changing them"
 
 ddl destroy "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
 assert_gone "$name"
 t0=$SECONDS
-# Every check passes, the allreduce too (container nodes see this machine's CUDA folder, which a runtime
-# built against its NCCL needs).
+# Every check passes, the allreduce too.
 ddl smoke-test "$name.yaml" --junit smoke.xml >smoke.out 2>&1 || { cat smoke.out; fail "smoke test"; }
 echo "smoke test: $((SECONDS - t0)) s"
 for c in "nfs read (worker1)" "nfs read (worker2)" "jupyter (master) .*answers with the token, refuses without" "prometheus (master)" \

@@ -12,7 +12,6 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <filesystem>
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -26,7 +25,6 @@ namespace {
 
 const char* k_image_dir = "/var/lib/ddl/images";
 const char* k_cache_dir = "/var/cache/ddl/apt-cacher-ng";
-const char* k_cuda_dir = "/usr/local/cuda";
 // What a node needs before Ansible can reach it: an init, sshd, python3 for the modules, and the tools
 // the roles call; everything else the roles install through apt.
 const char* k_image_packages = "systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,"
@@ -260,16 +258,7 @@ Status LocalContainers::ensure_running(const LocalNodePlan& node, const std::str
         dir + "/ssh_host_ed25519_key.pub:/etc/ssh/ssh_host_ed25519_key.pub:ro", "--volume",
         dir + "/machine-id:/etc/machine-id:ro", "--volume", dir + "/resolv.conf:/etc/resolv.conf:ro",
         "--volume", dir + "/apt-proxy.conf:/etc/apt/apt.conf.d/00ddl-proxy:ro"};
-    // The machine's CUDA toolkit, read-only, where it has one: the runtime is linked against its NCCL and
-    // CUDA runtime, as a GPU host's container would see them through the NVIDIA container toolkit. Under
-    // both its names: a build that found CUDA through the versioned folder (/usr/local/cuda-13.0, when
-    // nvcc is not on PATH) records that one in the programs' RUNPATH.
-    if (path_exists(k_cuda_dir)) {
-        args.insert(args.end(), {"--volume", std::string(k_cuda_dir) + ":" + k_cuda_dir + ":ro"});
-        std::error_code ec;
-        const auto real = std::filesystem::canonical(k_cuda_dir, ec).string();
-        if (!ec && real != k_cuda_dir) args.insert(args.end(), {"--volume", real + ":" + real + ":ro"});
-    }
+    // Nothing of this machine's /usr: what the runtime needs on a node, the roles install there.
     args.insert(args.end(), {m_plan.image, "/sbin/init"});
     if (auto s = m_ctx.run(podman(args)); !s)
         return Error{"starting container " + node.container + ": " + s.error().message};

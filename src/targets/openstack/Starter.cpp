@@ -22,7 +22,7 @@ openstack:
 
 gpu:
   driver: true
-  driver_branch: "535"
+  driver_branch: "580"
   container_toolkit: true
 )";
 }

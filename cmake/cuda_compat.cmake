@@ -1,0 +1,20 @@
+# What a CUDA major needs of a node: the oldest Linux driver branch that runs it and the oldest GPU
+# compute capability it supports. One table, used by the spec check (ddl validate), the runtime role's
+# check on the nodes (dist/cuda.json) and docs/gpus.md, which cites NVIDIA's sources for each row.
+#   ddl_cuda_requirements(MAJOR OUT_MIN_DRIVER OUT_MIN_CC)
+function(ddl_cuda_requirements major out_driver out_cc)
+  if(major GREATER_EQUAL 13)
+    set(driver 580)
+    set(cc 7.5)   # CUDA 13 removed Maxwell, Pascal and Volta (sm_50-sm_72)
+  elseif(major EQUAL 12)
+    set(driver 525)
+    set(cc 5.0)
+  elseif(major EQUAL 11)
+    set(driver 450)
+    set(cc 3.5)
+  else()
+    message(FATAL_ERROR "CUDA ${major} is older than the runtime supports (11 or newer)")
+  endif()
+  set(${out_driver} ${driver} PARENT_SCOPE)
+  set(${out_cc} ${cc} PARENT_SCOPE)
+endfunction()
