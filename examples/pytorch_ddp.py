@@ -3,9 +3,17 @@
 
 `ddl run -np 8 -- python3 pytorch_ddp.py --steps 100` sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
 MASTER_PORT and NCCL_SOCKET_IFNAME; init_process_group("env://") reads them. NCCL on GPUs, Gloo otherwise.
+`--hook ddl` (or `ddl-fp16`) makes DDP average its gradients with ddl's libddlcomm instead: the two lines
+marked below are all it takes (`ddl run` puts the ddl_torch package on PYTHONPATH).
+
+--model mlp (default) or a torchvision model (resnet18, resnet50, ...) on synthetic 32x32 images.
+--save FILE: rank 0 writes the final parameters there (torch.save); every rank prints a digest of its own.
+--save-grads FILE: rank 0 writes the gradients of the first step, as averaged across the ranks.
 """
 import argparse
+import hashlib
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -13,10 +21,31 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
+def make_model(name):
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 10)), (32,)
+    import torchvision
+
+    return getattr(torchvision.models, name)(num_classes=10), (3, 32, 32)
+
+
+def digest(model):
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--batch", type=int, default=64, help="per-rank batch")
+    parser.add_argument("--model", default="mlp")
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--hook", choices=["none", "ddl", "ddl-fp16"], default="none")
+    parser.add_argument("--save", default="")
+    parser.add_argument("--save-grads", default="", help="rank 0 writes the averaged gradients of step 0 there")
+    parser.add_argument("--fixed-batch", action="store_true", help="each rank trains on one batch, again and again")
     args = parser.parse_args()
 
     use_cuda = torch.cuda.is_available()
@@ -28,23 +57,44 @@ def main():
     device = torch.device("cuda", local_rank) if use_cuda else torch.device("cpu")
 
     torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts them from rank 0)
-    model = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
+    model, shape = make_model(args.model)
+    model = model.to(device)
     ddp = DDP(model, device_ids=[local_rank] if use_cuda else None)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    if args.hook != "none":
+        import ddl_torch  # the two lines that put DDP's gradients on libddlcomm
+
+        state = ddl_torch.register(ddp, compression="fp16" if args.hook == "ddl-fp16" else None)
+        if rank == 0:
+            print(f"gradients through libddlcomm ({state.backend} backend)", flush=True)
+    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     teacher = torch.Generator().manual_seed(1)
-    w_true = torch.randn(32, 10, generator=teacher)
+    w_true = torch.randn(shape[-1] if len(shape) == 1 else 3 * 32 * 32, 10, generator=teacher)
 
     data = torch.Generator().manual_seed(1000 + rank)  # each rank its own shard
+    fixed = torch.randn(args.batch, *shape, generator=data)
+    warmup = min(2, args.steps - 1)  # steps left out of the throughput (allocation, first buckets)
     for step in range(args.steps):
-        x = torch.randn(args.batch, 32, generator=data)
-        y = (x @ w_true).argmax(dim=1)
+        if step == warmup:
+            t0 = time.perf_counter()
+        x = fixed if args.fixed_batch else torch.randn(args.batch, *shape, generator=data)
+        y = (x.flatten(1) @ w_true).argmax(dim=1)
         loss = nn.functional.cross_entropy(ddp(x.to(device)), y.to(device))
         opt.zero_grad()
         loss.backward()  # DDP averages the gradients across ranks here
+        if step == 0 and args.save_grads and rank == 0:
+            torch.save([p.grad.detach().cpu().clone() for p in model.parameters()], args.save_grads)
         opt.step()
-        if rank == 0 and step % 10 == 0:
+        if rank == 0 and (step % 10 == 0 or step == args.steps - 1):
             print(f"step {step} loss {loss.item():.4f} (world size {world})", flush=True)
 
+    timed = args.steps - warmup
+    if rank == 0 and timed > 0:
+        seconds = time.perf_counter() - t0
+        print(f"throughput {timed * args.batch * world / seconds:.1f} images/s, {1000 * seconds / timed:.1f} ms/step "
+              f"(steps {warmup}-{args.steps - 1}, {world} ranks x batch {args.batch})", flush=True)
+    print(f"rank {rank} parameters {digest(model)}", flush=True)
+    if args.save and rank == 0:
+        torch.save([p.detach().cpu() for p in model.parameters()], args.save)
     dist.barrier()  # no rank leaves while another still needs it
     dist.destroy_process_group()
 

@@ -10,6 +10,7 @@ pkgs=(
   clang libclang-rt-14-dev
   slurmctld slurmd slurm-client munge
   openmpi-bin mpich
+  python3-torch python3-torchvision
   podman runc netavark debootstrap apt-cacher-ng tar
 )
 missing=()

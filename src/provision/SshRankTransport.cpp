@@ -16,7 +16,8 @@ namespace {
 // (the SSH channel closed) kills the group. Exit status: the program's, or 128+signal.
 const char* k_wrapper =
     R"(PATH=/opt/ddl/bin:$PATH; LD_LIBRARY_PATH=/opt/ddl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH LD_LIBRARY_PATH
+PYTHONPATH=/opt/ddl/python${PYTHONPATH:+:$PYTHONPATH}
+export PATH LD_LIBRARY_PATH PYTHONPATH
 exec 3<&0
 setsid "$@" </dev/null 3<&- &
 pid=$!

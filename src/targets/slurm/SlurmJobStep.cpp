@@ -44,8 +44,10 @@ Result<Command> SlurmTarget::run_command(const Context& ctx, int np, const std::
     if (!runtime_dir.empty()) {
         const char* path = std::getenv("PATH");
         const char* ld = std::getenv("LD_LIBRARY_PATH");
+        const char* py = std::getenv("PYTHONPATH");
         c.env_set["PATH"] = runtime_dir + "/bin" + (path && *path ? ":" + std::string(path) : "");
         c.env_set["LD_LIBRARY_PATH"] = runtime_dir + "/lib" + (ld && *ld ? ":" + std::string(ld) : "");
+        c.env_set["PYTHONPATH"] = runtime_dir + "/python" + (py && *py ? ":" + std::string(py) : "");
     }
     // Launchers' variables from an enclosing `ddl run` would win over SLURM_PROCID in the ranks.
     c.env_unset = {"DDL_RANK",

@@ -67,7 +67,8 @@ std::string SlurmScript::render(const Spec& s) {
     o += "  exit 2\n";
     o += "fi\n";
     o += "export PATH=\"$runtime_dir/bin:$PATH\"\n";
-    o += "export LD_LIBRARY_PATH=\"$runtime_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n\n";
+    o += "export LD_LIBRARY_PATH=\"$runtime_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n";
+    o += "export PYTHONPATH=\"$runtime_dir/python${PYTHONPATH:+:$PYTHONPATH}\"\n\n";
 
     o += "# The allocation as a hostfile: one line per node, its tasks as slots.\n";
     o += "mapfile -t hosts < <(scontrol show hostnames \"$SLURM_JOB_NODELIST\")\n";
