@@ -61,14 +61,40 @@ ok "second configure run: changed=0 on every node"
 # Check mode: the GPU roles (a GPU assumed), the DCGM exporter and Grafana, whose repositories are not
 # reachable here, rehearsed against the same nodes with ddl's inventory, variables and callback.
 pb="$DDL_SOURCE_DIR/playbooks"
+# worker2 plays an NVIDIA vGPU guest whose licensed guest driver (580, compute capability 8.0) is in place:
+# a stand-in nvidia-smi answering the two queries the roles make, removed after the rehearsal.
+ddl exec --cluster "$name" --nodes worker2 -- 'cat >/usr/local/bin/nvidia-smi <<"END"
+#!/bin/sh
+case "$*" in
+  -q) printf "    Product Name                          : GRID A100-40C\n    Driver Version                        : 580.65.06\n    Virtualization Mode                   : VGPU\n" ;;
+  --query-gpu=driver_version,compute_cap*) echo "580.65.06, 8.0" ;;
+  *) exit 9 ;;
+esac
+END
+chmod 755 /usr/local/bin/nvidia-smi' >/dev/null || fail "planting the vGPU stand-in"
 ANSIBLE_CONFIG="$pb/ansible.cfg" ANSIBLE_HOST_KEY_CHECKING=True ANSIBLE_PIPELINING=True ANSIBLE_FORKS=4 \
   ansible-playbook -i "$STATE/$name/ansible/inventory.yml" "$pb/site.yml" --check \
   -e "@$STATE/$name/rendered/ansible/vars.json" -e "@$STATE/$name/ansible/secrets.json" \
   -e "{\"ddl_dist_dir\": \"$DDL_BINARY_DIR/dist\", \"ddl_nvidia_assume_gpu\": true, \"ddl_grafana\": true, \"ddl_kernel_headers_package\": \"linux-headers-amd64\", \"ddl_runtime_backend\": \"nccl\"}" \
   >check.jsonl 2>check.err || { tail check.err; grep '"failed"' check.jsonl | head; fail "check-mode rehearsal"; }
+ddl exec --cluster "$name" --nodes worker2 -- rm -f /usr/local/bin/nvidia-smi >/dev/null || fail "removing the vGPU stand-in"
+grep '"host": "worker2"' check.jsonl | grep '"task": "nvidia_driver : A vGPU guest keeps its licensed guest driver"' |
+  grep -q '"status": "ok"' || fail "check mode: the vGPU guest was not recognised"
+! grep '"host": "worker2"' check.jsonl | grep -q '"task": "nvidia_driver : Nouveau is blacklisted"' ||
+  fail "check mode: the driver would be installed over a vGPU guest's"
+grep '"host": "worker2"' check.jsonl | grep '"task": "runtime : The driver runs the runtime' | grep -q '"status": "ok"' ||
+  fail "check mode: the runtime role did not check the vGPU guest's driver against its CUDA"
+for h in master worker1; do
+  grep "\"host\": \"$h\"" check.jsonl | grep '"task": "nvidia_driver : Driver packages would come from a repository added in this run"' |
+    grep '"msg": "check mode: nvidia-kernel-dkms, nvidia-smi, libcuda1' | grep -qv xserver ||
+    fail "check mode: Debian's headless driver packages would not be installed on $h"
+  grep "\"host\": \"$h\"" check.jsonl | grep '"task": "nvidia_driver : An unsigned module would not load under Secure Boot"' |
+    grep -q '"status": "ok"' || fail "check mode: Secure Boot was not checked on $h"
+done
 for h in master worker1 worker2; do
   for t in "nvidia_driver : Nouveau is blacklisted" "container_toolkit : NVIDIA's repository is configured for its key only" \
            "container_toolkit : Docker engine package is installed" "monitoring : DCGM exporter service is defined"; do
+    [ "$h/$t" = "worker2/nvidia_driver : Nouveau is blacklisted" ] && continue # the vGPU guest keeps its driver
     grep "\"host\": \"$h\"" check.jsonl | grep "\"task\": \"$t\"" | grep -q '"changed": true' || fail "check mode: '$t' would not change $h"
   done
 done
