@@ -63,5 +63,30 @@ same_parameters resnet-fp16
 loss_falls resnet-fp16
 ok "fp16-compressed gradients through the hook: identical replicas, the loss falls"
 
+ddl bench train --cluster pt --framework pytorch --model resnet18 --image-size 32 --batch 8 --nodes 1..3 \
+  --steps 3 --warmup 1 --comm ddl,gloo --python "$py" -x OMP_NUM_THREADS=1 --dataset-images 50000 --epochs 2 \
+  --out bt >bt.out 2>bt.err || { cat bt.out bt.err; fail "bench train --framework pytorch"; }
+[ "$(tail -n +2 bt/train.csv | wc -l)" = 6 ] || { cat bt/train.csv; fail "bench train rows"; }
+python3 - bt/train.json <<'PY' || { cat bt.out; fail "bench train --framework pytorch results"; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["framework"] == "pytorch" and j["profile"] == "resnet18" and j["image_size"] == 32, j
+rows = j["results"]
+assert sorted({r["comm"] for r in rows}) == ["ddl/tcp", "gloo"], rows
+assert sorted(r["nodes"] for r in rows) == [1, 1, 2, 2, 3, 3], rows
+for r in rows:
+    assert r["ranks"] == r["nodes"] and r["samples_per_s"] > 0, r
+    assert abs(r["epoch_s"] - 50000 / r["samples_per_s"]) < 0.01 * r["epoch_s"] + 0.1, r
+    assert abs(r["train_s"] - 2 * r["epoch_s"]) < 0.2, r
+    assert r["efficiency"] == 1.0 if r["nodes"] == 1 else r["efficiency"] > 0, r
+PY
+grep -q "time-to-train: 50000 images per epoch x 2 epochs" bt.out || { cat bt.out; fail "no time-to-train line"; }
+[ -s bt/train.png ] || fail "no chart"
+ddl bench train --cluster pt --framework pytorch --comm mpi >bad.out 2>&1 && fail "--comm mpi accepted"
+grep -q "each must be ddl, gloo or nccl" bad.out || { cat bad.out; fail "--comm mpi: no reason"; }
+ddl bench train --cluster pt --model resnet18 >bad.out 2>&1 && fail "--model without --framework pytorch accepted"
+grep -q "apply to --framework pytorch" bad.out || { cat bad.out; fail "--model without pytorch: no reason"; }
+ok "ddl bench train --framework pytorch: images/s per node count and communication (ddl hook, Gloo), efficiency, time-to-train, CSV, JSON, PNG"
+
 ddl destroy pt >x.log 2>&1 || { cat x.log; fail destroy; }
 assert_gone pt
