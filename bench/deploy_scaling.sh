@@ -32,7 +32,7 @@ for n in "${counts[@]}"; do
     >"$work/$name.force.log" 2>&1 || { cat "$work/$name.force.log"; exit 1; }
   read -r forced forced_cpu <<<"$(phase configure "$work/$name.force.log")"
   t2=$(date +%s.%N)
-  "$ddl" --state-dir "$work/state" destroy "$name" >/dev/null 2>&1
+  "$ddl" --state-dir "$work/state" destroy -y "$name" >/dev/null 2>&1
   t3=$(date +%s.%N)
   d=$(echo "$t1 - $t0" | bc); x=$(echo "$t3 - $t2" | bc)
   total[$n]=$d

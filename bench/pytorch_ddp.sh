@@ -23,7 +23,7 @@ steps=${STEPS:-12}
 work=$(mktemp -d /tmp/ddl-bench-pt.XXXXXX)
 state=$work/state
 name=
-cleanup() { [ -n "$name" ] && "$ddl_bin" --state-dir "$state" destroy "$name" >/dev/null 2>&1; rm -rf "$work"; }
+cleanup() { [ -n "$name" ] && "$ddl_bin" --state-dir "$state" destroy -y "$name" >/dev/null 2>&1; rm -rf "$work"; }
 trap cleanup EXIT
 results=$work/results.txt
 echo "# PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $model, batch $batch per rank, $steps steps (2 warm-up), links $rate, $(nproc) cores"
@@ -48,7 +48,7 @@ for n in $nodes_list; do
       echo "$n $comm $ips $ms" >>"$results"
     done
   done
-  "$ddl_bin" --state-dir "$state" destroy "$name" >/dev/null 2>&1
+  "$ddl_bin" --state-dir "$state" destroy -y "$name" >/dev/null 2>&1
   name=
 done
 echo

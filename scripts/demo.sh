@@ -8,7 +8,7 @@ cmake --preset default >/dev/null
 cmake --build build -j "$(nproc)"
 ddl=./build/src/ddl
 spec=configs/local-4nodes.yaml
-trap '$ddl destroy local-demo' EXIT  # destroy runs also when a step fails
+trap '$ddl destroy -y local-demo' EXIT  # destroy runs also when a step fails
 $ddl deploy "$spec"
 $ddl status local-demo
 echo "== hostfile"

@@ -1,6 +1,7 @@
 // `ddl destroy`: everything ddl created for a cluster, under the cluster's lock; also run by `ddl gc`.
 #include "cli/ClusterRef.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/Confirm.hpp"
 #include "cli/Invoke.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
@@ -20,7 +21,8 @@ struct DestroyArgs {
 
 void add_options(CLI::App& sub, DestroyArgs& a) {
     sub.add_option("cluster", a.ref, "Cluster name or spec file (default: the only cluster)");
-    sub.add_flag("-y,--yes", a.yes, "Do not ask for confirmation");
+    sub.add_flag("-y,--yes", a.yes,
+                 "Destroy without asking (needed where there is no terminal to ask on: scripts, CI)");
     sub.add_option("--terraform-bin", a.terraform_bin,
                    "openstack: terraform or tofu to destroy with (default: the one that deployed)");
 }
@@ -54,7 +56,35 @@ std::optional<int> prepare(const Invocation& inv, DestroyArgs& a) {
     return std::nullopt;
 }
 
+// What will go, then the user types the cluster's name; without a terminal only -y destroys. nullopt:
+// go ahead; else the exit code.
+std::optional<int> confirm(const Invocation& inv, const DestroyArgs& a) {
+    if (a.yes) return std::nullopt;
+    const auto& st = inv.cluster->ctx->state;
+    std::vector<std::string> nodes;
+    for (const auto& n : st.nodes)
+        nodes.push_back(n.name + (n.address.empty() ? "" : " (" + n.address + ")"));
+    const std::string what = "cluster " + a.ref + " on target " + st.target + ": " +
+                             (nodes.empty() ? "no nodes recorded" : join(nodes, ", ")) +
+                             ", and everything else ddl created for it";
+    switch (ask_on_terminal("ddl destroy will remove " + what + ".\nType the cluster's name (" + a.ref +
+                                ") to destroy it: ",
+                            a.ref)) {
+    case Approval::approved:
+        return std::nullopt;
+    case Approval::declined:
+        std::cerr << "ddl destroy: not confirmed; nothing was destroyed\n";
+        return exit_code::k_failure;
+    case Approval::no_terminal:
+        break;
+    }
+    std::cerr << "ddl destroy: would remove " << what
+              << "; there is no terminal to confirm on\n  hint: add -y (--yes) to destroy without asking\n";
+    return exit_code::k_bad_input;
+}
+
 int destroy(const Invocation& inv, const DestroyArgs& a) {
+    if (auto rc = confirm(inv, a)) return *rc;
     auto& ctx = *inv.cluster->ctx;
     ctx.options.terraform_bin = a.terraform_bin;
     int rc = run_destroy(ctx, *inv.cluster->driver);

@@ -10,7 +10,7 @@ CLUSTERS=()
 cleanup() {
   local rc=$?
   if [ -n "${SECRET_WATCH_PID:-}" ]; then kill "$SECRET_WATCH_PID" 2>/dev/null || true; fi
-  for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy "$c" >/dev/null 2>&1 || true; done
+  for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy -y "$c" >/dev/null 2>&1 || true; done
   rm -rf "$WORK"
   exit $rc
 }

@@ -44,8 +44,8 @@ grep -q "AWS credentials from $WORK/home/.aws/credentials \[temp\]" quota.log ||
 grep -q '"signed_headers": \["host", "x-amz-date", "x-amz-security-token"\]' "$AWS_CFG.requests" ||
   fail "the session token is signed"
 ok "pre-flight with a profile's temporary credentials refuses vCPUs beyond the On-Demand G and VT quota (exit $rc)"
-ddl destroy awsbad >/dev/null 2>&1 || true
-ddl destroy awsquota >/dev/null 2>&1 || true
+ddl destroy -y awsbad >/dev/null 2>&1 || true
+ddl destroy -y awsquota >/dev/null 2>&1 || true
 write_aws 64
 
 # --- deploy, status, exec, destroy ---------------------------------------------------------------------
@@ -89,7 +89,7 @@ PY
 ddl exec --cluster awsfull --nodes worker2 -- true || fail "exec on a worker through the master"
 ok "status shows the workers behind the master; exec on every node"
 
-FAKE_TF_FAIL_DESTROY=1 ddl destroy awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
+FAKE_TF_FAIL_DESTROY=1 ddl destroy -y awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone awsfull
 assert_no_secret
 ok "destroy (one DependencyViolation retried) leaves no node and no state; the secret was never written"

@@ -44,6 +44,6 @@ ok "ddl run: allreduce across the private network exact"
 # Second deploy converges without touching anything (all phases done).
 ddl deploy bast.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
 
-ddl destroy bast --yes >x.log 2>&1 || { cat x.log; fail "destroy"; }
+ddl destroy -y bast >x.log 2>&1 || { cat x.log; fail "destroy"; }
 assert_gone bast
 ok "destroy removes both bridges, every link and namespace"

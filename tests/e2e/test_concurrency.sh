@@ -15,7 +15,7 @@ ddl deploy fltl.yaml >r.log 2>&1 || { cat r.log; fail "deploy after the holder d
 grep -q "another ddl command" r.log && fail "stale lock refused"
 grep -q "^pid [0-9]*: ddl deploy fltl.yaml" "$STATE/fltl/lock" || fail "lock file not rewritten by the new holder"
 ok "stale lock of a SIGKILLed holder taken over; deploy converged"
-ddl destroy fltl >/dev/null 2>&1 || fail "destroy"
+ddl destroy -y fltl >/dev/null 2>&1 || fail "destroy"
 assert_gone fltl
 
 # 2. Two deploys of one cluster at once, three rounds from nothing.
@@ -36,11 +36,11 @@ for round in 1 2 3; do
   python3 -c 'import json,sys; c = {r["name"]: r for r in json.load(open(sys.argv[1]))}["fltl"]
 assert c["lock"] == "pid %s: ddl deploy fltl.yaml" % sys.argv[2], c' l.json "$pc" ||
     { cat l.json; fail "round $round: ddl list does not show the deploy holding the lock"; }
-  if ddl destroy fltl >x.log 2>&1; then fail "round $round: destroy ran during a deploy"; fi
+  if ddl destroy -y fltl >x.log 2>&1; then fail "round $round: destroy ran during a deploy"; fi
   grep -q "another ddl command is working on this cluster (pid $pc: ddl deploy fltl.yaml)" x.log ||
     { cat x.log; fail "round $round: destroy refusal does not name the deploy"; }
   wait $pc || { cat c.log; fail "round $round: deploy disturbed by the refused destroy"; }
-  ddl destroy fltl >/dev/null 2>&1 || fail "round $round: destroy"
+  ddl destroy -y fltl >/dev/null 2>&1 || fail "round $round: destroy"
   assert_gone fltl
   ok "round $round: one deploy proceeded, the other refused naming pid $winner; destroy refused during deploy"
 done
@@ -53,8 +53,8 @@ wait $pl || { cat l.log; fail "fltl beside fltm"; }
 wait $pm || { cat m.log; fail "fltm beside fltl"; }
 ddl exec --cluster fltl -- true >/dev/null 2>&1 && ddl exec --cluster fltm -- true >/dev/null 2>&1 ||
   fail "nodes of the two clusters"
-"$DDL" --state-dir "$STATE" destroy fltl >/dev/null 2>&1 & pl=$!
-"$DDL" --state-dir "$STATE" destroy fltm >/dev/null 2>&1 & pm=$!
+"$DDL" --state-dir "$STATE" destroy -y fltl >/dev/null 2>&1 & pl=$!
+"$DDL" --state-dir "$STATE" destroy -y fltm >/dev/null 2>&1 & pm=$!
 wait $pl && wait $pm || fail "destroying both at once"
 assert_gone fltl; assert_gone fltm
 ok "two clusters deployed and destroyed at the same time"

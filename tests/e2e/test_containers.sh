@@ -67,9 +67,9 @@ ddl deploy ctr.yaml --only provision >d2.log 2>&1 || { cat d2.log; fail "provisi
 ok "a killed container node is started again by deploy --only provision; the others are kept"
 
 rc=0
-DDL_TEST_KILL_AT=destroy:containers-removed "$DDL" --state-dir "$STATE" destroy ctr --yes >k.log 2>&1 || rc=$?
+DDL_TEST_KILL_AT=destroy:containers-removed "$DDL" --state-dir "$STATE" destroy -y ctr >k.log 2>&1 || rc=$?
 [ $rc = 137 ] || { cat k.log; fail "destroy was not killed after removing the containers (exit $rc)"; }
-ddl destroy ctr --yes >x.log 2>&1 || { cat x.log; fail "destroy"; }
+ddl destroy -y ctr >x.log 2>&1 || { cat x.log; fail "destroy"; }
 assert_gone ctr
 [ -z "$(podman ps -a --filter label=ddl.cluster=ctr --format '{{.Names}}')" ] || fail "containers left"
 pgrep -f "$STATE/ctr/apt-proxy" >/dev/null && fail "apt proxy left running"

@@ -44,10 +44,41 @@ assert 0 <= c["age_s"] < 3600, c' || fail "ddl list --output json"
 ok "ddl list: the cluster, its target, 4 nodes, ready, no lock (text and JSON)"
 [ "$(stat -c %a "$STATE/life/state.json")" = 600 ] || fail "state.json mode"
 [ "$(stat -c %a "$STATE/life/id_ed25519")" = 600 ] || fail "key mode"
-ddl destroy life >/dev/null 2>&1 || fail "destroy"
+# No terminal and no -y: refused, naming what would go and the flag; the cluster stays.
+rc=0; ddl destroy life </dev/null >noy.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat noy.log; fail "destroy without a terminal and without -y: exit $rc, expected 2"; }
+grep -q "would remove cluster life on target local: master (.*), worker1" noy.log && grep -q "add -y (--yes)" noy.log ||
+  { cat noy.log; fail "destroy without -y: message"; }
+# On a terminal (a pseudo-terminal here) the user types the name: a wrong one destroys nothing.
+destroy_on_tty() { # ANSWER: runs `ddl destroy life` on a pty, answers the prompt; prints the exit status
+  python3 - "$DDL" "$STATE" "$1" <<'PY'
+import os, pty, sys, time
+ddl, state, answer = sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(ddl, [ddl, "--state-dir", state, "destroy", "life"])
+seen = b""
+deadline = time.time() + 60
+while b"to destroy it: " not in seen and time.time() < deadline:
+    seen += os.read(fd, 4096)
+os.write(fd, answer.encode() + b"\n")
+try:
+    while os.read(fd, 4096):
+        pass
+except OSError:
+    pass
+_, status = os.waitpid(pid, 0)
+sys.stderr.write(seen.decode(errors="replace"))
+print(os.waitstatus_to_exitcode(status))
+PY
+}
+[ "$(destroy_on_tty lif 2>tty1.log)" = 1 ] || { cat tty1.log; fail "a wrong name at the prompt did not stop destroy"; }
+grep -q "Type the cluster's name (life) to destroy it:" tty1.log || { cat tty1.log; fail "no prompt on the terminal"; }
+ddl exec --cluster life -- true >/dev/null 2>&1 || fail "the cluster went although the name typed was wrong"
+[ "$(destroy_on_tty life 2>tty2.log)" = 0 ] || { cat tty2.log; fail "destroy confirmed on the terminal"; }
 assert_gone life
-ok "destroy leaves nothing"
-rc=0; ddl destroy lfie >typo.log 2>&1 || rc=$?
+ok "destroy asks on a terminal (the cluster's name typed; a wrong one keeps it), refuses without one unless -y, and leaves nothing"
+rc=0; ddl destroy -y lfie >typo.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat typo.log; fail "destroy of a cluster that does not exist: exit $rc, expected 2"; }
 grep -q "no cluster named lfie in $STATE" typo.log && grep -q "(there are no clusters there)" typo.log ||
   { cat typo.log; fail "destroy typo message"; }

@@ -90,7 +90,7 @@ out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on every job"
 grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
 ok "deploy: three single-GPU jobs submitted over TLS with a client certificate, RUNNING, reached over SSH"
 cp -a "$STATE/${P}gle2e" state-before-destroy
-GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
+GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
 [ "$(cancel_puts)" = 3 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for every job"; }
 [ "$(grep -c '^Cancelled ' "$events")" = 3 ] || { cat "$events"; fail "destroy cancelled every job"; }
 grep -q ' DELETE ' "$events" && { cat "$events"; fail "ddl sent a DELETE (GPULab documents none on jobs)"; }
@@ -111,7 +111,7 @@ rc=0; GPULAB_CERT="$WORK/eve.pem" ddl deploy ${P}glauth.yaml >e.log 2>&1 || rc=$
 grep -q "the TLS connection failed: check that the client certificate" e.log || { cat e.log; fail "handshake message"; }
 grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
 ok "refused certificates: 403 and a failed handshake, each with what to check"
-GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
 
 start_server die-early:worker1
 write_spec ${P}gldie jobs-per-gpu
@@ -119,7 +119,7 @@ rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gldie.yaml >f.log 2>&1 || rc=
 [ "$rc" = 1 ] || { cat f.log; fail "deploy with a dying job should fail"; }
 grep -q "for node worker1 ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
 grep -q "| E: Unable to locate package openssh-server" f.log || { cat f.log; fail "log tail"; }
-GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}gldie >/dev/null 2>&1 || fail "destroy after a dead job"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gldie >/dev/null 2>&1 || fail "destroy after a dead job"
 [ "$(cancel_puts)" = 3 ] || { cat "$events"; fail "a cancel (PUT …/state/status) for each of the three recorded jobs"; }
 [ "$(grep -c '^Cancelled ' "$events")" = 2 ] || { cat "$events"; fail "the two live jobs cancelled"; }
 ok "a job dying early fails deploy with its log tail; destroy cancels the others"
@@ -129,7 +129,7 @@ write_spec ${P}glq one-job
 rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy ${P}glq.yaml >q.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
 grep -q "still not running: master (job .*, QUEUED: No worker has a free GPU" q.log || { cat q.log; fail "queue message"; }
-GPULAB_CERT="$WORK/alice.pem" ddl destroy ${P}glq >/dev/null 2>&1 || fail "destroy of queued jobs"
+GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glq >/dev/null 2>&1 || fail "destroy of queued jobs"
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "queued job: cancel (PUT …/state/status) sent"; }
 grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
 ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancels them"

@@ -29,5 +29,5 @@ ddl deploy guard.yaml >g.log 2>&1 || { cat g.log; fail "deploy guard"; }
 ddl deploy other.yaml >o.log 2>&1 || { cat o.log; fail "deploy other"; }
 ddl exec --cluster guard -- true >/dev/null && ddl exec --cluster other -- true >/dev/null || fail "coexisting clusters"
 ok "two clusters coexist"
-ddl destroy guard >/dev/null 2>&1 && ddl destroy other >/dev/null 2>&1 || fail destroy
+ddl destroy -y guard >/dev/null 2>&1 && ddl destroy -y other >/dev/null 2>&1 || fail destroy
 assert_gone guard; assert_gone other

@@ -15,7 +15,7 @@ for sig in TERM KILL; do
   ddl deploy intr.yaml >"r-$sig.log" 2>&1 || { cat "r-$sig.log"; fail "resume after SIG$sig"; }
   ddl exec --cluster intr -- true >/dev/null || fail "nodes after resume"
   ok "resumed after SIG$sig"
-  ddl destroy intr >/dev/null 2>&1 || fail "destroy"
+  ddl destroy -y intr >/dev/null 2>&1 || fail "destroy"
   assert_gone intr
 done
 ok "destroy after interrupted deploys"
@@ -26,6 +26,6 @@ mkdir -p /run/netns && touch /run/netns/ddl-intr-worker1
 ip -n ddl-intr-worker1 link show lo >/dev/null 2>&1 && fail "the planted namespace name is usable"
 ddl deploy intr.yaml >r-half.log 2>&1 || { cat r-half.log; fail "deploy over a half-made namespace"; }
 ddl exec --cluster intr -- true >/dev/null || fail "nodes after a half-made namespace"
-ddl destroy intr >/dev/null 2>&1 || fail "destroy"
+ddl destroy -y intr >/dev/null 2>&1 || fail "destroy"
 assert_gone intr
 ok "a namespace name left without its namespace is made again"

@@ -28,7 +28,7 @@ killed_at() { # kind point: runs ddl KIND with DDL_TEST_KILL_AT=point, expects t
   if [ "$kind" = deploy ]; then
     DDL_TEST_KILL_AT="$point" "$DDL" --state-dir "$STATE" deploy $name.yaml >"k.log" 2>&1 || rc=$?
   else
-    DDL_TEST_KILL_AT="$point" "$DDL" --state-dir "$STATE" destroy $name >"k.log" 2>&1 || rc=$?
+    DDL_TEST_KILL_AT="$point" "$DDL" --state-dir "$STATE" destroy -y $name >"k.log" 2>&1 || rc=$?
   fi
   [ $rc = 137 ] || { cat k.log; fail "$kind was not killed at $point (exit $rc): point not reached"; }
   check_state "$kind killed at $point"
@@ -40,14 +40,14 @@ converge() {
   no_temp_files "$1"
 }
 destroy_clean() {
-  ddl destroy $name >d.log 2>&1 || { cat d.log; fail "destroy after $1"; }
+  ddl destroy -y $name >d.log 2>&1 || { cat d.log; fail "destroy after $1"; }
   assert_gone $name
 }
 
 # 1. Trace one undisturbed deploy and destroy: the list of points, in the order a run passes them.
 t0=$(date +%s)
 DDL_TEST_KILL_TRACE="$WORK/deploy.trace" ddl deploy $name.yaml >t.log 2>&1 || { cat t.log; fail "traced deploy"; }
-DDL_TEST_KILL_TRACE="$WORK/destroy.trace" ddl destroy $name >t.log 2>&1 || { cat t.log; fail "traced destroy"; }
+DDL_TEST_KILL_TRACE="$WORK/destroy.trace" ddl destroy -y $name >t.log 2>&1 || { cat t.log; fail "traced destroy"; }
 assert_gone $name
 echo "undisturbed deploy+destroy: $(($(date +%s) - t0)) s"
 # Every named point; of the many atomic writes, those of state.json (each one a different moment).

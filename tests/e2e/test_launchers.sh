@@ -80,7 +80,7 @@ ok "ddl hostfile --format openmpi|mpich fed to mpirun|mpiexec; --format horovod 
 ddl exec --cluster lnch --nodes worker2 -- 'echo shared-by-worker2 >/shared/probe' >/dev/null
 [ "$(ddl exec --cluster lnch -- cat /shared/probe | strip | sort -u)" = shared-by-worker2 ] || fail "shared folder"
 ok "/shared is one folder on all 4 nodes"
-ddl destroy lnch >/dev/null 2>&1 || fail "destroy"
+ddl destroy -y lnch >/dev/null 2>&1 || fail "destroy"
 assert_gone lnch
 ok "destroy leaves nothing"
 

@@ -56,5 +56,5 @@ for _ in $(seq 50); do [ "$(ranks)" = 0 ] && break; sleep 0.2; done
 [ "$(ranks)" = 0 ] || fail "ranks left on the nodes: $(ranks)"
 ok "link down during allreduce: ddl run exit $rc after ${took} s naming $(grep -o 'rank [01] on [^ :]*' ar.log | head -1), no processes left"
 ddl exec --cluster flts -- true >/dev/null 2>&1 || fail "nodes after the link came back"
-ddl destroy flts >/dev/null 2>&1 || fail destroy
+ddl destroy -y flts >/dev/null 2>&1 || fail destroy
 assert_gone flts

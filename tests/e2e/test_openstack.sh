@@ -46,7 +46,7 @@ ok "hostfile with the cluster-network addresses"
 ddl -v deploy osfull.yaml >again.log 2>&1 || { cat again.log; fail "second deploy"; }
 ok "a second deploy converges"
 
-ddl destroy osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
+ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull
 assert_no_secret
 ok "destroy leaves no namespace and no state; the password was never written"

@@ -25,7 +25,7 @@ grep -q "nothing was created" short.log || { cat short.log; fail "says nothing w
 if grep -Eq '"(init|plan|apply)"' "$FAKE_TF_LOG"; then fail "terraform ran past its version check: $(cat "$FAKE_TF_LOG")"; fi
 [ ! -e "$NODES_LOG" ] || fail "instances were created despite the pre-flight failure"
 ok "pre-flight failure: clear quota message, nothing created"
-ddl destroy ospre >d0.log 2>&1 || { cat d0.log; fail "destroy after a pre-flight failure"; }
+ddl destroy -y ospre >d0.log 2>&1 || { cat d0.log; fail "destroy after a pre-flight failure"; }
 grep -q "nothing was created" d0.log || { cat d0.log; fail "destroy message"; }
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 ok "destroy after a pre-flight failure has nothing to do"
@@ -34,7 +34,7 @@ ddl -v deploy ospre.yaml --only render >sr.log 2>&1 || { cat sr.log; fail "rende
 ddl -v deploy ospre.yaml --only provision --skip-preflight >skip.log 2>&1 || { cat skip.log; fail "--skip-preflight"; }
 grep -q "pre-flight checks of the cloud skipped (--skip-preflight)" skip.log || { cat skip.log; fail "skip noted"; }
 if grep -q "quota:" skip.log; then fail "pre-flight ran despite --skip-preflight"; fi
-ddl destroy ospre >sd.log 2>&1 || { cat sd.log; fail "destroy after --skip-preflight"; }
+ddl destroy -y ospre >sd.log 2>&1 || { cat sd.log; fail "destroy after --skip-preflight"; }
 grep -q "^down --id ospre" "$NODES_LOG" || fail "instances of the skipped-preflight deploy not removed"
 rm -f "$NODES_LOG"
 ok "--skip-preflight goes straight to Terraform"
@@ -66,7 +66,7 @@ ddl -v deploy ospre.yaml --only provision >p2.log 2>&1 || { cat p2.log; fail "se
 grep -q "plan: 0 to add, 0 to change, 0 to destroy" p2.log || { cat p2.log; fail "re-running provision did not converge"; }
 ok "re-running provision converges (nothing to add)"
 
-FAKE_TF_FAIL_DESTROY=1 ddl -v destroy ospre >d.log 2>&1 || { cat d.log; fail "destroy"; }
+FAKE_TF_FAIL_DESTROY=1 ddl -v destroy -y ospre >d.log 2>&1 || { cat d.log; fail "destroy"; }
 grep -q "openstack_networking_secgroup_v2.cluster (delete): Error deleting" d.log || { cat d.log; fail "destroy failure named"; }
 grep -q "attempt 2 of 3" d.log || { cat d.log; fail "destroy retried"; }
 grep -q "^down --id ospre" "$NODES_LOG" || fail "instances not removed"
@@ -79,7 +79,7 @@ ok "destroy retries past a failure and removes everything"
 use_app_credential
 ddl -v deploy ospre.yaml --only render >acr.log 2>&1 || { cat acr.log; fail "render with an application credential"; }
 ddl -v deploy ospre.yaml --only provision >ac.log 2>&1 || { cat ac.log; fail "provision with an application credential"; }
-ddl -v destroy ospre >acd.log 2>&1 || { cat acd.log; fail "destroy with an application credential"; }
+ddl -v destroy -y ospre >acd.log 2>&1 || { cat acd.log; fail "destroy with an application credential"; }
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 secret_sweep "OpenStack application-credential secret" "$APP_SECRET" '/(clouds\.yaml|cloud\.json)$' "$WORK"
 ok "application credential: provision and destroy; its secret written nowhere"

@@ -88,5 +88,5 @@ ddl bench train --cluster pt --model resnet18 >bad.out 2>&1 && fail "--model wit
 grep -q "apply to --framework pytorch" bad.out || { cat bad.out; fail "--model without pytorch: no reason"; }
 ok "ddl bench train --framework pytorch: images/s per node count and communication (ddl hook, Gloo), efficiency, time-to-train, CSV, JSON, PNG"
 
-ddl destroy pt >x.log 2>&1 || { cat x.log; fail destroy; }
+ddl destroy -y pt >x.log 2>&1 || { cat x.log; fail destroy; }
 assert_gone pt

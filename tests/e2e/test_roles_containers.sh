@@ -108,7 +108,7 @@ ddl exec --cluster "$name" -- 'test ! -e /etc/modprobe.d/ddl-blacklist-nouveau.c
   >/dev/null || fail "check mode changed a node"
 ok "check mode rehearses the driver, container toolkit, CUDA runtime + NCCL, DCGM exporter and Grafana on every node without changing them"
 
-ddl destroy "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
+ddl destroy -y "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
 assert_gone "$name"
 t0=$SECONDS
 # Every check passes, the allreduce too.

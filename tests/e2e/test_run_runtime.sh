@@ -98,5 +98,5 @@ set -e
 [ $rc != 0 ] || fail "ddl run exited 0 after SIGTERM"
 [ "$(grep -c 'got TERM' term.out)" = 4 ] || { cat term.out; fail "SIGTERM not forwarded to every rank"; }
 ok "SIGTERM forwarded to all 4 ranks"
-ddl destroy rt >/dev/null 2>&1 || fail destroy
+ddl destroy -y rt >/dev/null 2>&1 || fail destroy
 assert_gone rt

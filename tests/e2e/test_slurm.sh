@@ -2,7 +2,7 @@
 # Target slurm against a real Slurm 22.05 (munged + slurmctld here, one slurmd per node of a local
 # cluster): the rendered batch script runs the bundled allreduce across 4 nodes with srun; plain srun
 # finds its master without MASTER_ADDR; ddl deploy submits, follows and resumes a job (no second
-# submission), reports a job that ends early and an unknown partition; ddl destroy scancels.
+# submission), reports a job that ends early and an unknown partition; ddl destroy -y scancels.
 source "$(dirname "$0")/lib.sh"
 HELPER="$(cd "$(dirname "$0")" && pwd)/helpers/slurm_cluster.sh"
 DIST="${DDL_BINARY_DIR:?}/dist"
@@ -15,7 +15,7 @@ SLURM_CLUSTERS=()
 # cleanup removes the local nodes and the work folder.
 slurm_cleanup() {
   local rc=$?
-  for c in "${SLURM_CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy "$c" >/dev/null 2>&1 || true; done
+  for c in "${SLURM_CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy -y "$c" >/dev/null 2>&1 || true; done
   bash "$HELPER" down "$SLURM_DIR" >/dev/null 2>&1 || true
   set +e # lib.sh's cleanup reads the status from $?; under errexit `(exit 1)` would end this trap here
   (exit $rc)
@@ -116,7 +116,7 @@ grep -q "interrupted while job $job2 was PENDING" wait.log || { cat wait.log; fa
 ok "interrupted while PENDING: job $job2 kept in the state"
 
 # 5. destroy cancels the job and waits until it is gone; the state goes.
-ddl destroy slurmjob >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
+ddl destroy -y slurmjob >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 [ -z "$(squeue -h -j "$job1" -o %T -t PD,R,CG 2>/dev/null)" ] || fail "job $job1 still queued after destroy"
 [ ! -e "$STATE/slurmjob" ] || fail "state of slurmjob left"
 ok "destroy: scancel $job1, job gone, state gone"
@@ -135,16 +135,16 @@ for _ in $(seq 100); do job3=$(state_job slurmearly); [ -n "$job3" ] && break; s
 scancel "$job3"
 if wait "$pid"; then fail "deploy of a cancelled job succeeded"; fi
 grep -q "Slurm job $job3 ended before the cluster was up: CANCELLED" early.log || { cat early.log; fail "ended-early message"; }
-ddl destroy slurmearly >/dev/null 2>&1 || fail "destroy after an early end"
+ddl destroy -y slurmearly >/dev/null 2>&1 || fail "destroy after an early end"
 ok "a job cancelled while pending: clear error, destroy still works"
 
 slurm_spec slurmbad nosuch
 if ddl deploy slurmbad.yaml >bad.log 2>&1; then fail "unknown partition accepted"; fi
 grep -q 'no partition "nosuch" on this Slurm cluster (it has: e2e)' bad.log || { cat bad.log; fail "partition message"; }
 [ -z "$(squeue -h -n ddl-slurmbad -o %i)" ] || fail "a job was submitted to an unknown partition"
-ddl destroy slurmbad >/dev/null 2>&1 || fail "destroy after a refused partition"
+ddl destroy -y slurmbad >/dev/null 2>&1 || fail "destroy after a refused partition"
 ok "unknown partition refused before submitting, naming the partitions that exist"
 
-ddl destroy slurmwait >/dev/null 2>&1 || fail "destroy slurmwait"
+ddl destroy -y slurmwait >/dev/null 2>&1 || fail "destroy slurmwait"
 [ -z "$(squeue -h -o %i)" ] || fail "jobs left: $(squeue)"
 ok "all jobs gone"

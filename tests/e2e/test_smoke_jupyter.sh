@@ -30,7 +30,7 @@ secret_watch
 set +e; ddl -v smoke-test "$J.yaml" --keep-on-failure >none.out 2>&1; rc=$?; set -e
 [ $rc = 1 ] || fail "smoke test passed with no JupyterLab"
 grep -q "FAIL checks   jupyter (master) .*does not answer" none.out || { cat none.out; fail "missing JupyterLab not reported"; }
-grep -q "ddl destroy $J" none.out || fail "--keep-on-failure does not say how to destroy"
+grep -q "ddl destroy -y $J" none.out || fail "--keep-on-failure does not say how to destroy"
 token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter_token"])' "$STATE/$J/state.json")
 [ ${#token} = 48 ] || fail "token: '$token'"
 [ "$(stat -c %a "$STATE/$J/state.json")" = 600 ] && [ "$(stat -c %a "$STATE/$J/ansible/secrets.json")" = 600 ] || fail "secret files not 0600"
@@ -60,6 +60,6 @@ ddl tunnel --cluster "$J" grafana >g.out 2>&1 && fail "tunnel to monitoring that
 grep -q "has no monitoring" g.out || { cat g.out; fail "grafana refusal"; }
 ok "ddl tunnel jupyter forwards to the master's localhost; the token URL works, no token is refused"
 secret_sweep "Jupyter token, kept cluster and ddl tunnel" "$token" '(/state\.json|/ansible/secrets\.json|/tunnel\.out)$' "$WORK"
-ddl destroy "$J" >/dev/null 2>&1 || fail destroy
+ddl destroy -y "$J" >/dev/null 2>&1 || fail destroy
 assert_gone "$J"
 ok "a missing JupyterLab fails the check"

@@ -17,5 +17,5 @@ sleep 0.3
 if ddl deploy keys.yaml --only wait-ssh --ssh-timeout 3 >w.log 2>&1; then fail "wait-ssh passed with a dead node"; fi
 grep -q "SSH not reachable on master.* within 3 s" w.log || { cat w.log; fail "message"; }
 ok "dead node named at the deadline"
-ddl destroy keys >/dev/null 2>&1 || fail "destroy"
+ddl destroy -y keys >/dev/null 2>&1 || fail "destroy"
 assert_gone keys

@@ -24,7 +24,7 @@ ddl hostfile --cluster sshhosts | grep -q "^${addrs[1]} slots=1$" || fail "hostf
 ddl run --cluster sshhosts -- ddl-allreduce-test -b 1M -e 1M -n 2 >run.out 2>&1 || { cat run.out; fail "allreduce"; }
 grep -q "all results exact" run.out || fail "allreduce result"
 ok "deploy and run on existing machines"
-ddl destroy sshhosts >d.log 2>&1 || { cat d.log; fail "destroy"; }
+ddl destroy -y sshhosts >d.log 2>&1 || { cat d.log; fail "destroy"; }
 [ ! -e "$STATE/sshhosts" ] || fail "state of sshhosts left"
 ddl exec --cluster sshbase -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test && test ! -e /etc/ddl/hostfile' \
   || fail "destroy left ddl's files on the hosts"
@@ -54,6 +54,6 @@ ddl hostfile --cluster sshjump | grep -q "^$priv slots=1$" || fail "hostfile nam
 ddl run --cluster sshjump -- ddl-allreduce-test -b 1M -e 1M -n 2 >jrun.out 2>&1 || { cat jrun.out; fail "allreduce through jumps"; }
 grep -q "all results exact" jrun.out || fail "allreduce result through jumps"
 [ "$(ddl ssh --cluster sshjump gamma -- hostname)" = worker2 ] || fail "ddl ssh through user@host:port"
-ddl destroy sshjump >jd.log 2>&1 || { cat jd.log; fail "destroy through jumps"; }
+ddl destroy -y sshjump >jd.log 2>&1 || { cat jd.log; fail "destroy through jumps"; }
 ddl exec --cluster sshbast -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test' || fail "destroy through jumps left files"
 ok "jump hosts (by name and as user@host:port): deploy, run, ssh, destroy"

@@ -8,7 +8,7 @@ STATE="$WORK/small"
 mkdir -p "$STATE"
 mount -t tmpfs -o size=1m,mode=0700 ddl-flt-tmpfs "$STATE"
 # lib.sh's cleanup destroys the clusters; the tmpfs goes after that.
-trap 'rc=$?; for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy "$c" >/dev/null 2>&1 || true; done
+trap 'rc=$?; for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy -y "$c" >/dev/null 2>&1 || true; done
       umount "$STATE" 2>/dev/null || umount -l "$STATE"; rm -rf "$WORK"; exit $rc' EXIT
 spec fltd 2
 fill() { dd if=/dev/zero of="$STATE/fill" bs=4k >/dev/null 2>&1 || true; }
@@ -50,7 +50,7 @@ done
 ok "full disk at each later phase: clear errors, state.json whole, no temp files"
 
 # 3. Other writers on the full disk.
-set +e; ddl destroy fltd >x.log 2>&1; rc=$?; set -e
+set +e; ddl destroy -y fltd >x.log 2>&1; rc=$?; set -e
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$STATE/fltd/state.json" 2>/dev/null ||
   [ ! -e "$STATE/fltd" ] || fail "state.json corrupt after destroy on a full disk"
 no_temp_files "destroy on a full disk"
@@ -67,6 +67,6 @@ ok "destroy and init on a full disk: clear errors, nothing half-written"
 rm -f "$STATE/fill"
 ddl deploy fltd.yaml >d3.log 2>&1 || { cat d3.log; fail "deploy after freeing space"; }
 ddl exec --cluster fltd -- true >/dev/null 2>&1 || fail "nodes after freeing space"
-ddl destroy fltd >/dev/null 2>&1 || fail "destroy"
+ddl destroy -y fltd >/dev/null 2>&1 || fail "destroy"
 assert_gone fltd
 echo "disk full: $tries commands on a full state folder, all failed cleanly; deploy converged after"

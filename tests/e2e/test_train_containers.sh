@@ -17,7 +17,7 @@ rc=0; "$SRC/scripts/make-local-training-image.sh" "$IMG" >img.log 2>&1 || rc=$?
 if [ $rc = 2 ]; then
   spec tc-img 1 "  nodes_as: containers"
   ddl deploy tc-img.yaml >img-deploy.log 2>&1 || { cat img-deploy.log; fail "building the node image"; }
-  ddl destroy tc-img --yes >/dev/null 2>&1 || fail "destroy tc-img"
+  ddl destroy -y tc-img >/dev/null 2>&1 || fail "destroy tc-img"
   rc=0; "$SRC/scripts/make-local-training-image.sh" "$IMG" >img.log 2>&1 || rc=$?
 fi
 [ $rc = 0 ] || { cat img.log; fail "making the training image"; }
@@ -100,7 +100,7 @@ after=$("${P[@]}" inspect --format '{{.Id}} {{.ImageName}}' ddl-train-tc-run-mas
 ddl run --container --cluster tc-run -np 2 -- ddl-allreduce-test -b 4 -e 64K -f 4 -n 1 -w 0 >ar2.out 2>&1 || { cat ar2.out; fail "allreduce after the image change"; }
 ok "configure restarts a killed container; a changed image replaces the containers"
 
-ddl destroy tc-run --yes >x.log 2>&1 || { cat x.log; fail "destroy"; }
+ddl destroy -y tc-run >x.log 2>&1 || { cat x.log; fail "destroy"; }
 assert_gone tc-run
 [ -z "$("${P[@]}" ps -a --format '{{.Names}}' | grep '^ddl-train-tc-run-')" ] || fail "training containers left"
 ok "destroy removes the training containers"

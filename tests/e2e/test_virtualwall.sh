@@ -58,7 +58,7 @@ ok "hostfile from the manifest's nodes"
 ddl deploy vwcli.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
 [ "$(grep -c '^create' jfed.log)" = 1 ] || fail "a second deploy created the slice again"
 ok "a second deploy converges without a second slice"
-ddl destroy vwe2e-cli >x.log 2>&1 || { cat x.log; fail "destroy"; }
+ddl destroy -y vwe2e-cli >x.log 2>&1 || { cat x.log; fail "destroy"; }
 grep -qx "delete ddltest vwe2e-cli" jfed.log || { cat jfed.log; fail "jFed delete call"; }
 [ ! -e "$STATE/vwe2e-cli" ] || fail "state of vwe2e-cli left"
 slice_gone ddltest-vwe2e-cli
@@ -96,7 +96,7 @@ rc=0; ddl deploy local-manifest.yaml --manifest gui-manifest.xml >l.log 2>&1 || 
 ddl deploy vwgui.yaml --manifest gui-manifest.xml >g.log 2>&1 || { cat g.log; fail "deploy --manifest"; }
 ddl exec --cluster vwe2e-gui -- true || fail "exec on the GUI slice"
 ok "deploy --manifest with the jFed GUI's manifest, then exec on every node"
-ddl destroy vwe2e-gui >gx.log 2>&1 || { cat gx.log; fail "destroy of the GUI cluster"; }
+ddl destroy -y vwe2e-gui >gx.log 2>&1 || { cat gx.log; fail "destroy of the GUI cluster"; }
 grep -q "delete slice vwgui of project ddltest (urn:publicid:IDN+wall2.ilabt.iminds.be+authority+cm) yourself" gx.log \
   || { cat gx.log; fail "destroy did not say what to delete"; }
 [ -e "$FAKE_JFED_STATE/slices/ddltest-vwgui.json" ] || fail "destroy deleted a slice ddl did not create"
