@@ -1,6 +1,7 @@
 // `ddl deploy`: validate, render, provision, configure, probe, write the hostfile; resumable.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/Confirm.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
@@ -26,7 +27,9 @@ struct DeployArgs {
 void add_options(CLI::App& sub, DeployArgs& a) {
     sub.add_option("file", a.file, "cluster.yaml")->required();
     sub.add_option("--only", a.only, "Run just this phase")->check(CLI::IsMember(phase_names()));
-    sub.add_flag("-y,--yes", a.yes, "Do not ask for confirmation");
+    sub.add_flag("-y,--yes", a.yes,
+                 "Approve a re-deploy that destroys or replaces existing resources without asking (needed "
+                 "where there is no terminal)");
     sub.add_flag("--force-configure", a.force_configure,
                  "Run Ansible even when no node's configure inputs changed since the last configure "
                  "(to undo changes made on the nodes behind ddl's back)");
@@ -40,6 +43,25 @@ void add_options(CLI::App& sub, DeployArgs& a) {
     sub.add_option("--terraform-bin", a.terraform_bin,
                    "openstack: terraform or tofu (name on PATH or a path); default: the spec's, else "
                    "whichever is on PATH");
+}
+
+// The question a target asks before it destroys or replaces what exists (the plan's lines shown first).
+Status approve_on_terminal(Context& ctx, const std::string& what, const std::vector<std::string>& changes) {
+    std::string list;
+    for (const auto& c : changes)
+        list += "  " + c + "\n";
+    switch (ask_on_terminal(what + " would destroy or replace what exists:\n" + list + "Type yes to go on: ",
+                            "yes")) {
+    case Approval::approved:
+        return {};
+    case Approval::declined:
+        return Error{"not approved: nothing was changed"};
+    case Approval::no_terminal:
+        break;
+    }
+    ctx.approval_needs_yes = true;
+    return Error{what + " would destroy or replace what exists:\n" + list +
+                 "there is no terminal to approve on: run again with -y (--yes) to approve"};
 }
 
 int deploy(const Invocation& inv, const DeployArgs& a) {
@@ -63,6 +85,9 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
     auto oc = open_for_deploy(inv.g.state_dir, spec, a.file, opts, "ddl deploy " + a.file, rc);
     if (!oc) return inv.fail(oc.error().message, rc);
     auto& ctx = *(*oc)->ctx;
+    ctx.approve = [&ctx](const std::string& what, const std::vector<std::string>& changes) {
+        return approve_on_terminal(ctx, what, changes);
+    };
     ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
                       std::to_string(spec.node_count()) + " node(s))");
     rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});

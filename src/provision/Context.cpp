@@ -99,4 +99,12 @@ std::string dist_dir() {
     return DDL_DIST_DIR_DEFAULT;
 }
 
+Status Context::approve_destructive(const std::string& what, const std::vector<std::string>& changes) {
+    if (changes.empty() || options.yes) return {};
+    if (approve) return approve(what, changes);
+    approval_needs_yes = true;
+    return Error{what + " would destroy or replace " + std::to_string(changes.size()) +
+                 " existing resource(s); run again with -y to approve"};
+}
+
 } // namespace ddl

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -34,6 +35,11 @@ struct Context {
     DeployOptions options;
     // Set by SIGINT/SIGTERM; long steps check it and stop at the next safe point.
     const std::atomic<bool>* interrupted = nullptr;
+    // Asked before a deploy destroys or replaces something that exists (`changes`: one line each). The
+    // CLI asks on a terminal; unset, only options.yes approves. See approve_destructive().
+    std::function<Status(const std::string& what, const std::vector<std::string>& changes)> approve;
+    // Set when approval was refused for want of a terminal and of -y (the deploy then exits 2).
+    bool approval_needs_yes = false;
 
     std::string cluster_dir() const { return store.cluster_dir(state.cluster); }
     std::string key_path() const { return cluster_dir() + "/id_ed25519"; }
@@ -47,6 +53,8 @@ struct Context {
     // ProxyJump: OpenSSH does not pass -o options on to the jump connection.
     std::string openssh_proxy_command(const SshEndpoint& jump) const;
     Status save() const { return store.save(state); }
+    // Nothing to approve: ok; options.yes: ok; else the approve callback's answer (without one: refused).
+    Status approve_destructive(const std::string& what, const std::vector<std::string>& changes);
     bool stop_requested() const { return interrupted && interrupted->load(); }
 
     // Runs a command and turns a non-zero exit into an Error with the program's last stderr line.

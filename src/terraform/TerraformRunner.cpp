@@ -124,6 +124,10 @@ Result<TerraformEvent> TerraformRunner::plan() {
     if (!r->success()) return failure("plan", *r, stream).error();
     auto summary = stream.last_summary();
     if (!summary) return Error{m_tool.name + " plan printed no change summary; is its output -json?"};
+    m_destructive.clear();
+    for (const auto& [address, progress] : stream.resources())
+        if (progress.action == "delete" || progress.action == "replace")
+            m_destructive.push_back(progress.action + " " + address);
     return *summary;
 }
 

@@ -47,6 +47,8 @@ public:
     Status init();
     // Writes the plan file `tfplan`; returns the planned totals.
     Result<TerraformEvent> plan();
+    // From the last plan: "ACTION ADDRESS" for every resource it deletes or replaces, in address order.
+    const std::vector<std::string>& destructive_changes() const { return m_destructive; }
     // Applies `tfplan`. On failure the Error lists each failed resource with the provider's message.
     Status apply();
     // `output -json`: {name: value} (the "value" of each output).
@@ -70,6 +72,7 @@ private:
     TerraformTool m_tool;
     TerraformRunnerOptions m_opts;
     std::function<void(const TerraformEvent&)> m_on_event;
+    std::vector<std::string> m_destructive;
 };
 
 } // namespace ddl

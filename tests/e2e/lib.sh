@@ -177,5 +177,8 @@ launch_from_master() {
   esac
   "$DDL" --state-dir "$STATE" exec --cluster "$cluster" --nodes master -- "$cmd" >"$log" 2>&1 ||
     { cat "$log"; fail "$kind launcher with $file on $cluster"; }
-  [ "$(sed 's/^\[[^]]*\] //' "$log" | sort | tr '\n' ' ')" = "$expected" ] || { cat "$log"; fail "$kind ranks with $file"; }
+  # Open MPI's rsh launcher may warn that setpgid lost a race with its child's exec ("[host:pid] plm:rsh:
+  # Warning: setpgid(...) failed in parent"): harmless, and not a rank's output.
+  [ "$(sed 's/^\[[^]]*\] //' "$log" | grep -v '^\[[^]]*:[0-9]*\] plm:rsh: Warning: setpgid' | sort | tr '\n' ' ')" = "$expected" ] ||
+    { cat "$log"; fail "$kind ranks with $file"; }
 }

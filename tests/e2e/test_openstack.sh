@@ -46,6 +46,19 @@ ok "hostfile with the cluster-network addresses"
 ddl -v deploy osfull.yaml >again.log 2>&1 || { cat again.log; fail "second deploy"; }
 ok "a second deploy converges"
 
+# SSH opened to another CIDR: the plan deletes the old rule, so the re-deploy waits for approval; without a
+# terminal and without -y it stops (exit 2) before anything changes, showing the plan's lines.
+sed -i 's|allowed_cidrs: \[10.0.0.0/8\]|allowed_cidrs: [10.0.0.0/9]|' osfull.yaml
+rc=0; ddl deploy osfull.yaml </dev/null >cidr.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat cidr.log; fail "a re-deploy deleting a rule without -y: exit $rc, expected 2"; }
+grep -q 'delete openstack_networking_secgroup_rule_v2.ssh\["10.0.0.0/8"\]' cidr.log && grep -q "run again with -y" cidr.log ||
+  { cat cidr.log; fail "the refused re-deploy does not show the plan and the flag"; }
+has_rule() { python3 -c 'import json,sys; sys.exit(0 if any(r["addr"] == "openstack_networking_secgroup_rule_v2.ssh[\"%s\"]" % sys.argv[2] for r in json.load(open(sys.argv[1]))["resources"]) else 1)' "$STATE/osfull/terraform/terraform.tfstate" "$1"; }
+has_rule 10.0.0.0/8 || fail "the refused re-deploy changed the cluster"
+ddl deploy -y osfull.yaml >cidr.log 2>&1 || { cat cidr.log; fail "re-deploy with -y"; }
+has_rule 10.0.0.0/9 && ! has_rule 10.0.0.0/8 || fail "the approved re-deploy did not replace the rule"
+ok "a re-deploy that deletes a resource shows the plan and needs approval (-y without a terminal); approved, it converges"
+
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull
 assert_no_secret

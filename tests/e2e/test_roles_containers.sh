@@ -43,7 +43,7 @@ for h in master worker1 worker2; do
   grep -q "^\[$h\] /opt/ddl/bin/mlp_trainer: .*libopenblas.so.0 => /" ldd.out || { cat ldd.out; fail "OpenBLAS not installed on $h"; }
   ! grep "^\[$h\] .*lib\(cudart\|nccl\)" ldd.out || fail "a runtime program links CUDA or NCCL"
 done
-ddl run --cluster "$name" -- mlp_trainer --steps 15 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer on clean nodes"; }
+ddl run --cluster "$name" -- mlp_trainer --steps 15 --batch 48 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer on clean nodes"; }
 check_trainer tr.out "$(grep -c '^\[[0-9]*\] step 0 ' tr.out)"
 ddl run --cluster "$name" -x DDL_BACKEND=nccl -- ddl-allreduce-test -b 4 -e 4 -n 1 -w 0 >nccl.out 2>&1 &&
   { cat nccl.out; fail "the NCCL backend started on nodes without CUDA"; }

@@ -232,6 +232,11 @@ Status AwsTarget::provision(Context& ctx) {
     if (!plan) return plan.error();
     ctx.progress.note("plan: " + std::to_string(plan->add) + " to add, " + std::to_string(plan->change) +
                       " to change, " + std::to_string(plan->remove) + " to destroy");
+    // A re-deploy that would delete or replace what exists waits for approval (a prompt, or -y).
+    if (auto s = ctx.approve_destructive(runner->tool().name + " plan for cluster " + ctx.state.cluster,
+                                         runner->destructive_changes());
+        !s)
+        return s;
     // Terraform is the safe point: an interrupt after the plan would leave half-created instances that
     // only apply itself knows, so it runs to its end and the next deploy or destroy converges.
     if (auto s = runner->apply(); !s) return s;
