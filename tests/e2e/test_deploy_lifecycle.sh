@@ -44,6 +44,19 @@ assert 0 <= c["age_s"] < 3600, c' || fail "ddl list --output json"
 ok "ddl list: the cluster, its target, 4 nodes, ready, no lock (text and JSON)"
 [ "$(stat -c %a "$STATE/life/state.json")" = 600 ] || fail "state.json mode"
 [ "$(stat -c %a "$STATE/life/id_ed25519")" = 600 ] || fail "key mode"
+# One node fewer: the re-deploy would delete worker3, so it waits for approval (exit 2 without a terminal
+# and without -y, nothing changed); approved, worker3's namespace, link and processes go and the rest stays.
+sed -i 's/nodes: 4/nodes: 3/' life.yaml
+rc=0; ddl deploy life.yaml </dev/null >shrink.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "delete node worker3 (.*namespace ddl-life-worker3)" shrink.log && grep -q "run again with -y" shrink.log ||
+  { cat shrink.log; fail "a re-deploy dropping a node without -y: exit $rc, expected 2 with the plan"; }
+ip netns list | grep -q "^ddl-life-worker3 " || fail "the refused re-deploy removed worker3"
+ddl deploy -y life.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with one node fewer"; }
+! ip netns list | grep -q "^ddl-life-worker3 " || fail "worker3's namespace left after the approved re-deploy"
+! pgrep -f "$STATE/life/nodes/worker3/" >/dev/null || fail "worker3's processes left"
+[ "$(ddl hostfile --cluster life | grep -c slots=)" = 3 ] || fail "hostfile after the shrink"
+ddl exec --cluster life -- true >/dev/null || fail "the remaining nodes do not answer"
+ok "a re-deploy with a node fewer shows it and needs approval; approved, the node is gone and the rest answers"
 # No terminal and no -y: refused, naming what would go and the flag; the cluster stays.
 rc=0; ddl destroy life </dev/null >noy.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat noy.log; fail "destroy without a terminal and without -y: exit $rc, expected 2"; }

@@ -240,6 +240,8 @@ Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::
 
 Status LocalTarget::provision(Context& ctx) {
     LocalPlan plan = LocalPlan::from_spec(ctx.spec);
+    // Nodes the spec no longer has go first (after approval): the plan recorded below would forget them.
+    if (auto s = remove_dropped_nodes(ctx, plan); !s) return s;
     // Record the plan first: destroy works from it even if everything below fails half way.
     auto& td = ctx.state.target_data;
     td["plan"] = plan.to_json();
@@ -370,21 +372,10 @@ void LocalTarget::release_mountpoints(const Context& ctx) {
     std::filesystem::remove(registry + "/created", ec);
 }
 
-Status LocalTarget::destroy(Context& ctx) {
-    auto& td = ctx.state.target_data;
-    LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
-    std::vector<std::string> problems;
-    if (plan.containers) {
-        // Before the namespaces: podman stops what runs in them and releases its storage.
-        LocalContainers containers(ctx, plan);
-        for (const auto& n : plan.nodes) {
-            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
-        }
-        kill_point("destroy:containers-removed");
-        containers.stop_apt_proxy();
-    }
+void LocalTarget::remove_nodes(const Context& ctx, const std::vector<LocalNodePlan>& nodes,
+                               std::vector<std::string>& problems) {
     auto present = netns_list(ctx);
-    for (const auto& n : plan.nodes) {
+    for (const auto& n : nodes) {
         if (std::find(present.begin(), present.end(), n.netns) != present.end()) {
             // Every process in the namespace: sshd, its sessions and anything they left running.
             for (int round = 0; round < 3; ++round) {
@@ -407,6 +398,53 @@ Status LocalTarget::destroy(Context& ctx) {
                 problems.push_back(s.error().message);
         }
     }
+}
+
+Status LocalTarget::remove_dropped_nodes(Context& ctx, const LocalPlan& plan) {
+    const auto& td = ctx.state.target_data;
+    if (!td.contains("plan")) return {};
+    const LocalPlan old = LocalPlan::from_json(td["plan"]);
+    std::vector<LocalNodePlan> dropped;
+    std::vector<std::string> lines;
+    for (const auto& n : old.nodes) {
+        const bool kept = std::any_of(plan.nodes.begin(), plan.nodes.end(),
+                                      [&](const LocalNodePlan& m) { return m.netns == n.netns; });
+        if (kept) continue;
+        dropped.push_back(n);
+        lines.push_back("delete node " + n.name + " (" + n.address + ", namespace " + n.netns + ")");
+    }
+    if (dropped.empty()) return {};
+    if (auto s = ctx.approve_destructive("the local target's plan for cluster " + plan.cluster, lines); !s)
+        return s;
+    std::vector<std::string> problems;
+    if (old.containers) {
+        LocalContainers containers(ctx, old);
+        for (const auto& n : dropped)
+            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
+    }
+    remove_nodes(ctx, dropped, problems);
+    for (const auto& n : dropped) {
+        (void)remove_tree(ctx.cluster_dir() + "/nodes/" + n.name);
+        ctx.progress.node(n.name, "removed (no longer in the spec)");
+    }
+    if (!problems.empty()) return Error{join(problems, "; ")};
+    return {};
+}
+
+Status LocalTarget::destroy(Context& ctx) {
+    auto& td = ctx.state.target_data;
+    LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
+    std::vector<std::string> problems;
+    if (plan.containers) {
+        // Before the namespaces: podman stops what runs in them and releases its storage.
+        LocalContainers containers(ctx, plan);
+        for (const auto& n : plan.nodes) {
+            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
+        }
+        kill_point("destroy:containers-removed");
+        containers.stop_apt_proxy();
+    }
+    remove_nodes(ctx, plan.nodes, problems);
     if (auto s = remove_training_containers(ctx); !s) problems.push_back(s.error().message);
     kill_point("destroy:links-deleted");
     for (const auto& br : {plan.bridge, plan.private_bridge}) {

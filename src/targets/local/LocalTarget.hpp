@@ -34,6 +34,11 @@ private:
     Status write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index);
     Status start_sshd(const Context& ctx, const LocalNodePlan& node);
     static Status remove_training_containers(const Context& ctx);
+    // Every process, namespace and host link of these nodes; what fails is added to `problems`.
+    static void remove_nodes(const Context& ctx, const std::vector<LocalNodePlan>& nodes,
+                             std::vector<std::string>& problems);
+    // A re-deploy with fewer nodes: the ones the new plan lacks are removed, once approved.
+    static Status remove_dropped_nodes(Context& ctx, const LocalPlan& plan);
     static void release_mountpoints(const Context& ctx);
 };
 

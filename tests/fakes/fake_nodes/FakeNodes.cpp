@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
     state.target = "local";
     ddl::Context ctx{
         .spec = spec, .state = state, .store = store, .proc = proc, .remote = remote, .progress = progress};
+    // The stand-in that calls this has already had its plan approved (Terraform's own prompt or -y).
+    ctx.options.yes = true;
     ddl::LocalTarget target;
 
     if (down->parsed()) {
