@@ -59,11 +59,13 @@ public:
     int provisions = 0, destroys = 0;
     int fail_provisions = 0; // fail this many times first
     int nodes = 3;
+    std::vector<std::string> destructive; // asked for approval before provisioning, as a cloud plan would
     Result<RenderedFiles> render(const Spec&, const RenderInputs&) const override { return RenderedFiles{}; }
     Status preflight(const Context&) override { return {}; }
     Status provision(Context& ctx) override {
         ++provisions;
         if (fail_provisions-- > 0) return Error{"cloud said no"};
+        if (auto s = ctx.approve_destructive("the fake plan", destructive); !s) return s;
         ctx.state.nodes.clear();
         for (int i = 0; i < nodes; ++i) {
             NodeState n;

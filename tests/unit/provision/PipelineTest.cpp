@@ -96,3 +96,34 @@ TEST_CASE("destroy removes the state folder once the target is gone") {
     CHECK(rig.target.destroys == 1);
     CHECK_FALSE(path_exists(rig.store.cluster_dir("demo")));
 }
+
+TEST_CASE("a deploy that would destroy what exists needs approval: -y, the approve callback, else exit 2") {
+    Rig rig;
+    rig.target.destructive = {"delete node worker3"};
+    auto ctx = rig.ctx();
+    CHECK(run_deploy(ctx, rig.target, {}) == exit_code::k_bad_input);
+    CHECK(ctx.approval_needs_yes);
+    CHECK_FALSE(rig.state.phase_done("provision"));
+    CHECK(rig.target.nodes == 3);
+
+    auto declined = rig.ctx();
+    std::vector<std::string> asked;
+    declined.approve = [&](const std::string& what, const std::vector<std::string>& changes) -> Status {
+        asked = changes;
+        return Error{what + ": not approved"};
+    };
+    CHECK(run_deploy(declined, rig.target, {}) == exit_code::k_failure);
+    CHECK(asked == std::vector<std::string>{"delete node worker3"});
+    CHECK_FALSE(rig.state.phase_done("provision"));
+
+    auto approved = rig.ctx();
+    approved.approve = [](const std::string&, const std::vector<std::string>&) -> Status { return {}; };
+    CHECK(run_deploy(approved, rig.target, {}) == exit_code::k_ok);
+
+    Rig rig2;
+    rig2.target.destructive = {"delete node worker3"};
+    auto yes = rig2.ctx();
+    yes.options.yes = true;
+    CHECK(run_deploy(yes, rig2.target, {}) == exit_code::k_ok);
+    CHECK(rig2.state.phase_done("provision"));
+}

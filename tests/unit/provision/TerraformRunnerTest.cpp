@@ -286,3 +286,30 @@ TEST_CASE("the stand-in rejects a flag Terraform does not have") {
     CHECK(r->exit_code == 1);
     CHECK(r->err.find("flag provided but not defined: -var-files") != std::string::npos);
 }
+
+TEST_CASE("the plan's deletes and replacements are listed for approval; creates and updates are not") {
+    ScriptedProcess p;
+    p.unmatched_ok = true;
+    const std::string lines =
+        R"({"type":"planned_change","change":{"resource":{"addr":"openstack_compute_instance_v2.worker[2]"},"action":"delete"}})"
+        "\n"
+        R"({"type":"planned_change","change":{"resource":{"addr":"openstack_compute_instance_v2.master"},"action":"replace"}})"
+        "\n"
+        R"({"type":"planned_change","change":{"resource":{"addr":"openstack_networking_port_v2.worker[3]"},"action":"create"}})"
+        "\n"
+        R"({"type":"planned_change","change":{"resource":{"addr":"openstack_compute_instance_v2.worker[0]"},"action":"update"}})"
+        "\n"
+        R"({"type":"change_summary","changes":{"add":2,"change":1,"remove":2,"operation":"plan"}})";
+    p.when_sub("plan", {ok(lines)});
+    TerraformRunner r(p, fake_tool(), {"/state/c/terraform", {}});
+    REQUIRE(r.plan().ok());
+    CHECK(r.destructive_changes() ==
+          std::vector<std::string>{"replace openstack_compute_instance_v2.master",
+                                   "delete openstack_compute_instance_v2.worker[2]"});
+    p.forget_rules();
+    p.when_sub(
+        "plan",
+        {ok(R"({"type":"change_summary","changes":{"add":0,"change":0,"remove":0,"operation":"plan"}})")});
+    REQUIRE(r.plan().ok());
+    CHECK(r.destructive_changes().empty());
+}
