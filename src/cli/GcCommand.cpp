@@ -77,6 +77,7 @@ std::vector<Candidate> candidates(const StateStore& store, const std::string& pr
 std::optional<int> confirm(const GcArgs& a, const std::vector<Candidate>& found) {
     if (a.yes || a.dry_run || found.empty()) return std::nullopt;
     std::vector<std::string> names;
+    names.reserve(found.size());
     for (const auto& c : found)
         names.push_back(c.name);
     switch (ask_on_terminal("ddl gc will destroy " + std::to_string(found.size()) +
