@@ -1,6 +1,7 @@
 #include "spec/SpecLoader.hpp"
 
 #include "core/Url.hpp"
+#include "spec/GpuCompat.hpp"
 #include "spec/ImageRef.hpp"
 #include "spec/SectionReader.hpp"
 #include "spec/TargetKind.hpp"
@@ -91,30 +92,11 @@ public:
                                       : *f == "horovod" ? HostfileFormat::horovod
                                                         : HostfileFormat::mpich;
         }
-        check_driver_branch(doc);
+        check_driver_branch(m_r, doc, m_s);
         if (m_kind) m_kind->check(m_r, doc, m_s);
     }
 
 private:
-    // The CUDA runtime that ddl's NCCL backend loads needs a driver of at least this branch (cmake's
-    // cuda_compat table; 0 where this ddl has no NCCL backend).
-    void check_driver_branch(const YAML::Node& doc) {
-        constexpr int min_branch = DDL_RUNTIME_MIN_DRIVER;
-        if (min_branch == 0 || !m_s.gpu.driver || m_s.runtime.backend == Backend::tcp) return;
-        const auto branch = parse_int(m_s.gpu.driver_branch);
-        if (!branch || *branch >= min_branch) return;
-        const YAML::Node at =
-            doc["gpu"].IsMap() && doc["gpu"]["driver_branch"] ? doc["gpu"]["driver_branch"] : doc;
-        m_r.diags().error(m_r.pos(at),
-                          "gpu.driver_branch \"" + m_s.gpu.driver_branch + "\" cannot run CUDA " +
-                              std::to_string(DDL_RUNTIME_CUDA_MAJOR) +
-                              ", which ddl's NCCL backend uses (it needs driver branch " +
-                              std::to_string(min_branch) + " or newer)",
-                          "set gpu.driver_branch: \"" + std::to_string(min_branch) +
-                              "\" or newer, or runtime.backend: tcp; docs/gpus.md lists which driver, CUDA "
-                              "and GPU generations go together");
-    }
-
     static std::string suggest_name(const std::string& s) {
         std::string out;
         for (char c : to_lower(s)) {
