@@ -30,7 +30,7 @@ secret_watch
 set +e; ddl -v smoke-test "$J.yaml" --keep-on-failure >none.out 2>&1; rc=$?; set -e
 [ $rc = 1 ] || fail "smoke test passed with no JupyterLab"
 grep -q "FAIL checks   jupyter (master) .*does not answer" none.out || { cat none.out; fail "missing JupyterLab not reported"; }
-grep -q "ddl destroy -y $J" none.out || fail "--keep-on-failure does not say how to destroy"
+grep -q "ddl destroy $J" none.out || fail "--keep-on-failure does not say how to destroy"
 token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter_token"])' "$STATE/$J/state.json")
 [ ${#token} = 48 ] || fail "token: '$token'"
 [ "$(stat -c %a "$STATE/$J/state.json")" = 600 ] && [ "$(stat -c %a "$STATE/$J/ansible/secrets.json")" = 600 ] || fail "secret files not 0600"

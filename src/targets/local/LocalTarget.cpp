@@ -394,7 +394,9 @@ void LocalTarget::remove_nodes(const Context& ctx, const std::vector<LocalNodePl
         }
         for (const auto& veth : {n.veth_host, n.veth2_host}) {
             if (veth.empty() || !link_exists(ctx, veth)) continue;
-            if (auto s = ctx.run({.argv = {"ip", "link", "del", veth}}); !s)
+            // The kernel removes a veth pair with its namespace, asynchronously: a link seen a moment ago
+            // may be gone by the time it is deleted, which is what was wanted.
+            if (auto s = ctx.run({.argv = {"ip", "link", "del", veth}}); !s && link_exists(ctx, veth))
                 problems.push_back(s.error().message);
         }
     }
