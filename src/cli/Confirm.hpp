@@ -2,6 +2,7 @@
 // Asking before something destructive: on a terminal the user answers a prompt; without one (a script, CI)
 // the command is refused unless -y said yes beforehand, as Terraform refuses an apply it cannot ask about.
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace ddl::cli {
@@ -16,5 +17,12 @@ Approval ask(std::istream& in, std::ostream& out, const std::string& question, c
 
 // ask() on this process's terminal, or no_terminal when there is none.
 Approval ask_on_terminal(const std::string& question, const std::string& expected);
+
+// Before `command` destroys `what`: asks `question` (approved by `expected`) on the terminal. nullopt: go on;
+// else the exit code, after saying why: 1 when the answer was not `expected`, 2 without a terminal (with
+// `hint`, which names -y).
+std::optional<int> confirm_destroy(const std::string& command, const std::string& what,
+                                   const std::string& question, const std::string& expected,
+                                   const std::string& hint);
 
 } // namespace ddl::cli

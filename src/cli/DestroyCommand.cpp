@@ -67,20 +67,9 @@ std::optional<int> confirm(const Invocation& inv, const DestroyArgs& a) {
     const std::string what = "cluster " + a.ref + " on target " + st.target + ": " +
                              (nodes.empty() ? "no nodes recorded" : join(nodes, ", ")) +
                              ", and everything else ddl created for it";
-    switch (ask_on_terminal("ddl destroy will remove " + what + ".\nType the cluster's name (" + a.ref +
-                                ") to destroy it: ",
-                            a.ref)) {
-    case Approval::approved:
-        return std::nullopt;
-    case Approval::declined:
-        std::cerr << "ddl destroy: not confirmed; nothing was destroyed\n";
-        return exit_code::k_failure;
-    case Approval::no_terminal:
-        break;
-    }
-    std::cerr << "ddl destroy: would remove " << what
-              << "; there is no terminal to confirm on\n  hint: add -y (--yes) to destroy without asking\n";
-    return exit_code::k_bad_input;
+    return confirm_destroy("ddl destroy", what,
+                           "Type the cluster's name (" + a.ref + ") to destroy it: ", a.ref,
+                           "add -y (--yes) to destroy without asking");
 }
 
 int destroy(const Invocation& inv, const DestroyArgs& a) {

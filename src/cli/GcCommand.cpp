@@ -80,21 +80,9 @@ std::optional<int> confirm(const GcArgs& a, const std::vector<Candidate>& found)
     names.reserve(found.size());
     for (const auto& c : found)
         names.push_back(c.name);
-    switch (ask_on_terminal("ddl gc will destroy " + std::to_string(found.size()) +
-                                " cluster(s): " + join(names, ", ") + ".\nType yes to destroy them: ",
-                            "yes")) {
-    case Approval::approved:
-        return std::nullopt;
-    case Approval::declined:
-        std::cerr << "ddl gc: not confirmed; nothing was destroyed\n";
-        return exit_code::k_failure;
-    case Approval::no_terminal:
-        break;
-    }
-    std::cerr
-        << "ddl gc: would destroy " << join(names, ", ")
-        << "; there is no terminal to confirm on\n  hint: add -y (--yes), or --dry-run to only list them\n";
-    return exit_code::k_bad_input;
+    return confirm_destroy("ddl gc", std::to_string(found.size()) + " cluster(s): " + join(names, ", "),
+                           "Type yes to destroy them: ", "yes",
+                           "add -y (--yes), or --dry-run to only list them");
 }
 
 int gc(const Invocation& inv, const GcArgs& a) {

@@ -60,7 +60,7 @@ ok "a re-deploy with a node fewer shows it and needs approval; approved, the nod
 # No terminal and no -y: refused, naming what would go and the flag; the cluster stays.
 rc=0; ddl destroy life </dev/null >noy.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat noy.log; fail "destroy without a terminal and without -y: exit $rc, expected 2"; }
-grep -q "would remove cluster life on target local: master (.*), worker1" noy.log && grep -q "add -y (--yes)" noy.log ||
+grep -q "would destroy cluster life on target local: master (.*), worker1" noy.log && grep -q "add -y (--yes)" noy.log ||
   { cat noy.log; fail "destroy without -y: message"; }
 # On a terminal (a pseudo-terminal here) the user types the name: a wrong one destroys nothing.
 destroy_on_tty() { # ANSWER: runs `ddl destroy life` on a pty, answers the prompt; prints the exit status

@@ -14,7 +14,7 @@ ddl --output json gc --older-than 24h --prefix ci- --dry-run | python3 -c 'impor
 assert [(c["cluster"], c["outcome"]) for c in r["clusters"]] == [("ci-old", "would destroy")], r
 assert r["clusters"][0]["idle_s"] >= 86400 and (r["destroyed"], r["failed"]) == (0, 0), r' || fail "gc --output json"
 rc=0; ddl gc --older-than 24h --prefix ci- </dev/null >noy.out 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "would destroy ci-old; there is no terminal" noy.out && grep -q "add -y" noy.out ||
+[ $rc = 2 ] && grep -q "would destroy 1 cluster(s): ci-old; there is no terminal" noy.out && grep -q "add -y" noy.out ||
   { cat noy.out; fail "gc without a terminal and without -y: exit $rc"; }
 [ -e "$STATE/ci-old/state.json" ] || fail "gc without -y destroyed something"
 ddl gc -y --older-than 24h --prefix ci- >gc.out || { cat gc.out; fail "gc"; }

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     state.target = "local";
     ddl::Context ctx{
         .spec = spec, .state = state, .store = store, .proc = proc, .remote = remote, .progress = progress};
-    // The stand-in that calls this has already had its plan approved (Terraform's own prompt or -y).
+    // The stand-in calling this applies a plan ddl already had approved (its prompt or -y).
     ctx.options.yes = true;
     ddl::LocalTarget target;
 
