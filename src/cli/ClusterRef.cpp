@@ -21,7 +21,7 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
         return Error{"several clusters in " + store.root() + " (" + join(all, ", ") + "); name one"};
     }
     if (ends_with(ref, ".yaml") || ends_with(ref, ".yml") || ref.find('/') != std::string::npos) {
-        auto loaded = load_spec_file(ref, false);
+        auto loaded = load_spec_file(ref, SpecOrigin::stored);
         if (!loaded.spec) return Error{"cannot read " + ref + ":\n" + loaded.diagnostics.format_text()};
         return loaded.spec->name;
     }

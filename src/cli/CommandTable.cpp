@@ -15,6 +15,8 @@ constexpr CommandEntry k_commands[] = {
     {"validate", "Check a spec; report every problem at once (exit 2 if any)", Needs::nothing,
      validate_command},
     {"render", "Write the target's inputs (deterministic) without deploying", Needs::nothing, render_command},
+    {"plan", "Show what deploy would create, change, replace and delete; change nothing", Needs::nothing,
+     plan_command},
     {"deploy", "Validate, render, provision, configure, probe, write the hostfile", Needs::nothing,
      deploy_command},
     {"destroy", "Tear down everything ddl created for a cluster", Needs::locked_cluster, destroy_command},

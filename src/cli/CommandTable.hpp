@@ -75,6 +75,7 @@ CommandBody help_command();            // HelpCommand.cpp
 CommandBody init_command();            // InitCommand.cpp
 CommandBody validate_command();        // ValidateCommand.cpp
 CommandBody render_command();          // RenderCommand.cpp
+CommandBody plan_command();            // PlanCommand.cpp
 CommandBody deploy_command();          // DeployCommand.cpp
 CommandBody destroy_command();         // DestroyCommand.cpp
 CommandBody list_command();            // ListCommand.cpp

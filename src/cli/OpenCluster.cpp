@@ -10,6 +10,7 @@
 #include "util/KillPoint.hpp"
 
 #include <fcntl.h>
+#include <iostream>
 #include <unistd.h>
 
 namespace ddl::cli {
@@ -52,9 +53,17 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const std::string& state_dir, 
     if (!st) return st.error();
     oc->state = std::move(*st);
     log::register_secret(oc->state.jupyter_token);
-    auto loaded = load_spec_string(oc->state.spec_text, oc->state.cluster + " (stored spec)", false);
+    auto loaded =
+        load_spec_string(oc->state.spec_text, oc->state.cluster + " (stored spec)", SpecOrigin::stored);
     if (!loaded.spec)
-        return Error{"the stored spec no longer validates:\n" + loaded.diagnostics.format_text()};
+        return Error{"the stored spec of cluster " + oc->state.cluster + " cannot be read by this ddl:\n" +
+                     loaded.diagnostics.format_text()};
+    // What it was deployed with stays manageable; the user learns what a re-deploy would have to change.
+    if (loaded.diagnostics.has_errors())
+        std::cerr << "ddl: warning: cluster " << oc->state.cluster
+                  << " was deployed with a spec this ddl refuses; this command uses it as deployed, but "
+                     "`ddl deploy` needs it fixed first:\n"
+                  << loaded.diagnostics.format_text();
     oc->ctx.emplace(
         Context{*loaded.spec, oc->state, oc->store, oc->proc, oc->remote, oc->progress, {}, &g_interrupted});
     log::add_file(oc->store.cluster_dir(*name) + "/logs/ddl.log");

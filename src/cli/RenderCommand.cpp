@@ -1,9 +1,13 @@
-// `ddl render`: the target's inputs for a spec, written without deploying (same bytes every time).
+// `ddl render`: the target's inputs for a spec, written without deploying (same bytes every time), and the
+// Ansible inventory of the cluster's nodes when it is deployed: a folder a Terraform or Ansible user can
+// take over by hand (README, "Using the rendered files without ddl").
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/OpenCluster.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
+#include "provision/Configure.hpp"
 #include "remote/SshKeys.hpp"
 #include "render/Renderer.hpp"
 #include "targets/Registry.hpp"
@@ -59,11 +63,24 @@ int render(const Invocation& inv, const RenderArgs& a) {
         if (!key) return inv.fail(key.error().message, exit_code::k_bad_input);
         inputs.public_key = *key;
         if (key->empty())
-            inv.say("note: no public key yet; terraform.tfvars.json has a placeholder that `ddl deploy` "
-                    "replaces with the cluster's key (or pass --public-key FILE)");
+            inv.say("note: no public key yet, so terraform.tfvars.json leaves public_key out: Terraform asks "
+                    "for it (or -var \"public_key=$(cat KEY.pub)\"); `ddl deploy` renders the cluster's key "
+                    "(or pass --public-key FILE)");
     }
     auto files = render_spec(*r.spec, inputs);
     if (!files) return inv.fail(files.error().message, exit_code::k_failure);
+    // The nodes' addresses are known once the cluster is deployed: then the inventory configure uses.
+    StateStore store(inv.g.state_dir);
+    std::unique_ptr<OpenCluster> deployed;
+    if (store.exists(r.spec->name)) {
+        auto oc = open_cluster(inv.g.state_dir, r.spec->name, false, "ddl render");
+        if (oc && !(*oc)->state.nodes.empty()) deployed = std::move(*oc);
+    }
+    if (deployed)
+        (*files)["ansible/inventory.yml"] = render_inventory(*deployed->ctx);
+    else
+        inv.say("note: no ansible/inventory.yml: cluster " + r.spec->name +
+                " has no nodes in the state folder yet (render again after `ddl deploy`)");
     if (auto s = write_rendered(*files, a.out_dir); !s)
         return inv.fail(s.error().message, exit_code::k_failure);
     for (const auto& [rel, content] : *files)

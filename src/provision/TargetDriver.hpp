@@ -3,6 +3,7 @@
 // same pipeline for all targets; a target knows how to render its files, create and remove its
 // machines, and says which of the common abilities (SSH to nodes, link shaping …) it has.
 #include "provision/Context.hpp"
+#include "provision/DeployPlan.hpp"
 #include "provision/Phase.hpp"
 #include "render/Renderer.hpp"
 
@@ -14,6 +15,16 @@
 #include <vector>
 
 namespace ddl {
+
+// What `ddl plan` hands a driver: the cluster (ctx.spec is the spec to plan; ctx.state the cluster's state,
+// empty for a new cluster), the spec it was deployed with (nullptr: new), ctx.spec rendered, and a private
+// empty folder the plan may work in (removed afterwards). Nothing outside `scratch` may change.
+struct PlanRequest {
+    Context& ctx;
+    const Spec* deployed = nullptr;
+    const RenderedFiles& files;
+    std::string scratch;
+};
 
 class TargetDriver {
 public:
@@ -33,6 +44,12 @@ public:
     virtual Status provision(Context& ctx) = 0;
     // Removes everything provision created; works from any partial state and when run twice.
     virtual Status destroy(Context& ctx) = 0;
+    // The nodes a deploy of `spec` gives, each with what describes it. Default: master, worker1..N with
+    // their group's flavor and GPUs.
+    virtual std::vector<PlannedNode> planned_nodes(const Spec& spec) const;
+    // What a deploy of req.ctx.spec would create, change and remove, changing nothing (`ddl plan`).
+    // Default: the node diff of planned_nodes() between the deployed spec and the new one.
+    virtual Status plan(const PlanRequest& req, DeployPlan& out);
     // Called before each deploy phase after provision: a target whose nodes are not reached over SSH
     // (a batch scheduler) returns its own outcome for the phase (or skips it); nullopt runs the common one.
     virtual std::optional<Status> replace_phase(PhaseId phase, Context& ctx) {

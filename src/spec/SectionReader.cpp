@@ -10,10 +10,7 @@
 namespace ddl {
 
 std::string SectionReader::printable(const std::string& s) {
-    std::string out;
-    for (char c : s)
-        out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
-    return out.size() > 40 ? out.substr(0, 37) + "..." : out;
+    return printable_utf8(s, 40);
 }
 
 void SectionReader::rate(const YAML::Node& n, const std::string& key, const std::string& p,

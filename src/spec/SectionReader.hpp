@@ -13,7 +13,8 @@ public:
     SectionReader(std::string file, Diagnostics& diags, bool check_files)
         : YamlReader(std::move(file), diags), m_check_files(check_files) {}
 
-    // `text` safe to quote in a message: control and non-ASCII bytes as '?', at most 40 characters.
+    // `text` safe to quote in a message (printable_utf8): UTF-8 shown as such, control and invisible
+    // characters escaped, at most 40 characters.
     static std::string printable(const std::string& text);
 
     // A link rate ("1gbit") in [min, max] into `out`; "unlimited" (0) only when allowed.

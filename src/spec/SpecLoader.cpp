@@ -402,7 +402,7 @@ SourcePos position_of(const std::string& text, std::size_t offset, const std::st
 } // namespace
 
 SpecLoadResult SpecLoader::load_string(const std::string& text, const std::string& display_name,
-                                       const TargetKinds& kinds, bool check_files) {
+                                       const TargetKinds& kinds, SpecOrigin origin) {
     SpecLoadResult out;
     auto& d = out.diagnostics;
     if (text.size() > k_max_bytes) {
@@ -445,27 +445,28 @@ SpecLoadResult SpecLoader::load_string(const std::string& text, const std::strin
         return out;
     }
     Spec spec;
-    SectionReader sr(display_name, d, check_files);
+    SectionReader sr(display_name, d, origin == SpecOrigin::file);
     Loader loader(sr, spec, kinds);
     try {
         loader.root(doc);
     } catch (const YAML::Exception& e) {
         d.error(r.pos(e.mark), std::string("cannot read YAML: ") + e.what());
     }
-    if (!d.has_errors()) {
+    const bool usable_as_stored = origin == SpecOrigin::stored && !spec.name.empty() && spec.section.get();
+    if (!d.has_errors() || usable_as_stored) {
         spec.source_file = display_name;
         out.spec = std::move(spec);
     }
     return out;
 }
 
-SpecLoadResult SpecLoader::load_file(const std::string& path, const TargetKinds& kinds, bool check_files) {
+SpecLoadResult SpecLoader::load_file(const std::string& path, const TargetKinds& kinds, SpecOrigin origin) {
     if (path == "-") {
         // The spec on stdin (`ddl validate -`), with the same size limit.
         std::string text(k_max_bytes + 1, '\0');
         std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
         text.resize(static_cast<std::size_t>(std::cin.gcount()));
-        return load_string(text, "<stdin>", kinds, check_files);
+        return load_string(text, "<stdin>", kinds, origin);
     }
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -485,7 +486,7 @@ SpecLoadResult SpecLoader::load_file(const std::string& path, const TargetKinds&
                                   : "check the path; `ddl init` writes a starter cluster.yaml");
         return out;
     }
-    return load_string(*text, path, kinds, check_files);
+    return load_string(*text, path, kinds, origin);
 }
 
 } // namespace ddl

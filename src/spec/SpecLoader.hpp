@@ -10,8 +10,17 @@
 
 namespace ddl {
 
+// Where a spec comes from. `file`: one the user gives; every rule applies, and files the spec names on this
+// machine (private keys) must exist. `stored`: the spec a deployed cluster was deployed with; no file
+// checks (a key moved later must not lock the cluster out), and the spec comes back even when a rule of
+// this ddl refuses it (an older ddl accepted it), with those errors in the diagnostics for a warning, so
+// status, hostfile, run and destroy keep working on what was deployed.
+enum class SpecOrigin { file, stored };
+
 struct SpecLoadResult {
-    std::optional<Spec> spec; // set when there were no errors
+    // Set when there were no errors; for SpecOrigin::stored also when only the rules failed (the YAML read,
+    // the cluster has a name and a known target).
+    std::optional<Spec> spec;
     Diagnostics diagnostics;
 };
 
@@ -20,15 +29,12 @@ public:
     // Largest spec accepted; bigger files are refused before parsing.
     static constexpr std::size_t k_max_bytes = std::size_t{1024} * 1024;
 
-    // check_files: files the spec names on this machine (private keys) must exist and be readable. Off for
-    // the spec stored with a deployed cluster, so a key moved later does not lock its cluster out of
-    // status and destroy.
     // `kinds`: the targets a spec may name (src/targets/Registry.hpp has them all and wraps these two).
     static SpecLoadResult load_file(const std::string& path, const TargetKinds& kinds,
-                                    bool check_files = true);
+                                    SpecOrigin origin = SpecOrigin::file);
     // `display_name` is the file name used in diagnostics.
     static SpecLoadResult load_string(const std::string& text, const std::string& display_name,
-                                      const TargetKinds& kinds, bool check_files = true);
+                                      const TargetKinds& kinds, SpecOrigin origin = SpecOrigin::file);
 };
 
 // DNS-safe cluster/node name rule, shared with the CLI's name arguments.

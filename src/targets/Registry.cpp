@@ -56,12 +56,12 @@ Result<std::unique_ptr<TargetDriver>> make_target_driver(const std::string& name
                  "\" in this version of ddl (targets: " + join(target_names(), ", ") + ")"};
 }
 
-SpecLoadResult load_spec_file(const std::string& path, bool check_files) {
-    return SpecLoader::load_file(path, target_kinds(), check_files);
+SpecLoadResult load_spec_file(const std::string& path, SpecOrigin origin) {
+    return SpecLoader::load_file(path, target_kinds(), origin);
 }
 
-SpecLoadResult load_spec_string(const std::string& text, const std::string& display_name, bool check_files) {
-    return SpecLoader::load_string(text, display_name, target_kinds(), check_files);
+SpecLoadResult load_spec_string(const std::string& text, const std::string& display_name, SpecOrigin origin) {
+    return SpecLoader::load_string(text, display_name, target_kinds(), origin);
 }
 
 Result<RenderedFiles> render_spec(const Spec& spec, const RenderInputs& inputs) {

@@ -26,9 +26,9 @@ std::vector<std::string> target_names();
 Result<std::unique_ptr<TargetDriver>> make_target_driver(const std::string& name);
 
 // SpecLoader with every registered target.
-SpecLoadResult load_spec_file(const std::string& path, bool check_files = true);
+SpecLoadResult load_spec_file(const std::string& path, SpecOrigin origin = SpecOrigin::file);
 SpecLoadResult load_spec_string(const std::string& text, const std::string& display_name,
-                                bool check_files = true);
+                                SpecOrigin origin = SpecOrigin::file);
 
 // Everything `ddl render` writes for the spec: the target's own files and the common ones.
 Result<RenderedFiles> render_spec(const Spec& spec, const RenderInputs& inputs = {});

@@ -117,18 +117,29 @@ Status TerraformRunner::init() {
     return {};
 }
 
-Result<TerraformEvent> TerraformRunner::plan() {
+Result<TerraformEvent> TerraformRunner::plan(PlanFile file) {
     TerraformStream stream;
-    auto r = run_json({"plan", "-input=false", "-out=tfplan", "-json"}, stream);
+    std::vector<std::string> args{"plan", "-input=false"};
+    if (file == PlanFile::write) args.emplace_back("-out=tfplan");
+    args.emplace_back("-json");
+    auto r = run_json(args, stream);
     if (!r) return r.error();
     if (!r->success()) return failure("plan", *r, stream).error();
     auto summary = stream.last_summary();
     if (!summary) return Error{m_tool.name + " plan printed no change summary; is its output -json?"};
-    m_destructive.clear();
+    m_planned.clear();
     for (const auto& [address, progress] : stream.resources())
-        if (progress.action == "delete" || progress.action == "replace")
-            m_destructive.push_back(progress.action + " " + address);
+        if (progress.action != "read" && progress.action != "noop" && !progress.action.empty())
+            m_planned.push_back({progress.action, address});
     return *summary;
+}
+
+std::vector<std::string> TerraformRunner::changes_to_existing() const {
+    std::vector<std::string> out;
+    for (const auto& c : m_planned)
+        if (c.action == "update" || c.action == "replace" || c.action == "delete")
+            out.push_back(c.action + " " + c.address);
+    return out;
 }
 
 Status TerraformRunner::apply() {

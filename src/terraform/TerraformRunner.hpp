@@ -23,6 +23,12 @@ struct TerraformTool {
     std::string version; // e.g. 1.7.5
 };
 
+// One resource of a plan: its address and Terraform's action (create, update, replace, delete, read).
+struct TerraformPlannedChange {
+    std::string action;
+    std::string address;
+};
+
 struct TerraformRunnerOptions {
     std::string work_dir;
     std::map<std::string, std::string> env;
@@ -45,10 +51,14 @@ public:
                     std::function<void(const TerraformEvent&)> on_event = {});
 
     Status init();
-    // Writes the plan file `tfplan`; returns the planned totals.
-    Result<TerraformEvent> plan();
-    // From the last plan: "ACTION ADDRESS" for every resource it deletes or replaces, in address order.
-    const std::vector<std::string>& destructive_changes() const { return m_destructive; }
+    enum class PlanFile { write, none };
+    // Plans; with PlanFile::write saves it as `tfplan` for apply(). Returns the planned totals.
+    Result<TerraformEvent> plan(PlanFile file = PlanFile::write);
+    // From the last plan: every resource it changes, in address order (reads of data sources left out).
+    const std::vector<TerraformPlannedChange>& planned_changes() const { return m_planned; }
+    // From the last plan: "ACTION ADDRESS" for every resource that exists and would change (update,
+    // replace, delete), in address order: what a deploy asks approval for.
+    std::vector<std::string> changes_to_existing() const;
     // Applies `tfplan`. On failure the Error lists each failed resource with the provider's message.
     Status apply();
     // `output -json`: {name: value} (the "value" of each output).
@@ -61,6 +71,7 @@ public:
     Status destroy_all(int attempts, const std::function<void(int attempt, const Status&)>& on_attempt = {});
 
     const TerraformTool& tool() const { return m_tool; }
+    const TerraformRunnerOptions& options() const { return m_opts; }
 
 private:
     Command command(std::vector<std::string> args) const;
@@ -72,7 +83,7 @@ private:
     TerraformTool m_tool;
     TerraformRunnerOptions m_opts;
     std::function<void(const TerraformEvent&)> m_on_event;
-    std::vector<std::string> m_destructive;
+    std::vector<TerraformPlannedChange> m_planned;
 };
 
 } // namespace ddl

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
+#include <vector>
 
 namespace ddl {
 
@@ -150,6 +152,55 @@ std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
         i += extra + 1;
     }
     return std::nullopt;
+}
+
+namespace {
+
+bool invisible(std::uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+std::string hex_escape(const char* prefix, std::uint32_t value, int width, const char* suffix) {
+    static const char* digits = "0123456789abcdef";
+    std::string out = prefix;
+    for (int shift = (width - 1) * 4; shift >= 0; shift -= 4)
+        out += digits[(value >> shift) & 0xF];
+    return out + suffix;
+}
+
+} // namespace
+
+std::string printable_utf8(std::string_view text, std::size_t max_chars) {
+    std::vector<std::string> chars;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            chars.push_back(c < 0x20 || c == 0x7F ? hex_escape("\\x", c, 2, "")
+                                                  : std::string(1, static_cast<char>(c)));
+            ++i;
+            continue;
+        }
+        auto bad = find_invalid_utf8(text.substr(i, 4));
+        std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+        if (bad && *bad == 0) {
+            chars.push_back(hex_escape("\\x", c, 2, ""));
+            ++i;
+            continue;
+        }
+        std::uint32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+        for (std::size_t k = 1; k < len; ++k)
+            cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+        chars.push_back(invisible(cp) ? hex_escape("\\u{", cp, 4, "}") : std::string(text.substr(i, len)));
+        i += len;
+    }
+    std::string out;
+    const bool cut = chars.size() > max_chars;
+    const std::size_t keep = cut ? (max_chars > 3 ? max_chars - 3 : 0) : chars.size();
+    for (std::size_t k = 0; k < keep; ++k)
+        out += chars[k];
+    return cut ? out + "..." : out;
 }
 
 bool is_valid_utf8(std::string_view text) {

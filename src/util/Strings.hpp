@@ -30,5 +30,9 @@ std::string shell_join(const std::vector<std::string>& argv);
 bool is_valid_utf8(std::string_view text);
 // Offset of the first byte that does not start a valid UTF-8 sequence.
 std::optional<std::size_t> find_invalid_utf8(std::string_view text);
+// `text` safe to quote in a message, as UTF-8: letters of any script stay as they are; control characters,
+// invalid bytes (\xNN) and the invisible ones that can reorder or hide text (bidirectional overrides,
+// zero-width characters: \u{NNNN}) are escaped. At most `max_chars` characters ("..." ends a cut one).
+std::string printable_utf8(std::string_view text, std::size_t max_chars);
 
 } // namespace ddl

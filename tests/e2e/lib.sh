@@ -29,6 +29,37 @@ spec() {
 
 ddl() { "$DDL" --state-dir "$STATE" "$@"; }
 
+# ddl_on_tty PROMPT ANSWER ARGS...: runs `ddl ARGS...` on a pseudo-terminal, waits for PROMPT (a piece of
+# the question), types ANSWER; prints ddl's exit status on stdout and what the terminal showed on stderr.
+ddl_on_tty() {
+  python3 - "$DDL" "$STATE" "$@" <<'PY'
+import os, pty, sys, time
+ddl, state, prompt, answer = sys.argv[1:5]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(ddl, [ddl, "--state-dir", state] + sys.argv[5:])
+seen = b""
+deadline = time.time() + 300
+try:
+    while prompt.encode() not in seen and time.time() < deadline:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        seen += chunk
+    os.write(fd, answer.encode() + b"\n")
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        seen += chunk
+except OSError:
+    pass
+_, status = os.waitpid(pid, 0)
+sys.stderr.write(seen.decode(errors="replace"))
+print(os.waitstatus_to_exitcode(status))
+PY
+}
+
 # The tag in the names of cluster NAME's host links (LocalPlan's stable_hash, 24 bits in hex).
 link_tag() {
   python3 - "$1" <<'PY'

@@ -44,9 +44,27 @@ assert 0 <= c["age_s"] < 3600, c' || fail "ddl list --output json"
 ok "ddl list: the cluster, its target, 4 nodes, ready, no lock (text and JSON)"
 [ "$(stat -c %a "$STATE/life/state.json")" = 600 ] || fail "state.json mode"
 [ "$(stat -c %a "$STATE/life/id_ed25519")" = 600 ] || fail "key mode"
-# One node fewer: the re-deploy would delete worker3, so it waits for approval (exit 2 without a terminal
-# and without -y, nothing changed); approved, worker3's namespace, link and processes go and the rest stays.
+ddl plan life.yaml >plan.txt || { cat plan.txt; fail "plan of an unchanged spec"; }
+grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (4 unchanged).$" plan.txt || { cat plan.txt; fail "plan of an unchanged spec"; }
+# The rendered folder of a deployed cluster has the inventory configure uses, and Ansible reads it.
+ddl render life.yaml --out rendered >render.log 2>&1 || { cat render.log; fail "render of a deployed cluster"; }
+ansible-inventory -i rendered/ansible/inventory.yml --list >inv.json || fail "ansible-inventory cannot read the rendered inventory"
+python3 -c 'import json,sys; i = json.load(open("inv.json"))
+assert i["master"]["hosts"] == ["master"] and sorted(i["workers"]["hosts"]) == ["worker1", "worker2", "worker3"], i' ||
+  fail "the rendered inventory's groups"
+ok "plan of an unchanged spec: 4 unchanged; render of a deployed cluster writes an inventory Ansible reads"
+# One node fewer: `ddl plan` shows the node to delete and changes nothing; the re-deploy would delete
+# worker3, so it waits for approval (exit 2 without a terminal and without -y, nothing changed); approved,
+# worker3's namespace, link and processes go and the rest stays.
 sed -i 's/nodes: 4/nodes: 3/' life.yaml
+ddl plan life.yaml >plan.txt || { cat plan.txt; fail "plan of a node fewer"; }
+grep -q "^  - delete node worker3 (namespace, 10\.[0-9.]*)$" plan.txt && grep -q "(3 unchanged)" plan.txt ||
+  { cat plan.txt; fail "plan of a node fewer"; }
+ddl --output json plan life.yaml | python3 -c 'import json,sys; p = json.load(sys.stdin)
+assert p["exists"] and p["touches_existing"] and p["summary"]["nodes"]["delete"] == 1 and p["summary"]["nodes"]["keep"] == 3, p
+assert [c["address"] for c in p["changes"] if c["action"] == "delete"] == ["worker3"], p' || fail "plan --output json"
+ip netns list | grep -q "^ddl-life-worker3 " || fail "ddl plan removed worker3"
+ok "plan of a node fewer names it (text and JSON) and changes nothing"
 rc=0; ddl deploy life.yaml </dev/null >shrink.log 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "delete node worker3 (.*namespace ddl-life-worker3)" shrink.log && grep -q "run again with -y" shrink.log ||
   { cat shrink.log; fail "a re-deploy dropping a node without -y: exit $rc, expected 2 with the plan"; }
@@ -57,34 +75,27 @@ ddl deploy -y life.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy wi
 [ "$(ddl hostfile --cluster life | grep -c slots=)" = 3 ] || fail "hostfile after the shrink"
 ddl exec --cluster life -- true >/dev/null || fail "the remaining nodes do not answer"
 ok "a re-deploy with a node fewer shows it and needs approval; approved, the node is gone and the rest answers"
+# A cluster deployed with a spec a later ddl refuses (here a driver branch this ddl's CUDA cannot use) stays
+# manageable: commands use the spec as deployed and warn.
+python3 - "$STATE/life/state.json" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))
+assert "gpu:" not in st["spec_text"], st["spec_text"]
+st["spec_text"] += 'gpu:\n  driver_branch: "535"\n'
+json.dump(st, open(sys.argv[1], "w"))
+PY
+ddl status life >old.out 2>old.err || { cat old.err; fail "status of a cluster whose stored spec this ddl refuses"; }
+grep -q "warning: cluster life was deployed with a spec this ddl refuses" old.err && grep -q 'driver_branch "535"' old.err ||
+  { cat old.err; fail "no warning about the stored spec"; }
+[ "$(ddl hostfile --cluster life 2>/dev/null | grep -c slots=)" = 3 ] || fail "hostfile of a cluster whose stored spec this ddl refuses"
+ok "a stored spec this ddl refuses: status and hostfile work on it and warn"
 # No terminal and no -y: refused, naming what would go and the flag; the cluster stays.
 rc=0; ddl destroy life </dev/null >noy.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat noy.log; fail "destroy without a terminal and without -y: exit $rc, expected 2"; }
 grep -q "would destroy cluster life on target local: master (.*), worker1" noy.log && grep -q "add -y (--yes)" noy.log ||
   { cat noy.log; fail "destroy without -y: message"; }
 # On a terminal (a pseudo-terminal here) the user types the name: a wrong one destroys nothing.
-destroy_on_tty() { # ANSWER: runs `ddl destroy life` on a pty, answers the prompt; prints the exit status
-  python3 - "$DDL" "$STATE" "$1" <<'PY'
-import os, pty, sys, time
-ddl, state, answer = sys.argv[1:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(ddl, [ddl, "--state-dir", state, "destroy", "life"])
-seen = b""
-deadline = time.time() + 60
-while b"to destroy it: " not in seen and time.time() < deadline:
-    seen += os.read(fd, 4096)
-os.write(fd, answer.encode() + b"\n")
-try:
-    while os.read(fd, 4096):
-        pass
-except OSError:
-    pass
-_, status = os.waitpid(pid, 0)
-sys.stderr.write(seen.decode(errors="replace"))
-print(os.waitstatus_to_exitcode(status))
-PY
-}
+destroy_on_tty() { ddl_on_tty "to destroy it: " "$1" destroy life; } # ANSWER: prints the exit status
 [ "$(destroy_on_tty lif 2>tty1.log)" = 1 ] || { cat tty1.log; fail "a wrong name at the prompt did not stop destroy"; }
 grep -q "Type the cluster's name (life) to destroy it:" tty1.log || { cat tty1.log; fail "no prompt on the terminal"; }
 ddl exec --cluster life -- true >/dev/null 2>&1 || fail "the cluster went although the name typed was wrong"

@@ -13,6 +13,15 @@ export DDL_FAKE_NODES
 start_fake_cloud
 openstack_spec osfull 2
 
+# Before anything exists: the plan lists the nodes and Terraform's resources to create, and writes nothing.
+ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a new cluster"; }
+grep -q "^  + create node worker2 (flavor g1.small)$" plan.txt &&
+  grep -q '^  + create resource openstack_compute_instance_v2.worker\[1\]$' plan.txt &&
+  grep -q '^  + create resource openstack_compute_keypair_v2.cluster$' plan.txt ||
+  { cat plan.txt plan.err; fail "plan of a new cluster: nodes and resources"; }
+[ ! -e "$STATE/osfull" ] || fail "plan of a new cluster wrote to the state folder"
+ok "plan of a new cluster: its nodes and the Terraform resources to create; nothing written"
+
 FAKE_TF_FAIL_APPLY=1 ddl deploy osfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
 grep -q "openstack_compute_instance_v2.worker\[0\] (create): Error creating OpenStack server" fail.log \
   || { cat fail.log; fail "apply failure names the resource and the provider's message"; }
@@ -58,6 +67,41 @@ has_rule 10.0.0.0/8 || fail "the refused re-deploy changed the cluster"
 ddl deploy -y osfull.yaml >cidr.log 2>&1 || { cat cidr.log; fail "re-deploy with -y"; }
 has_rule 10.0.0.0/9 && ! has_rule 10.0.0.0/8 || fail "the approved re-deploy did not replace the rule"
 ok "a re-deploy that deletes a resource shows the plan and needs approval (-y without a terminal); approved, it converges"
+
+# Another worker flavor: Terraform resizes the workers in place (update). The plan says so and changes
+# nothing; the deploy shows the same lines and asks on a terminal: "no" keeps the cluster as it is.
+sed -i 's|workers: {count: 2, flavor: g1.small}|workers: {count: 2, flavor: m1.small}|' osfull.yaml
+tfstate="$STATE/osfull/terraform/terraform.tfstate"
+before=$(sha256sum <"$tfstate")
+ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a flavor change"; }
+grep -q '^  ~ update node worker1 (flavor g1.small -> flavor m1.small)$' plan.txt &&
+  grep -q '^  ~ update resource openstack_compute_instance_v2.worker\[0\]$' plan.txt &&
+  grep -q '^Nodes: 0 to create, 2 to update, 0 to replace, 0 to delete (1 unchanged).$' plan.txt &&
+  grep -q '^Resources: 0 to add, 2 to change, 0 to destroy.$' plan.txt ||
+  { cat plan.txt plan.err; fail "plan of a flavor change"; }
+[ "$(sha256sum <"$tfstate")" = "$before" ] || fail "ddl plan changed the Terraform state"
+[ "$(ddl_on_tty "Type yes to go on: " no deploy osfull.yaml 2>tty.log)" = 1 ] || { cat tty.log; fail "a declined re-deploy"; }
+grep -q "update openstack_compute_instance_v2.worker\[1\]" tty.log && grep -q "not approved: nothing was changed" tty.log ||
+  { cat tty.log; fail "the deploy's question does not show the plan"; }
+[ "$(sha256sum <"$tfstate")" = "$before" ] || fail "a declined re-deploy changed the Terraform state"
+[ "$(ddl_on_tty "Type yes to go on: " yes deploy osfull.yaml 2>tty.log)" = 0 ] || { cat tty.log; fail "an approved re-deploy"; }
+ddl plan osfull.yaml | grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (3 unchanged).$" ||
+  fail "the flavor change was not applied"
+ok "a flavor change: plan shows the in-place updates; deploy asks on a terminal (no: nothing changes; yes: applied)"
+
+# One worker fewer: only that worker's resources go, the rest of the cluster stays and answers.
+sed -i 's|workers: {count: 2, flavor: m1.small}|workers: {count: 1, flavor: m1.small}|' osfull.yaml
+ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a worker fewer"; }
+grep -q '^  - delete node worker2 (flavor m1.small)$' plan.txt &&
+  grep -q '^  - delete resource openstack_compute_instance_v2.worker\[1\]$' plan.txt &&
+  grep -q '^Nodes: 0 to create, 0 to update, 0 to replace, 1 to delete (2 unchanged).$' plan.txt &&
+  grep -q '^Resources: 0 to add, 0 to change, 2 to destroy.$' plan.txt ||
+  { cat plan.txt plan.err; fail "plan of a worker fewer"; }
+ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with a worker fewer"; }
+[ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
+  fail "exec after the shrink"
+[ "$(ddl hostfile --cluster osfull | grep -c slots=)" = 2 ] || fail "hostfile after the shrink"
+ok "a worker fewer: plan names its node and resources; approved, it goes and the rest answers"
 
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull

@@ -95,6 +95,14 @@ ddl status slurmjob | grep -q "^worker3 " || fail "the allocated nodes are not t
 ddl deploy slurmjob.yaml >deploy2.log 2>&1 || { cat deploy2.log; fail "second deploy"; }
 [ "$(squeue -h -n ddl-slurmjob -o %i | wc -l)" = 1 ] || fail "a second deploy submitted again: $(squeue)"
 ok "deploy: job $job1 submitted once and followed to RUNNING; nodes and hostfile from the allocation"
+# A bigger allocation in the spec: the plan says the deploy keeps following the running job, and how to
+# get the new allocation.
+sed 's/^  nodes: 4$/  nodes: 3/' slurmjob.yaml >slurmjob3.yaml
+grep -q "^  nodes: 3$" slurmjob3.yaml || fail "slurmjob.yaml has no 'nodes: 4' line to change"
+ddl plan slurmjob3.yaml >plan.txt || { cat plan.txt; fail "plan on slurm"; }
+grep -q "^  note: the spec asks for 3 node(s).*a deploy keeps following job $job1: destroy the cluster and deploy again" plan.txt ||
+  { cat plan.txt; fail "plan of a changed allocation"; }
+ok "plan of a changed Slurm allocation: the running job is kept, and the plan says how to change it"
 ddl run --cluster slurmjob -np 4 -- ddl-allreduce-test --size 4M -n 3 >run.out 2>&1 || { cat run.out; fail "ddl run on slurm"; }
 grep -q "4 ranks" run.out && grep -q "all results exact" run.out || { cat run.out; fail "ddl run allreduce"; }
 ok "ddl run: an srun step in job $job1 runs the allreduce exactly on 4 ranks"

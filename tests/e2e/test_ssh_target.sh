@@ -24,6 +24,9 @@ ddl hostfile --cluster sshhosts | grep -q "^${addrs[1]} slots=1$" || fail "hostf
 ddl run --cluster sshhosts -- ddl-allreduce-test -b 1M -e 1M -n 2 >run.out 2>&1 || { cat run.out; fail "allreduce"; }
 grep -q "all results exact" run.out || fail "allreduce result"
 ok "deploy and run on existing machines"
+ddl plan hosts.yaml >plan.txt || { cat plan.txt; fail "plan on the ssh target"; }
+grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (2 unchanged).$" plan.txt || { cat plan.txt; fail "plan of the deployed hosts"; }
+ok "plan of the deployed hosts: nothing to change"
 ddl destroy -y sshhosts >d.log 2>&1 || { cat d.log; fail "destroy"; }
 [ ! -e "$STATE/sshhosts" ] || fail "state of sshhosts left"
 ddl exec --cluster sshbase -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test && test ! -e /etc/ddl/hostfile' \

@@ -16,13 +16,9 @@ inline constexpr const char* k_aws_terraform_dir = "aws/terraform";
 
 class AwsInputs {
 public:
-    // Written when no public key is known yet (`ddl render` before the cluster's key exists);
-    // `ddl deploy` always renders the real key. It fails the module's validation on purpose.
-    static constexpr const char* k_public_key_placeholder =
-        "REPLACE-WITH-AN-OPENSSH-PUBLIC-KEY (ddl deploy writes the cluster's key here)";
-
-    // terraform.tfvars.json: every variable of variables.tf that the spec decides. Left out (the module's
-    // default): user_data.
+    // terraform.tfvars.json: every variable of variables.tf that the spec decides, and public_key when
+    // one is known (without it Terraform asks for var.public_key, as for any required variable). Left out
+    // (the module's default): user_data.
     static nlohmann::json tfvars(const Spec& spec, const std::string& public_key);
     // The module's *.tf files by name, as compiled into ddl.
     static const std::map<std::string, std::string>& module_files();

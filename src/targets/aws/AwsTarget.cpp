@@ -4,6 +4,7 @@
 #include "remote/SshKeys.hpp"
 #include "targets/aws/AwsInputs.hpp"
 #include "targets/aws/AwsPreflight.hpp"
+#include "terraform/ScratchPlan.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -234,7 +235,7 @@ Status AwsTarget::provision(Context& ctx) {
                       " to change, " + std::to_string(plan->remove) + " to destroy");
     // A re-deploy that would delete or replace what exists waits for approval (a prompt, or -y).
     if (auto s = ctx.approve_destructive(runner->tool().name + " plan for cluster " + ctx.state.cluster,
-                                         runner->destructive_changes());
+                                         runner->changes_to_existing());
         !s)
         return s;
     // Terraform is the safe point: an interrupt after the plan would leave half-created instances that
@@ -273,6 +274,12 @@ Status AwsTarget::destroy(Context& ctx) {
     if (!s) return s;
     ctx.state.nodes.clear();
     return {};
+}
+
+Status AwsTarget::plan(const PlanRequest& req, DeployPlan& out) {
+    auto runner = make_runner(req.ctx, tool_choice(req.ctx));
+    if (!runner) return runner.error();
+    return add_terraform_plan(req, *this, *runner, k_aws_terraform_dir, out);
 }
 
 } // namespace ddl

@@ -460,4 +460,13 @@ Status LocalTarget::destroy(Context& ctx) {
     return {};
 }
 
+std::vector<PlannedNode> LocalTarget::planned_nodes(const Spec& spec) const {
+    const LocalPlan plan = LocalPlan::from_spec(spec);
+    std::vector<PlannedNode> nodes;
+    for (const auto& n : plan.nodes)
+        nodes.push_back({n.name, (plan.containers ? "container " + plan.image : std::string("namespace")) +
+                                     ", " + n.address + (n.behind_bastion ? " behind the master" : "")});
+    return nodes;
+}
+
 } // namespace ddl

@@ -14,6 +14,8 @@ public:
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
+    // The nodes of LocalPlan::from_spec, described by kind (namespace or container image) and address.
+    std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
     bool can_reshape_links() const override { return true; }
     Status reshape_links(const Context& ctx, std::uint64_t bps) override;
 

@@ -13,22 +13,24 @@ nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_
     // worker_flavor must be non-empty even without workers; the master's flavor is then never used.
     std::string worker_flavor = s.workers.flavor.empty() ? s.master.flavor : s.workers.flavor;
     // nlohmann::json objects are ordered by key, so the file has the same bytes every time.
-    return {{"cluster_name", s.name},
-            {"cloud", o.cloud},
-            {"ssh_user", s.access.user},
-            {"public_key", key.empty() ? k_public_key_placeholder : key},
-            {"image_name", o.image},
-            {"master_flavor", s.master.flavor},
-            {"worker_flavor", worker_flavor},
-            {"worker_count", s.workers.count},
-            {"boot_volume_gb", o.boot_volume_gb},
-            {"external_network", o.external_network},
-            {"network_name", o.network},
-            {"network_cidr", o.network_cidr},
-            {"dns_nameservers", o.dns_nameservers},
-            {"allowed_cidrs", s.access.allowed_cidrs},
-            {"allow_any_source", s.access.allow_any_source},
-            {"anti_affinity", o.anti_affinity}};
+    nlohmann::json vars = {{"cluster_name", s.name},
+                           {"cloud", o.cloud},
+                           {"ssh_user", s.access.user},
+                           {"image_name", o.image},
+                           {"master_flavor", s.master.flavor},
+                           {"worker_flavor", worker_flavor},
+                           {"worker_count", s.workers.count},
+                           {"boot_volume_gb", o.boot_volume_gb},
+                           {"external_network", o.external_network},
+                           {"network_name", o.network},
+                           {"network_cidr", o.network_cidr},
+                           {"dns_nameservers", o.dns_nameservers},
+                           {"allowed_cidrs", s.access.allowed_cidrs},
+                           {"allow_any_source", s.access.allow_any_source},
+                           {"anti_affinity", o.anti_affinity}};
+    // Without a key the variable is left to the user, as Terraform users pass one: -var, TF_VAR_public_key.
+    if (!key.empty()) vars["public_key"] = key;
+    return vars;
 }
 
 nlohmann::json OpenstackInputs::backend(const Spec& s) {

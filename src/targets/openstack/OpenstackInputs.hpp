@@ -16,13 +16,9 @@ inline constexpr const char* k_openstack_terraform_dir = "openstack/terraform";
 
 class OpenstackInputs {
 public:
-    // Written when no public key is known yet (`ddl render` before the cluster's key exists);
-    // `ddl deploy` always renders the real key. It fails the module's validation on purpose.
-    static constexpr const char* k_public_key_placeholder =
-        "REPLACE-WITH-AN-OPENSSH-PUBLIC-KEY (ddl deploy writes the cluster's key here)";
-
-    // terraform.tfvars.json: every variable of variables.tf that the spec decides. Variables left out
-    // (user_data) keep the module's default.
+    // terraform.tfvars.json: every variable of variables.tf that the spec decides, and public_key when
+    // one is known (without it Terraform asks for var.public_key, as for any required variable). Variables
+    // left out (user_data) keep the module's default.
     static nlohmann::json tfvars(const Spec& spec, const std::string& public_key);
     // backend.tf.json: local state in the working directory unless openstack.state_backend says
     // http or s3. Their credentials come from the environment (TF_HTTP_PASSWORD, AWS_*), never here.

@@ -31,6 +31,8 @@ public:
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
+    // The node diff and `terraform plan` (no plan file) of the rendered module against a copy of the state.
+    Status plan(const PlanRequest& req, DeployPlan& out) override;
 
     static std::string work_dir(const Context& ctx) { return ctx.cluster_dir() + "/terraform"; }
     // The nodes in Terraform's outputs (master_public_ip, master_private_ip, worker_private_ips,

@@ -456,4 +456,31 @@ std::optional<Status> SlurmTarget::replace_phase(PhaseId phase, Context& ctx) {
     return std::nullopt;
 }
 
+std::vector<PlannedNode> SlurmTarget::planned_nodes(const Spec& spec) const {
+    const auto& s = spec.target_section<SlurmSpec>();
+    std::string what =
+        std::to_string(s.nodes) + " node(s)" + (s.partition.empty() ? "" : " in partition " + s.partition) +
+        ", " + std::to_string(s.tasks()) + " task(s) per node" +
+        (s.gpus_per_node > 0 ? ", " + std::to_string(s.gpus_per_node) + " GPU(s) per node" : "") + ", time " +
+        s.time + (s.account.empty() ? "" : ", account " + s.account);
+    return {{"allocation", what}};
+}
+
+Status SlurmTarget::plan(const PlanRequest& req, DeployPlan& out) {
+    const std::string id = job_id_of(req.ctx);
+    const auto wanted = planned_nodes(req.ctx.spec).front();
+    if (id.empty()) {
+        out.changes.push_back({"create", "node", wanted.name, wanted.detail});
+    } else {
+        // provision follows the job it submitted; it never submits a second one for a changed spec.
+        const auto had = req.deployed ? planned_nodes(*req.deployed).front().detail : wanted.detail;
+        out.changes.push_back({"keep", "node", wanted.name, "job " + id + ": " + had});
+        if (had != wanted.detail)
+            out.notes.push_back("the spec asks for " + wanted.detail + "; a deploy keeps following job " +
+                                id + ": destroy the cluster and deploy again for the new allocation");
+    }
+    out.notes.push_back("Slurm names the nodes when it allocates them; `ddl status` lists them after deploy");
+    return {};
+}
+
 } // namespace ddl

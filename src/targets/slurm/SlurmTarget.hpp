@@ -21,6 +21,9 @@ std::map<std::string, std::string> parse_scontrol_record(const std::string& line
 
 class SlurmTarget : public TargetDriver {
 public:
+    // Slurm names the nodes when it allocates them: the plan has one line, the allocation.
+    std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
+    Status plan(const PlanRequest& req, DeployPlan& out) override;
     struct Timing {
         std::chrono::milliseconds poll{std::chrono::milliseconds(500)};
         // Overrides slurm.start_timeout_minutes (tests).

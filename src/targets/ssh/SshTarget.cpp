@@ -94,6 +94,16 @@ std::string SshTarget::cleanup_script(const Spec& spec) {
            shell_quote(script) + "; fi";
 }
 
+std::vector<PlannedNode> SshTarget::planned_nodes(const Spec& spec) const {
+    std::vector<PlannedNode> nodes;
+    for (const auto& h : spec.target_section<SshTargetSpec>().hosts) {
+        std::string where =
+            (h.user.empty() ? spec.access.user : h.user) + "@" + h.address + ":" + std::to_string(h.port);
+        nodes.push_back({h.name, "host " + where + (h.jump.empty() ? "" : " through " + h.jump)});
+    }
+    return nodes;
+}
+
 Status SshTarget::destroy(Context& ctx) {
     const auto script = cleanup_script(ctx.spec);
     auto& nodes = ctx.state.nodes;

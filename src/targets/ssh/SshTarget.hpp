@@ -13,6 +13,8 @@ public:
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
+    // The spec's hosts by name, each described by where ddl reaches it.
+    std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
 
     // What destroy removes on every host.
     static const std::vector<std::string>& installed_paths();

@@ -23,8 +23,8 @@ ProcessResult ddl_cli(std::vector<std::string> args, const std::string& cwd) {
 TEST_CASE("ddl --version and every command's --help succeed") {
     TempDir dir;
     CHECK(ddl_cli({"--version"}, dir.path()).out.find("ddl 0.") == 0);
-    for (const auto* cmd : {"init", "validate", "render", "deploy", "destroy", "status", "hostfile", "exec",
-                            "ssh", "run", "bench", "smoke-test"}) {
+    for (const auto* cmd : {"init", "validate", "render", "plan", "deploy", "destroy", "list", "status",
+                            "hostfile", "exec", "ssh", "run", "bench", "smoke-test", "gc", "completion"}) {
         auto r = ddl_cli({cmd, "--help"}, dir.path());
         INFO(cmd << ": " << r.err);
         CHECK(r.exit_code == 0);
@@ -106,9 +106,12 @@ TEST_CASE("ddl render of an OpenStack spec writes the module, its inputs with th
           "backend") {
     TempDir dir;
     REQUIRE(ddl_cli({"init", "--target", "openstack", "--name", "os-render"}, dir.path()).exit_code == 0);
-    auto placeholder = ddl_cli({"render", "cluster.yaml", "--out", "a"}, dir.path());
-    REQUIRE(placeholder.exit_code == 0);
-    CHECK(placeholder.err.find("no public key yet") != std::string::npos);
+    auto keyless = ddl_cli({"render", "cluster.yaml", "--out", "a"}, dir.path());
+    REQUIRE(keyless.exit_code == 0);
+    CHECK(keyless.err.find("no public key yet") != std::string::npos);
+    CHECK(keyless.err.find("no ansible/inventory.yml: cluster os-render has no nodes") != std::string::npos);
+    CHECK(read_file(dir.path() + "/a/openstack/terraform/terraform.tfvars.json")->find("public_key") ==
+          std::string::npos);
     auto pub = ensure_keypair(dir.path() + "/k", "me@host");
     REQUIRE(pub.ok());
     // Key data that does not decode is refused: only a real OpenSSH public key reaches the tfvars.
@@ -120,7 +123,7 @@ TEST_CASE("ddl render of an OpenStack spec writes the module, its inputs with th
         2);
     auto r = ddl_cli({"render", "cluster.yaml", "--out", "b", "--public-key", "k.pub"}, dir.path());
     REQUIRE(r.exit_code == 0);
-    CHECK(r.err.empty());
+    CHECK(r.err.find("no public key yet") == std::string::npos);
     auto tfvars =
         nlohmann::json::parse(read_file(dir.path() + "/b/openstack/terraform/terraform.tfvars.json").value());
     CHECK(tfvars["public_key"] == *pub);

@@ -65,7 +65,7 @@ Spec spec(const std::string& aws_extra, int workers = 3, const std::string& work
         "  workers: {count: " +
         std::to_string(workers) + ", flavor: " + worker_type +
         ", gpus: 1}\naccess:\n  allowed_cidrs: [203.0.113.0/24]\naws:\n  region: us-east-1\n" + aws_extra;
-    auto r = load_spec_string(yaml, "cluster.yaml", false);
+    auto r = load_spec_string(yaml, "cluster.yaml", SpecOrigin::stored);
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
     return *r.spec;

@@ -260,7 +260,7 @@ TEST_CASE("a whole cycle against the Terraform stand-in creates, resumes after a
 TEST_CASE(
     "the stand-in refuses an unknown tfvars variable and a missing required one, as Terraform words it") {
     TempDir dir;
-    std::string work = dir.path();
+    const std::string& work = dir.path();
     for (const auto& [name, text] : std::map<std::string, std::string>{
              {"variables.tf", "variable \"a\" {\n  type = string\n}\nvariable \"b\" {\n  type = string\n  "
                               "default = \"\"\n}\n"},
@@ -287,7 +287,7 @@ TEST_CASE("the stand-in rejects a flag Terraform does not have") {
     CHECK(r->err.find("flag provided but not defined: -var-files") != std::string::npos);
 }
 
-TEST_CASE("the plan's deletes and replacements are listed for approval; creates and updates are not") {
+TEST_CASE("the plan's updates, deletes and replacements are listed for approval; creates are not") {
     ScriptedProcess p;
     p.unmatched_ok = true;
     const std::string lines =
@@ -303,13 +303,17 @@ TEST_CASE("the plan's deletes and replacements are listed for approval; creates 
     p.when_sub("plan", {ok(lines)});
     TerraformRunner r(p, fake_tool(), {"/state/c/terraform", {}});
     REQUIRE(r.plan().ok());
-    CHECK(r.destructive_changes() ==
+    CHECK(r.changes_to_existing() ==
           std::vector<std::string>{"replace openstack_compute_instance_v2.master",
+                                   "update openstack_compute_instance_v2.worker[0]",
                                    "delete openstack_compute_instance_v2.worker[2]"});
+    REQUIRE(r.planned_changes().size() == 4);
+    CHECK(r.planned_changes()[3].action == "create");
+    CHECK(r.planned_changes()[3].address == "openstack_networking_port_v2.worker[3]");
     p.forget_rules();
     p.when_sub(
         "plan",
         {ok(R"({"type":"change_summary","changes":{"add":0,"change":0,"remove":0,"operation":"plan"}})")});
     REQUIRE(r.plan().ok());
-    CHECK(r.destructive_changes().empty());
+    CHECK(r.changes_to_existing().empty());
 }

@@ -37,3 +37,17 @@ TEST_CASE("is_valid_utf8 accepts multibyte text and rejects truncated or stray b
     CHECK_FALSE(is_valid_utf8("\xff\xfe"));
     CHECK_FALSE(is_valid_utf8("ab\xe2\x82"));
 }
+
+TEST_CASE(
+    "printable_utf8 keeps letters of any script and escapes control, invalid and invisible characters") {
+    CHECK(printable_utf8("café-ü", 40) == "café-ü");
+    CHECK(printable_utf8("名前", 40) == "名前");
+    CHECK(printable_utf8("a\tb\x7f", 40) == "a\\x09b\\x7f");
+    CHECK(printable_utf8("a\xff"
+                         "b",
+                         40) == "a\\xffb");
+    CHECK(printable_utf8("x\xe2\x80\xaey", 40) == "x\\u{202e}y"); // right-to-left override
+    CHECK(printable_utf8("\xef\xbb\xbfz", 40) == "\\u{feff}z");
+    CHECK(printable_utf8("ééééé", 4) == "é...");
+    CHECK(printable_utf8("abcd", 4) == "abcd");
+}
