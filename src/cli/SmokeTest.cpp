@@ -5,6 +5,7 @@
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/Signals.hpp"
+#include "cli/SmokeHistory.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "net/Notifier.hpp"
@@ -139,6 +140,8 @@ public:
         check_service("prometheus", "monitoring", m_ctx.spec.services.monitoring,
                       [this] { check_prometheus(); });
         check_allreduce();
+        for (const auto& c : m_ctx.spec.smoke.checks)
+            check_user(c);
     }
 
 private:
@@ -283,6 +286,38 @@ private:
                  });
     }
 
+    // A check from the spec's smoke.checks: its command on each node it is on, passing on the exit status
+    // it expects; a failure quotes the last line the command printed.
+    void check_user(const SmokeCheck& c) {
+        auto& nodes = m_ctx.state.nodes;
+        std::vector<std::size_t> on;
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (c.on == "all" || (c.on == "master") == (nodes[i].group == "master")) on.push_back(i);
+        if (on.empty()) {
+            add(c.name, CheckStatus::skipped, 0, "the cluster has no " + c.on + " node");
+            return;
+        }
+        std::vector<CheckResult> rs(on.size());
+        parallel_for(on.size(), m_ctx.options.parallel, [&](std::size_t k) {
+            const NodeState& n = nodes[on[k]];
+            auto t0 = Clock::now();
+            auto r = m_ctx.remote.exec(m_ctx.endpoint(n), c.run, std::chrono::seconds(c.timeout_s));
+            std::string problem;
+            if (!r) {
+                problem = r.error().message;
+            } else if (r->exit_status != c.expect_exit) {
+                const auto said = split_lines(trim(trim(r->err).empty() ? r->out : r->err));
+                problem = "exit " + std::to_string(r->exit_status) + ", expected " +
+                          std::to_string(c.expect_exit) +
+                          (said.empty() ? "" : ": " + printable_utf8(said.back(), 200));
+            }
+            rs[k] = {"checks", c.name + " (" + n.name + ")",
+                     problem.empty() ? CheckStatus::passed : CheckStatus::failed, since(t0), problem};
+        });
+        for (auto& r : rs)
+            m_report.results.push_back(std::move(r));
+    }
+
     void check_allreduce() {
         allreduce("allreduce (all slots)", false);
         // The same through `ddl run --container`: the image's libraries, the mounts and host networking.
@@ -307,6 +342,7 @@ private:
             add(name, CheckStatus::failed, since(t0), "wrong result: " + j->dump());
             return;
         }
+        if (!container) m_report.figures["busbw_gbs"] = (*j)["results"][0].value("busbw", 0.0);
         char detail[160];
         std::snprintf(detail, sizeof detail, "%d ranks, 16 MiB exact, busbw %.4f GB/s, backend %s",
                       j->value("ranks", 0), (*j)["results"][0].value("busbw", 0.0),
@@ -326,6 +362,9 @@ struct SmokeArgs {
     bool keep_on_failure = false;
     std::string before_checks; // a local command run after deploy, before the checks (argv split on spaces)
     int ssh_timeout_s = 90;
+    std::string history; // JSON lines of earlier runs' figures; this run's is appended
+    double max_busbw_drop_pct = 10;
+    double max_deploy_growth_pct = 50;
 };
 
 void add_options(CLI::App& sub, SmokeArgs& a) {
@@ -341,6 +380,19 @@ void add_options(CLI::App& sub, SmokeArgs& a) {
     sub.add_option("--ssh-timeout", a.ssh_timeout_s, "Seconds to wait for SSH on every node")
         ->check(k_seconds)
         ->capture_default_str();
+    sub.add_option(
+           "--history", a.history,
+           "JSON-lines file of earlier runs' figures (keep it between runs): this run's is appended, and "
+           "regression checks compare it with the median of the last 5")
+        ->check(k_non_empty);
+    sub.add_option("--max-busbw-drop", a.max_busbw_drop_pct,
+                   "Percent below the median busbw that fails the regression check")
+        ->check(CLI::Range(0.0, 100.0))
+        ->capture_default_str();
+    sub.add_option("--max-deploy-growth", a.max_deploy_growth_pct,
+                   "Percent above the median deploy time that fails the regression check")
+        ->check(CLI::Range(0.0, 10000.0))
+        ->capture_default_str();
 }
 
 // Deploy, one testcase per phase; then the before-checks hook. Whether every phase passed.
@@ -355,6 +407,7 @@ bool deploy_phases(OpenCluster& oc, const SmokeArgs& a, const std::string& logs,
             return false;
         }
         report.results.push_back({"deploy", phase, CheckStatus::passed, since(t0), ""});
+        report.figures["deploy_s"] += report.results.back().seconds;
     }
     if (!a.before_checks.empty()) {
         SystemProcessRunner proc;
@@ -402,6 +455,16 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
         return exit_code::k_bad_input;
     }
     const Spec& spec = *loaded.spec;
+    // The history is read before anything is deployed: an unreadable file should not cost a deploy.
+    History history;
+    if (!a.history.empty()) {
+        auto h = read_history(a.history);
+        if (!h) return inv.fail(h.error().message, exit_code::k_bad_input);
+        history = std::move(*h);
+        if (history.unreadable_lines > 0)
+            inv.say("--history " + a.history + ": " + std::to_string(history.unreadable_lines) +
+                    " line(s) are not a run's JSON object; left out");
+    }
     SmokeReport report;
     report.cluster = spec.name;
     DeployOptions opts;
@@ -414,8 +477,16 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
     std::string logs = ctx.cluster_dir() + "/logs";
 
     bool deployed = deploy_phases(**oc, a, logs, report);
+    if (!deployed) report.figures.erase("deploy_s"); // a part of a deploy is no deploy time
     if (deployed && !g_interrupted) {
         Checker(ctx, report).run_all();
+        if (!a.history.empty()) {
+            HistoryLimits limits;
+            limits.max_busbw_drop = a.max_busbw_drop_pct / 100;
+            limits.max_deploy_growth = a.max_deploy_growth_pct / 100;
+            for (auto& r : regression_checks(history, report.figures, limits))
+                report.results.push_back(std::move(r));
+        }
     } else if (deployed) {
         report.results.push_back(
             {"checks", "interrupted", CheckStatus::failed, 0, "SIGINT/SIGTERM before the checks"});
@@ -433,6 +504,9 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
             {"destroy", "destroy", drc == exit_code::k_ok ? CheckStatus::passed : CheckStatus::failed,
              since(t0), drc == exit_code::k_ok ? "" : "destroy failed; state kept for `ddl destroy`"});
         if (drc == exit_code::k_ok) logs = "(removed with the cluster; this report holds the results)";
+    }
+    if (!a.history.empty()) {
+        if (auto s = append_history(a.history, report, utc_now_iso()); !s) inv.say(s.error().message);
     }
     report_results(inv, a, report, smtp, logs);
     return report.passed() ? exit_code::k_ok : exit_code::k_failure;

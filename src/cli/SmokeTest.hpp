@@ -1,6 +1,7 @@
 #pragma once
 // `ddl smoke-test`: deploy -> checks -> destroy (always), JUnit XML, notices. The report types are
 // separate from the run so the JUnit writer and the summary can be tested on their own.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct CheckResult {
 struct SmokeReport {
     std::string cluster;
     std::vector<CheckResult> results;
+    // What this run measured, for --history: deploy_s (all phases), busbw_gbs (the allreduce check).
+    std::map<std::string, double> figures;
     bool passed() const;
     std::vector<std::string> failures() const; // "suite/name: message"
     std::string junit_xml() const;

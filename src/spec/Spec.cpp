@@ -79,6 +79,16 @@ nlohmann::json Spec::to_json() const {
         {"shm_size", runtime.shm_size},
         {"mounts", runtime.mounts}};
     j["hostfile"] = {{"format", to_string(hostfile_format)}};
+    // Only when there are checks: specs without any render the same bytes as before the key existed.
+    if (!smoke.checks.empty()) {
+        j["smoke"]["checks"] = json::array();
+        for (const auto& c : smoke.checks)
+            j["smoke"]["checks"].push_back({{"name", c.name},
+                                            {"run", c.run},
+                                            {"on", c.on},
+                                            {"timeout", c.timeout_s},
+                                            {"expect_exit", c.expect_exit}});
+    }
     return j;
 }
 

@@ -63,6 +63,19 @@ struct RuntimeSpec {
     std::vector<std::string> mounts;         // extra "host:container[:ro]" bind mounts, absolute paths
 };
 
+// A check of the user's own that `ddl smoke-test` runs after its built-in ones (spec key smoke.checks).
+struct SmokeCheck {
+    std::string name;       // its JUnit testcase, "NAME (node)"
+    std::string run;        // a shell command run on each node it is `on`
+    std::string on = "all"; // master | workers | all
+    int timeout_s = 60;
+    int expect_exit = 0; // the exit status that passes
+};
+
+struct SmokeSpec {
+    std::vector<SmokeCheck> checks;
+};
+
 struct Spec {
     std::string api_version = "ddl/v1";
     std::string name;
@@ -76,6 +89,7 @@ struct Spec {
     ServicesSpec services;
     RuntimeSpec runtime;
     HostfileFormat hostfile_format = HostfileFormat::openmpi;
+    SmokeSpec smoke;
 
     // The target's section as its own type T; a logic error when the spec is of another target.
     template <class T> const T& target_section() const {

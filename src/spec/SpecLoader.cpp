@@ -4,6 +4,7 @@
 #include "spec/GpuCompat.hpp"
 #include "spec/ImageRef.hpp"
 #include "spec/SectionReader.hpp"
+#include "spec/SmokeSection.hpp"
 #include "spec/TargetKind.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
@@ -28,8 +29,8 @@ bool is_dns_label(const std::string& name, std::size_t max_len) {
 
 namespace {
 
-const std::vector<std::string> k_common_keys{"apiVersion", "name",     "target",  "nodes",   "access",
-                                             "gpu",        "services", "runtime", "hostfile"};
+const std::vector<std::string> k_common_keys{"apiVersion", "name",     "target",  "nodes",    "access",
+                                             "gpu",        "services", "runtime", "hostfile", "smoke"};
 
 // Walks the document section by section; each function reads one map of the spec.
 class Loader {
@@ -92,6 +93,7 @@ public:
                                       : *f == "horovod" ? HostfileFormat::horovod
                                                         : HostfileFormat::mpich;
         }
+        if (auto sm = doc["smoke"]; sm.IsDefined()) read_smoke(m_r, sm, m_s.smoke);
         check_driver_branch(m_r, doc, m_s);
         if (m_kind) m_kind->check(m_r, doc, m_s);
     }

@@ -8,9 +8,10 @@
 source "$(dirname "$0")/lib.sh"
 helpers="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/helpers"
 C=${DDL_E2E_PREFIX:-}smoke
-spec "$C" 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}"
+spec "$C" 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}" \
+  "smoke:" "  checks:" "    - {name: cpus, run: nproc, on: all, timeout: 20}"
 
-ddl smoke-test "$C.yaml" --junit pass.xml >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
+ddl smoke-test "$C.yaml" --junit pass.xml --history hist.jsonl >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
 grep -q "smoke test of cluster $C: PASSED" pass.out || fail "summary"
 grep -q "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" pass.out || { cat pass.out; fail "allreduce check"; }
 assert_gone "$C"
@@ -22,8 +23,14 @@ suites = {s.get("name"): s for s in root}
 assert list(suites) == ["deploy", "checks", "destroy"], list(suites)
 names = [t.get("name") for t in suites["checks"]]
 assert names[:4] == ["ssh (master)", "ssh (worker1)", "ssh (worker2)", "ssh (worker3)"], names
-assert suites["checks"].get("skipped") == "6", suites["checks"].attrib
+assert suites["checks"].get("skipped") == "8", suites["checks"].attrib  # 6 built-in, 2 regression (no history yet)
 assert "allreduce in containers" in names, names  # skipped: the spec sets no runtime.image
+assert names[-6:-2] == ["cpus (master)", "cpus (worker1)", "cpus (worker2)", "cpus (worker3)"], names
+PY
+python3 - hist.jsonl <<'PY' || fail "the history line of the passing run"
+import json, sys
+[run] = [json.loads(l) for l in open(sys.argv[1])]
+assert run["passed"] and run["figures"]["busbw_gbs"] > 0 and run["figures"]["deploy_s"] > 0, run
 PY
 xmllint --noout --schema "$helpers/junit.xsd" pass.xml || fail "JUnit does not match the schema"
 ok "passing smoke test: summary, JUnit (schema-valid), nothing left"
@@ -64,9 +71,13 @@ cp -a "$STATE/$C" "$WORK/state-at-checks" 2>/dev/null || true
 pkill -KILL -f "$STATE/$C/nodes/worker2/sshd_config"
 EOF
 chmod +x before_checks.sh
+# A user check failing on purpose, and a planted history in which every deploy took 1 s: this run's deploy
+# time is a regression against their median.
+printf '%s\n' '    - {name: fails on purpose, run: "echo planted failure >&2; exit 4", on: master}' >>"$C.yaml"
+for i in 1 2 3 4 5; do printf '{"time": "2026-11-0%dT00:00:00Z", "figures": {"deploy_s": 1.0, "busbw_gbs": 0.001}}\n' "$i"; done >planted.jsonl
 set +e
 DDL_SMTP_PASSWORD="$smtp_secret" \
-  ddl smoke-test "$C.yaml" --junit fail.xml --before-checks "$WORK/before_checks.sh" \
+  ddl smoke-test "$C.yaml" --junit fail.xml --before-checks "$WORK/before_checks.sh" --history planted.jsonl \
   --notify mailto:maintainers@example.org --notify "http://127.0.0.1:$hook_port/hook" >fail.out 2>fail.err
 rc=$?
 set -e
@@ -78,7 +89,14 @@ import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 failed = [(s.get("name"), t.get("name")) for s in root for t in s if t.find("failure") is not None]
 assert ("checks", "ssh (worker2)") in failed, failed
-assert all(n in ("ssh (worker2)", "allreduce (all slots)") for _, n in failed), failed
+assert ("checks", "fails on purpose (master)") in failed and ("checks", "regression (deploy time)") in failed, failed
+assert all(n in ("ssh (worker2)", "allreduce (all slots)", "cpus (worker2)", "fails on purpose (master)",
+                 "regression (deploy time)") for _, n in failed), failed
+cases = {t.get("name"): t for s in root for t in s}
+assert cases["cpus (master)"].find("failure") is None, "a passing user check failed"
+assert "exit 4, expected 0: planted failure" in cases["fails on purpose (master)"].find("failure").get("message"), \
+    cases["fails on purpose (master)"].find("failure").attrib
+assert "against a median of 1.0 s over the last 5 run(s)" in cases["regression (deploy time)"].find("failure").get("message")
 destroy = [t for s in root if s.get("name") == "destroy" for t in s]
 assert destroy and destroy[0].find("failure") is None, "destroy did not pass"
 PY

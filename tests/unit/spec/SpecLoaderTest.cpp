@@ -194,3 +194,34 @@ TEST_CASE("a stored spec comes back when only this ddl's rules refuse it, with t
     CHECK_FALSE(load_spec_string("apiVersion: ddl/v1\nname: x\ntarget: nowhere\n", "s", SpecOrigin::stored)
                     .spec.has_value());
 }
+
+TEST_CASE("smoke.checks: the user's checks with their defaults, and every mistake reported") {
+    const std::string base = "apiVersion: ddl/v1\nname: s\ntarget: local\nsmoke:\n  checks:\n";
+    auto s =
+        load_ok(base + "    - {name: disk, run: \"df -h /\"}\n"
+                       "    - {name: gpu count, run: \"nvidia-smi -L | wc -l\", on: workers, timeout: 30, "
+                       "expect_exit: 1}\n");
+    REQUIRE(s.smoke.checks.size() == 2);
+    CHECK((s.smoke.checks[0].on == "all" && s.smoke.checks[0].timeout_s == 60 &&
+           s.smoke.checks[0].expect_exit == 0));
+    CHECK((s.smoke.checks[1].name == "gpu count" && s.smoke.checks[1].on == "workers" &&
+           s.smoke.checks[1].timeout_s == 30 && s.smoke.checks[1].expect_exit == 1));
+    CHECK(s.to_json()["smoke"]["checks"][1]["on"] == "workers");
+    CHECK_FALSE(load_ok("apiVersion: ddl/v1\nname: s\ntarget: local\n").to_json().contains("smoke"));
+
+    auto bad = load_spec_string(base + "    - {name: a, run: x, on: everywhere}\n"
+                                       "    - {name: a, run: \"\"}\n"
+                                       "    - {run: x, timeout: 0, expect_exit: 300, retries: 2}\n",
+                                "cluster.yaml");
+    CHECK_FALSE(bad.spec.has_value());
+    const std::string text = bad.diagnostics.format_text();
+    INFO(text);
+    CHECK(text.find("smoke.checks[0].on") != std::string::npos);
+    CHECK(text.find("smoke.checks[1].name \"a\" is used by another check") != std::string::npos);
+    CHECK(text.find("smoke.checks[1].run is empty") != std::string::npos);
+    CHECK(text.find("\"name\"") != std::string::npos);
+    CHECK(text.find("smoke.checks[2].timeout") != std::string::npos);
+    CHECK(text.find("smoke.checks[2].expect_exit") != std::string::npos);
+    CHECK(text.find("retries") != std::string::npos);
+    CHECK_FALSE(load_spec_string(base + "    name: x\n", "c.yaml").spec.has_value());
+}

@@ -1,0 +1,50 @@
+#include "spec/SmokeSection.hpp"
+
+#include "util/Strings.hpp"
+
+#include <set>
+
+namespace ddl {
+
+void read_smoke(SectionReader& r, const YAML::Node& n, SmokeSpec& out) {
+    if (!r.expect_map(n, "smoke")) return;
+    r.check_keys(n, "smoke", {"checks"});
+    const YAML::Node list = n["checks"];
+    if (!list.IsDefined()) return;
+    if (!list.IsSequence()) {
+        r.diags().error(r.pos(list), "smoke.checks must be a list (got " + YamlReader::describe(list) + ")",
+                        "e.g. checks: [{name: disk, run: \"df -h /\", on: all}]");
+        return;
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string path = "smoke.checks[" + std::to_string(i) + "]";
+        const YAML::Node c = list[i];
+        if (!r.expect_map(c, path, "each check is a map: {name: ..., run: ...}")) continue;
+        r.check_keys(c, path, {"name", "run", "on", "timeout", "expect_exit"});
+        SmokeCheck check;
+        if (auto name = r.string(c, "name", path, true, "the name of the check in the report")) {
+            if (trim(*name).empty() || name->size() > 60 || name->find('\n') != std::string::npos)
+                r.diags().error(r.pos(c["name"]), path + ".name must be one line of 1-60 characters (got \"" +
+                                                      SectionReader::printable(*name) + "\")");
+            else if (!names.insert(*name).second)
+                r.diags().error(r.pos(c["name"]),
+                                path + ".name \"" + SectionReader::printable(*name) +
+                                    "\" is used by another check",
+                                "give every check its own name: the report tells them apart by it");
+            check.name = *name;
+        }
+        if (auto run = r.string(c, "run", path, true, "the shell command to run on the nodes")) {
+            if (trim(*run).empty())
+                r.diags().error(r.pos(c["run"]), path + ".run is empty",
+                                "the shell command to run on the nodes");
+            check.run = *run;
+        }
+        if (auto on = r.choice(c, "on", path, {"master", "workers", "all"})) check.on = *on;
+        if (auto t = r.integer(c, "timeout", path, 1, 3600)) check.timeout_s = static_cast<int>(*t);
+        if (auto e = r.integer(c, "expect_exit", path, 0, 255)) check.expect_exit = static_cast<int>(*e);
+        out.checks.push_back(std::move(check));
+    }
+}
+
+} // namespace ddl
