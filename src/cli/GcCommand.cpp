@@ -1,13 +1,19 @@
-// `ddl gc`: destroys leaked clusters (by name prefix and age), as scheduled pipelines need.
+// `ddl gc`: destroys leaked clusters (by name prefix and age), as scheduled pipelines need: those in the
+// state folder, and those the targets themselves still have whose state folder is gone (a CI job's
+// container thrown away): this machine's local clusters, the user's Slurm jobs.
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
 #include "core/Diagnostics.hpp"
+#include "targets/Registry.hpp"
+#include "util/Files.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -20,6 +26,7 @@ struct GcArgs {
     std::string prefix = "ci-";
     bool dry_run = false;
     bool yes = false;
+    std::vector<std::string> targets{"local"}; // whose own side is asked besides the state folder
 };
 
 void add_options(CLI::App& sub, GcArgs& a) {
@@ -28,6 +35,10 @@ void add_options(CLI::App& sub, GcArgs& a) {
     sub.add_option("--prefix", a.prefix, "Only clusters whose name starts with this")->capture_default_str();
     sub.add_flag("--dry-run", a.dry_run, "Only list what would be destroyed");
     sub.add_flag("-y,--yes", a.yes, "Destroy without asking (needed where there is no terminal: CI, cron)");
+    sub.add_option("--target", a.targets,
+                   "Also ask this target for clusters whose state folder is gone (repeatable): local (this "
+                   "machine), slurm (your jobs in squeue), all, or none")
+        ->capture_default_str();
 }
 
 // "90s", "30m", "24h", "7d" -> seconds.
@@ -52,7 +63,11 @@ std::optional<long long> parse_age(const std::string& text) {
 
 struct Candidate {
     std::string name;
-    long long idle_s = 0;
+    long long idle_s = 0;         // from the state folder: since last touched; from a target: since created
+    std::string source = "state"; // "state" or the target that still has it
+    std::string detail;
+    std::shared_ptr<TargetDriver> driver; // a target's own find
+    FoundCluster found;
 };
 
 // Clusters with the prefix whose state was last written at least `age` seconds ago.
@@ -68,7 +83,70 @@ std::vector<Candidate> candidates(const StateStore& store, const std::string& pr
         if (ec) continue;
         auto idle = std::chrono::duration_cast<std::chrono::seconds>(now - mtime).count();
         if (idle < age) continue;
-        out.push_back({name, idle});
+        out.push_back({.name = name, .idle_s = idle});
+    }
+    return out;
+}
+
+// The targets `--target` names ("all": every one that can be asked without a spec; "none": no target).
+Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& given) {
+    std::vector<std::string> out;
+    for (const auto& t : given) {
+        if (t == "none") continue;
+        for (const auto& name : target_names()) {
+            if (t != "all" && t != name) continue;
+            auto d = make_target_driver(name);
+            if (!d) return d.error();
+            if ((*d)->finds_own_clusters()) {
+                if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+            } else if (t == name) {
+                return Error{"--target " + t + ": ddl cannot ask " + t +
+                             " for its clusters without a spec yet; its leaks are found through the state "
+                             "folder (targets that can be asked: local, slurm)"};
+            }
+        }
+        if (t != "all" && std::find(out.begin(), out.end(), t) == out.end())
+            return Error{"--target " + t + ": no such target (" + join(target_names(), ", ") +
+                         ", all, none)"};
+    }
+    return out;
+}
+
+// What the targets still have: clusters with the prefix, at least `age` old, whose state folder is gone.
+// Those whose state is in another state folder are named in `elsewhere` (gc runs there).
+std::vector<Candidate> found_on_targets(const StateStore& store, const std::vector<std::string>& targets,
+                                        const std::string& prefix, long long age,
+                                        std::vector<std::string>& elsewhere,
+                                        std::vector<std::string>& problems) {
+    std::vector<Candidate> out;
+    SystemProcessRunner proc;
+    for (const auto& t : targets) {
+        auto d = make_target_driver(t);
+        if (!d) {
+            problems.push_back(d.error().message);
+            continue;
+        }
+        std::shared_ptr<TargetDriver> driver = std::move(*d);
+        auto found = driver->find_clusters(proc);
+        if (!found) {
+            problems.push_back("target " + t + ": " + found.error().message);
+            continue;
+        }
+        for (auto& f : *found) {
+            if (!starts_with(f.cluster, prefix) || !is_dns_label(f.cluster)) continue;
+            if (path_exists(f.state_dir + "/state.json")) {
+                if (f.state_dir != store.cluster_dir(f.cluster))
+                    elsewhere.push_back(f.cluster + " (" + t + ": its state is in " + f.state_dir + ")");
+                continue;
+            }
+            if (f.age_s < age) continue;
+            out.push_back({.name = f.cluster,
+                           .idle_s = f.age_s,
+                           .source = t,
+                           .detail = f.detail + "; its state folder " + f.state_dir + " is gone",
+                           .driver = driver,
+                           .found = f});
+        }
     }
     return out;
 }
@@ -90,23 +168,48 @@ int gc(const Invocation& inv, const GcArgs& a) {
     if (!age)
         return inv.fail("--older-than " + a.older_than + ": give a number with s, m, h or d, e.g. 24h",
                         exit_code::k_bad_input);
+    auto targets = asked_targets(a.targets);
+    if (!targets) return inv.fail(targets.error().message, exit_code::k_bad_input);
     StateStore store(inv.g.state_dir);
-    const auto found = candidates(store, a.prefix, *age);
+    auto found = candidates(store, a.prefix, *age);
+    std::vector<std::string> elsewhere, problems;
+    for (auto& c : found_on_targets(store, *targets, a.prefix, *age, elsewhere, problems)) {
+        const bool known =
+            std::any_of(found.begin(), found.end(), [&](const Candidate& s) { return s.name == c.name; });
+        if (!known) found.push_back(std::move(c));
+    }
+    for (const auto& p : problems)
+        inv.say("warning: " + p);
+    for (const auto& e : elsewhere)
+        inv.say("not touched: " + e);
     if (auto rc = confirm(a, found)) return *rc;
     int failed = 0, removed = 0;
     auto report = nlohmann::json::array();
     // With --output json, stdout carries one JSON document: what each destroy prints goes to stderr.
     std::streambuf* saved_out = inv.g.json ? std::cout.rdbuf(std::cerr.rdbuf()) : nullptr;
-    for (const auto& [name, idle] : found) {
-        std::cout << (a.dry_run ? "would destroy " : "destroying ") << name << " (untouched for "
-                  << idle / 3600 << " h)\n";
+    ConsoleProgress progress;
+    SystemProcessRunner proc;
+    for (const auto& c : found) {
+        std::cout << (a.dry_run ? "would destroy " : "destroying ") << c.name
+                  << (c.source == "state" ? " (untouched for " + std::to_string(c.idle_s / 3600) + " h)"
+                                          : " (found on target " + c.source + ", created " +
+                                                std::to_string(c.idle_s / 3600) + " h ago: " + c.detail + ")")
+                  << "\n";
         std::string outcome = "would destroy";
         if (!a.dry_run) {
-            bool ok = destroy_cluster(inv, name) == exit_code::k_ok;
+            bool ok = false;
+            if (c.source == "state") {
+                ok = destroy_cluster(inv, c.name) == exit_code::k_ok;
+            } else {
+                auto s = c.driver->destroy_found(c.found, proc, progress);
+                if (!s) inv.say(c.name + ": " + s.error().message);
+                ok = s.ok();
+            }
             ++(ok ? removed : failed);
             outcome = ok ? "destroyed" : "failed";
         }
-        report.push_back({{"cluster", name}, {"idle_s", idle}, {"outcome", outcome}});
+        report.push_back(
+            {{"cluster", c.name}, {"idle_s", c.idle_s}, {"source", c.source}, {"outcome", outcome}});
     }
     std::cout << "gc: " << removed << " destroyed, " << failed << " failed\n";
     if (saved_out) {

@@ -26,6 +26,16 @@ struct PlanRequest {
     std::string scratch;
 };
 
+// A cluster found on the target's own side rather than in a state folder (`ddl gc` after the folder that
+// deployed it is gone, as in a CI job whose container was thrown away).
+struct FoundCluster {
+    std::string cluster;
+    long long age_s = 0;   // since the target created it (its own record of the time)
+    std::string state_dir; // the cluster's folder in the state folder that deployed it
+    std::string detail;    // what was found, one line ("3 namespace nodes", "job 123 RUNNING")
+    nlohmann::json record; // what destroy_found needs
+};
+
 class TargetDriver {
 public:
     virtual ~TargetDriver() = default;
@@ -84,6 +94,22 @@ public:
     }
     // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
     virtual bool takes_manifest() const { return false; }
+
+    // Whether find_clusters can ask the target without a spec (this machine, the user's Slurm queue).
+    virtual bool finds_own_clusters() const { return false; }
+    // Every cluster ddl created on this target that the target itself knows of, from the markers ddl puts
+    // on what it creates.
+    virtual Result<std::vector<FoundCluster>> find_clusters(ProcessRunner& proc) const {
+        (void)proc;
+        return Error{"this target cannot be asked for its clusters without a spec"};
+    }
+    // Removes a found cluster from its record alone (its state folder may be gone).
+    virtual Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
+        (void)found;
+        (void)proc;
+        (void)progress;
+        return Error{"this target cannot destroy a cluster without its state"};
+    }
 };
 
 } // namespace ddl

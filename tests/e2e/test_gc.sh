@@ -25,3 +25,34 @@ assert_gone ci-old
 set +e; ddl gc --older-than soon >/dev/null 2>&1; rc=$?; set -e
 [ $rc = 2 ] || fail "bad --older-than exit $rc"
 ok "gc destroys only old clusters with the prefix, with -y (refused without a terminal to ask on)"
+
+# The state folder that deployed a cluster is gone (a CI job's container thrown away): gc from another,
+# empty one still finds the cluster on the machine and removes it. A cluster whose state is in a third
+# folder that still exists is named and left alone.
+gone="$WORK/state-gone" kept="$WORK/state-kept" empty="$WORK/state-empty"
+spec gcx-leak 2
+spec gcx-kept 2
+trap 'rc=$?; "$DDL" --state-dir "$kept" destroy -y gcx-kept >/dev/null 2>&1 || true; mkdir -p "$empty";
+      "$DDL" --state-dir "$empty" gc -y --older-than 0s --prefix gcx- >/dev/null 2>&1 || true; (exit $rc); cleanup' EXIT
+"$DDL" --state-dir "$gone" deploy gcx-leak.yaml >leak.log 2>&1 || { cat leak.log; fail "deploy gcx-leak"; }
+"$DDL" --state-dir "$kept" deploy gcx-kept.yaml >kept.log 2>&1 || { cat kept.log; fail "deploy gcx-kept"; }
+rm -rf "$gone"
+mkdir -p "$empty"
+"$DDL" --state-dir "$empty" gc --dry-run --older-than 0s --prefix gcx- >dry.out 2>dry.err || { cat dry.out dry.err; fail "gc --dry-run from an empty state folder"; }
+grep -q "would destroy gcx-leak (found on target local, created 0 h ago: 2 namespace node(s) on this machine; its state folder $gone/gcx-leak is gone)" dry.out ||
+  { cat dry.out dry.err; fail "gc from an empty state folder does not find the leaked cluster"; }
+grep -q "not touched: gcx-kept (local: its state is in $kept/gcx-kept)" dry.err || { cat dry.err; fail "gc does not name the cluster managed elsewhere"; }
+! grep -q "gcx-kept" dry.out || { cat dry.out; fail "gc would destroy a cluster whose state folder exists"; }
+ip netns list | grep -q "^ddl-gcx-leak-master" || fail "the dry run removed something"
+"$DDL" --state-dir "$empty" --output json gc -y --older-than 0s --prefix gcx- >gcx.json 2>gcx.err || { cat gcx.err; fail "gc -y from an empty state folder"; }
+python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))
+assert [(c["cluster"], c["source"], c["outcome"]) for c in r["clusters"]] == [("gcx-leak", "local", "destroyed")], r' gcx.json ||
+  { cat gcx.json gcx.err; fail "gc --output json from an empty state folder"; }
+! ip netns list | grep -q "^ddl-gcx-leak-" || fail "namespaces of the leaked cluster left"
+ip netns list | grep -q "^ddl-gcx-kept-master" || fail "gc removed the cluster whose state folder exists"
+ls /run/ddl/local/users | grep -q "^gcx-leak\." && fail "the machine's record of the leaked cluster left"
+"$DDL" --state-dir "$empty" gc -y --older-than 0s --prefix gcx- | grep -q "gc: 0 destroyed, 0 failed" || fail "a second gc found something"
+"$DDL" --state-dir "$kept" destroy -y gcx-kept >/dev/null 2>&1 || fail "destroy gcx-kept"
+rc=0; "$DDL" --state-dir "$empty" gc --target openstack >bad.out 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "cannot ask openstack for its clusters without a spec" bad.out || { cat bad.out; fail "gc --target openstack: exit $rc"; }
+ok "gc from an empty state folder finds a leaked local cluster on the machine and removes it; one managed elsewhere is left"

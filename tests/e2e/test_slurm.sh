@@ -153,6 +153,18 @@ grep -q 'no partition "nosuch" on this Slurm cluster (it has: e2e)' bad.log || {
 ddl destroy -y slurmbad >/dev/null 2>&1 || fail "destroy after a refused partition"
 ok "unknown partition refused before submitting, naming the partitions that exist"
 
-ddl destroy -y slurmwait >/dev/null 2>&1 || fail "destroy slurmwait"
+# 7. gc from the queue's side: while slurmwait's state folder exists its job is left alone; once the folder
+# is gone (a CI job's container thrown away), gc from an empty state folder finds the job and cancels it.
+mkdir -p "$WORK/empty-state"
+"$DDL" --state-dir "$WORK/empty-state" gc -y --target slurm --older-than 0s --prefix slurmwait >gc1.out 2>gc1.err ||
+  { cat gc1.out gc1.err; fail "gc --target slurm"; }
+grep -q "not touched: slurmwait (slurm: its state is in $STATE/slurmwait)" gc1.err && grep -q "gc: 0 destroyed" gc1.out ||
+  { cat gc1.out gc1.err; fail "gc touched a Slurm cluster whose state folder exists"; }
+mv "$STATE/slurmwait" "$WORK/slurmwait-state-moved"
+"$DDL" --state-dir "$WORK/empty-state" gc -y --target slurm --older-than 0s --prefix slurmwait >gc2.out 2>gc2.err ||
+  { cat gc2.out gc2.err; fail "gc --target slurm of a leaked job"; }
+grep -q "destroying slurmwait (found on target slurm, created 0 h ago: Slurm job $job2 RUNNING; its state folder $STATE/slurmwait is gone)" gc2.out &&
+  grep -q "gc: 1 destroyed, 0 failed" gc2.out || { cat gc2.out gc2.err; fail "gc did not cancel the leaked job"; }
+for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.1; done
 [ -z "$(squeue -h -o %i)" ] || fail "jobs left: $(squeue)"
-ok "all jobs gone"
+ok "gc --target slurm: a job whose state folder exists is left; once it is gone, gc cancels it; all jobs gone"

@@ -23,10 +23,10 @@ namespace {
 
 // Host folders that become per-node bind-mount targets; created when missing, removed by the last destroy.
 const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
-// Machine-wide bookkeeping of the mount points, shared by every local cluster (and every state folder):
-// `created` lists the folders ddl made, `users/` holds one file per cluster using them; both change only
-// under `lock`, so one cluster's destroy never removes a folder another cluster's provision relies on.
-const char* k_registry = "/run/ddl/local";
+// LocalTarget::k_registry: machine-wide bookkeeping of the mount points, shared by every local cluster (and
+// every state folder): `created` lists the folders ddl made, `users/` holds one record per cluster using
+// them (also what `ddl gc` finds when the cluster's state folder is gone); both change only under `lock`,
+// so one cluster's destroy never removes a folder another cluster's provision relies on.
 
 std::string registry_id(const Context& ctx) {
     char hex[9];
@@ -262,8 +262,9 @@ Status LocalTarget::provision(Context& ctx) {
             created += mp + "\n";
         }
         if (auto s = write_file_atomic(std::string(k_registry) + "/created", created, 0600); !s) return s;
-        if (auto s = write_file_atomic(std::string(k_registry) + "/users/" + registry_id(ctx),
-                                       ctx.cluster_dir() + "\n", 0600);
+        const std::string record = std::string(k_registry) + "/users/" + registry_id(ctx);
+        if (auto s =
+                write_file_atomic(record, registry_record(ctx, plan, read_file(record).value_or("")), 0600);
             !s)
             return s;
     }

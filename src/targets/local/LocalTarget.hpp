@@ -27,6 +27,18 @@ public:
         return ctx.cluster_dir() + "/nodes/" + node;
     }
     static constexpr const char* k_sshd = "/usr/sbin/sshd";
+    // Machine-wide bookkeeping shared by every local cluster and state folder (LocalTarget.cpp): the mount
+    // points ddl made, and users/<cluster>.<hash>, one record per deployed cluster (registry_record).
+    static constexpr const char* k_registry = "/run/ddl/local";
+
+    // gc from the machine's side (LocalFound.cpp): the records in k_registry/users, and destroy from one.
+    bool finds_own_clusters() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+    // The record of a cluster for k_registry/users: name, state folder, plan, spec, and the time it was
+    // first created (kept from `previous`, the record written by an earlier deploy).
+    static std::string registry_record(const Context& ctx, const LocalPlan& plan,
+                                       const std::string& previous);
     // tbf's bucket for a link of `bps` bit/s, in bytes.
     static std::uint64_t tbf_burst_bytes(std::uint64_t bps);
 

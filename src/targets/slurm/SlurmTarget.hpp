@@ -49,6 +49,12 @@ public:
     // The comment ddl puts on the job it submits, so an interrupted deploy finds its own job again.
     static std::string job_comment(const std::string& cluster);
 
+    // gc from the queue's side (SlurmFound.cpp): the user's jobs whose comment is job_comment(cluster);
+    // the job's working directory is the cluster's state folder, its submit time its age.
+    bool finds_own_clusters() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+
     // `ddl run` on a slurm cluster: an srun step inside the deployed job, np ranks (0: every slot),
     // each taking its rank from Slurm's variables; env_set carries the runtime's PATH and the master.
     static Result<Command> run_command(const Context& ctx, int np, const std::vector<std::string>& argv,

@@ -276,3 +276,29 @@ TEST_CASE("ddl run on a slurm cluster is an srun step of its job with the runtim
     REQUIRE_FALSE(too_many.ok());
     CHECK(too_many.error().message == "-np 5 is more than the job's 4 task slots");
 }
+
+TEST_CASE(
+    "gc from the queue: jobs with ddl's comment are found with their state folder and cancelled by id") {
+    ScriptedProcess p;
+    p.when("squeue -h -u", {{0,
+                             "101|ddl-deploy:ci-7|2020-01-01T00:00:00|/ci/.ddl/ci-7|RUNNING\n"
+                             "102|someone else's job|2020-01-01T00:00:00|/home/x|RUNNING\n"
+                             "103|ddl-deploy:ci-8|garbage|/ci/.ddl/ci-8|PENDING\n",
+                             ""}});
+    p.when("scancel 101", {{0, "", ""}});
+    SlurmTarget t;
+    auto found = t.find_clusters(p);
+    REQUIRE(found.ok());
+    REQUIRE(found->size() == 2);
+    CHECK((*found)[0].cluster == "ci-7");
+    CHECK((*found)[0].state_dir == "/ci/.ddl/ci-7");
+    CHECK((*found)[0].detail == "Slurm job 101 RUNNING");
+    CHECK((*found)[0].age_s > 86400LL * 365);
+    CHECK((*found)[1].age_s == 0); // a time that does not parse counts as new: never destroyed for age
+    test::FakeProgress progress;
+    REQUIRE(t.destroy_found((*found)[0], p, progress).ok());
+    CHECK(p.count("scancel 101") == 1);
+    FoundCluster bad = (*found)[0];
+    bad.record["job_id"] = "1; rm -rf /";
+    CHECK_FALSE(t.destroy_found(bad, p, progress).ok());
+}
