@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <pugixml.hpp>
@@ -365,6 +366,7 @@ struct SmokeArgs {
     std::string history; // JSON lines of earlier runs' figures; this run's is appended
     double max_busbw_drop_pct = 10;
     double max_deploy_growth_pct = 50;
+    std::string name_suffix; // appended to the cluster's name ("-ID"): one cluster per pipeline run
 };
 
 void add_options(CLI::App& sub, SmokeArgs& a) {
@@ -380,6 +382,10 @@ void add_options(CLI::App& sub, SmokeArgs& a) {
     sub.add_option("--ssh-timeout", a.ssh_timeout_s, "Seconds to wait for SSH on every node")
         ->check(k_seconds)
         ->capture_default_str();
+    sub.add_option("--name-suffix", a.name_suffix,
+                   "Append -SUFFIX to the cluster's name (e.g. the pipeline's id), so that two runs at once "
+                   "deploy two clusters")
+        ->check(k_non_empty);
     sub.add_option(
            "--history", a.history,
            "JSON-lines file of earlier runs' figures (keep it between runs): this run's is appended, and "
@@ -454,6 +460,26 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
         std::cerr << loaded.diagnostics.format_text();
         return exit_code::k_bad_input;
     }
+    // With --name-suffix the run deploys a copy of the spec under the longer name (kept as the cluster's
+    // stored spec, so later commands see the name it was deployed with).
+    TempDir renamed_dir("ddl-smoke");
+    std::string spec_file = a.file;
+    if (!a.name_suffix.empty()) {
+        auto text = read_file_limited(a.file, SpecLoader::k_max_bytes);
+        if (!text) return inv.fail(text.error().message, exit_code::k_bad_input);
+        auto renamed = with_cluster_name(*text, loaded.spec->name + "-" + a.name_suffix);
+        if (!renamed)
+            return inv.fail("--name-suffix " + a.name_suffix + ": " + renamed.error().message,
+                            exit_code::k_bad_input);
+        spec_file = renamed_dir.path() + "/" + std::filesystem::path(a.file).filename().string();
+        if (auto s = write_file_atomic(spec_file, *renamed, 0600); !s)
+            return inv.fail(s.error().message, exit_code::k_failure);
+        loaded = load_spec_file(spec_file);
+        if (!loaded.spec) {
+            std::cerr << loaded.diagnostics.format_text();
+            return exit_code::k_bad_input;
+        }
+    }
     const Spec& spec = *loaded.spec;
     // The history is read before anything is deployed: an unreadable file should not cost a deploy.
     History history;
@@ -471,7 +497,7 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
     opts.yes = true;
     opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
     int rc = 0;
-    auto oc = open_for_deploy(inv.g.state_dir, spec, a.file, opts, "ddl smoke-test " + a.file, rc);
+    auto oc = open_for_deploy(inv.g.state_dir, spec, spec_file, opts, "ddl smoke-test " + a.file, rc);
     if (!oc) return inv.fail(oc.error().message, rc);
     auto& ctx = *(*oc)->ctx;
     std::string logs = ctx.cluster_dir() + "/logs";

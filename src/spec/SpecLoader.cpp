@@ -27,6 +27,18 @@ bool is_dns_label(const std::string& name, std::size_t max_len) {
     return !name.empty() && name.size() <= max_len && std::regex_match(name, re);
 }
 
+Result<std::string> with_cluster_name(const std::string& text, const std::string& name) {
+    if (!is_dns_label(name))
+        return Error{
+            "\"" + SectionReader::printable(name) +
+            "\" is not a cluster name (1-40 lowercase letters, digits and '-', starting with a letter)"};
+    static const std::regex line(R"(^name:[ \t]*[^\n]*$)", std::regex::multiline);
+    std::smatch m;
+    if (!std::regex_search(text, m, line)) return Error{"the spec has no top-level \"name:\" line to change"};
+    return text.substr(0, static_cast<std::size_t>(m.position(0))) + "name: " + name +
+           text.substr(static_cast<std::size_t>(m.position(0) + m.length(0)));
+}
+
 namespace {
 
 const std::vector<std::string> k_common_keys{"apiVersion", "name",     "target",  "nodes",    "access",

@@ -4,6 +4,7 @@
 #include "core/Diagnostics.hpp"
 #include "spec/Spec.hpp"
 #include "spec/TargetKind.hpp"
+#include "util/Result.hpp"
 
 #include <optional>
 #include <string>
@@ -36,6 +37,10 @@ public:
     static SpecLoadResult load_string(const std::string& text, const std::string& display_name,
                                       const TargetKinds& kinds, SpecOrigin origin = SpecOrigin::file);
 };
+
+// The spec text with its top-level `name:` line set to `name` (comments and layout kept); an Error when the
+// name is not DNS-safe or the text has no `name:` line at the top level.
+Result<std::string> with_cluster_name(const std::string& text, const std::string& name);
 
 // DNS-safe cluster/node name rule, shared with the CLI's name arguments.
 bool is_dns_label(const std::string& name, std::size_t max_len = 40);

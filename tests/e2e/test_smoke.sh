@@ -11,8 +11,11 @@ C=${DDL_E2E_PREFIX:-}smoke
 spec "$C" 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}" \
   "smoke:" "  checks:" "    - {name: cpus, run: nproc, on: all, timeout: 20}"
 
-ddl smoke-test "$C.yaml" --junit pass.xml --history hist.jsonl >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
-grep -q "smoke test of cluster $C: PASSED" pass.out || fail "summary"
+# --name-suffix: this run's cluster is $C-p1 (two pipelines at once deploy two clusters).
+CLUSTERS+=("$C-p1")
+ddl smoke-test "$C.yaml" --junit pass.xml --history hist.jsonl --name-suffix p1 >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
+grep -q "smoke test of cluster $C-p1: PASSED" pass.out || { cat pass.out; fail "summary"; }
+assert_gone "$C-p1"
 grep -q "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" pass.out || { cat pass.out; fail "allreduce check"; }
 assert_gone "$C"
 python3 - pass.xml <<'PY' || fail "JUnit of the passing run"
@@ -31,6 +34,7 @@ python3 - hist.jsonl <<'PY' || fail "the history line of the passing run"
 import json, sys
 [run] = [json.loads(l) for l in open(sys.argv[1])]
 assert run["passed"] and run["figures"]["busbw_gbs"] > 0 and run["figures"]["deploy_s"] > 0, run
+assert run["cluster"].endswith("-p1"), run
 PY
 xmllint --noout --schema "$helpers/junit.xsd" pass.xml || fail "JUnit does not match the schema"
 ok "passing smoke test: summary, JUnit (schema-valid), nothing left"

@@ -225,3 +225,21 @@ TEST_CASE("smoke.checks: the user's checks with their defaults, and every mistak
     CHECK(text.find("retries") != std::string::npos);
     CHECK_FALSE(load_spec_string(base + "    name: x\n", "c.yaml").spec.has_value());
 }
+
+TEST_CASE("with_cluster_name renames the top-level name line and keeps the rest of the text") {
+    const std::string text =
+        "# my cluster\napiVersion: ddl/v1\nname: ci-ref  # the reference\ntarget: local\n"
+        "local:\n  name: not-this\n";
+    auto r = with_cluster_name(text, "ci-ref-123");
+    REQUIRE(r.ok());
+    CHECK(*r ==
+          "# my cluster\napiVersion: ddl/v1\nname: ci-ref-123\ntarget: local\nlocal:\n  name: not-this\n");
+    auto valid = with_cluster_name("apiVersion: ddl/v1\nname: a\ntarget: local\n", "a-7");
+    REQUIRE(valid.ok());
+    auto loaded = load_spec_string(*valid, "c.yaml");
+    REQUIRE(loaded.spec.has_value());
+    CHECK(loaded.spec->name == "a-7");
+    CHECK_FALSE(with_cluster_name(text, "Bad Name").ok());
+    CHECK_FALSE(with_cluster_name(text, std::string(41, 'a')).ok());
+    CHECK_FALSE(with_cluster_name("{apiVersion: ddl/v1, name: x, target: local}\n", "y").ok());
+}
