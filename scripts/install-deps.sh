@@ -12,6 +12,7 @@ pkgs=(
   openmpi-bin mpich
   python3-torch python3-torchvision
   podman runc netavark debootstrap apt-cacher-ng tar
+  rsync python3-yaml
 )
 missing=()
 sudo_cmd=()
