@@ -115,14 +115,13 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     return p;
 }
 
-Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
+Result<std::vector<std::string>> run_tool_lines(Context& ctx, const RunArgs& a) {
     auto prepared = prepare_launch(ctx, a);
     if (!prepared) return prepared.error();
-    std::string result_line;
-    std::vector<std::string> errors;
+    std::vector<std::string> lines, errors;
     prepared->opts.output = [&](const std::string& line, runtime::OutputStream stream) {
-        if (starts_with(line, "[0] {"))
-            result_line = line.substr(4);
+        if (stream == runtime::OutputStream::out && starts_with(line, "[0] "))
+            lines.push_back(line.substr(4));
         else if (stream == runtime::OutputStream::err)
             errors.push_back(line);
     };
@@ -130,9 +129,20 @@ Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
     runtime::Launcher launcher(*prepared->transport);
     auto result = launcher.run(prepared->opts);
     if (!result) return result.error();
-    if (result->exit_code != 0 || result_line.empty())
-        return Error{(result->message.empty() ? "no result from rank 0" : result->message) +
-                     (errors.empty() ? "" : "\n" + join(errors, "\n"))};
+    if (result->exit_code != 0)
+        return Error{
+            (result->message.empty() ? "exit " + std::to_string(result->exit_code) : result->message) +
+            (errors.empty() ? "" : "\n" + join(errors, "\n"))};
+    return lines;
+}
+
+Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a) {
+    auto lines = run_tool_lines(ctx, a);
+    if (!lines) return lines.error();
+    std::string result_line;
+    for (const auto& l : *lines)
+        if (starts_with(l, "{")) result_line = l;
+    if (result_line.empty()) return Error{"no result from rank 0"};
     auto j = nlohmann::json::parse(result_line, nullptr, false);
     if (j.is_discarded()) return Error{"unreadable result: " + result_line};
     return j;

@@ -45,5 +45,8 @@ Status training_containers_ready(const Context& ctx);
 // Runs a runtime tool that prints one JSON line on rank 0 (ddl-allreduce-test, ddl-train-bench
 // with --json) and returns that line; an Error names the failed rank or the tool's last error lines.
 Result<nlohmann::json> run_tool_json(Context& ctx, const RunArgs& a);
+// Runs a runtime program to its end and returns what rank 0 printed on stdout, line by line (without the
+// "[0] " prefix); an Error names the failed rank or the program's last error lines.
+Result<std::vector<std::string>> run_tool_lines(Context& ctx, const RunArgs& a);
 
 } // namespace ddl::cli

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -141,6 +142,7 @@ public:
         check_service("prometheus", "monitoring", m_ctx.spec.services.monitoring,
                       [this] { check_prometheus(); });
         check_allreduce();
+        check_training();
         for (const auto& c : m_ctx.spec.smoke.checks)
             check_user(c);
     }
@@ -317,6 +319,40 @@ private:
         });
         for (auto& r : rs)
             m_report.results.push_back(std::move(r));
+    }
+
+    // A short data-parallel training run on every slot (the bundled mlp_trainer): its loss must fall by
+    // smoke.training.min_loss_drop within smoke.training.steps steps.
+    void check_training() {
+        const auto& t = m_ctx.spec.smoke.training;
+        const std::string name = "training (mlp_trainer)";
+        if (!t.enabled) {
+            add(name, CheckStatus::skipped, 0, "smoke.training.enabled is off in the spec");
+            return;
+        }
+        auto t0 = Clock::now();
+        RunArgs a;
+        a.command = {"mlp_trainer", "--steps", std::to_string(t.steps)};
+        a.forward_signals = false;
+        auto lines = run_tool_lines(m_ctx, a);
+        if (!lines) {
+            add(name, CheckStatus::failed, since(t0), lines.error().message);
+            return;
+        }
+        std::vector<double> losses;
+        for (const auto& l : *lines) {
+            auto f = split(trim(l), ' ');
+            if (f.size() >= 4 && f[0] == "step" && f[2] == "loss") losses.push_back(std::atof(f[3].c_str()));
+        }
+        if (losses.size() < 2) {
+            add(name, CheckStatus::failed, since(t0), "mlp_trainer printed no loss per step");
+            return;
+        }
+        const double first = losses.front(), last = losses.back(), limit = first * (1 - t.min_loss_drop);
+        char detail[200];
+        std::snprintf(detail, sizeof detail, "loss %.4f -> %.4f in %zu steps (must reach %.4f or less)",
+                      first, last, losses.size(), limit);
+        add(name, last <= limit ? CheckStatus::passed : CheckStatus::failed, since(t0), detail);
     }
 
     void check_allreduce() {

@@ -8,7 +8,27 @@ namespace ddl {
 
 void read_smoke(SectionReader& r, const YAML::Node& n, SmokeSpec& out) {
     if (!r.expect_map(n, "smoke")) return;
-    r.check_keys(n, "smoke", {"checks"});
+    r.check_keys(n, "smoke", {"checks", "training"});
+    if (auto t = n["training"]; t.IsDefined() && r.expect_map(t, "smoke.training")) {
+        r.check_keys(t, "smoke.training", {"enabled", "steps", "min_loss_drop"});
+        if (auto b = r.boolean(t, "enabled", "smoke.training")) out.training.enabled = *b;
+        if (auto s = r.integer(t, "steps", "smoke.training", 5, 1000))
+            out.training.steps = static_cast<int>(*s);
+        if (auto d = t["min_loss_drop"]; d.IsDefined()) {
+            double v = -1;
+            try {
+                v = d.as<double>();
+            } catch (const YAML::Exception&) {
+            }
+            if (v < 0 || v >= 1)
+                r.diags().error(r.pos(d),
+                                "smoke.training.min_loss_drop must be a fraction from 0 to below 1 (got " +
+                                    YamlReader::describe(d) + ")",
+                                "e.g. 0.3: the loss must fall by 30 % of the first step's");
+            else
+                out.training.min_loss_drop = v;
+        }
+    }
     const YAML::Node list = n["checks"];
     if (!list.IsDefined()) return;
     if (!list.IsSequence()) {

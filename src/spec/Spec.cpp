@@ -79,7 +79,12 @@ nlohmann::json Spec::to_json() const {
         {"shm_size", runtime.shm_size},
         {"mounts", runtime.mounts}};
     j["hostfile"] = {{"format", to_string(hostfile_format)}};
-    // Only when there are checks: specs without any render the same bytes as before the key existed.
+    // Only what differs from the defaults: specs without a smoke section render the same bytes as before
+    // the key existed.
+    if (smoke.training != SmokeTraining{})
+        j["smoke"]["training"] = {{"enabled", smoke.training.enabled},
+                                  {"steps", smoke.training.steps},
+                                  {"min_loss_drop", smoke.training.min_loss_drop}};
     if (!smoke.checks.empty()) {
         j["smoke"]["checks"] = json::array();
         for (const auto& c : smoke.checks)

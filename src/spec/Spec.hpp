@@ -72,8 +72,18 @@ struct SmokeCheck {
     int expect_exit = 0; // the exit status that passes
 };
 
+// The smoke test's short training check: the bundled mlp_trainer's loss must fall by min_loss_drop (a
+// fraction of the first step's loss) within `steps` data-parallel steps on every slot.
+struct SmokeTraining {
+    bool enabled = true;
+    int steps = 40;
+    double min_loss_drop = 0.3;
+    bool operator==(const SmokeTraining&) const = default;
+};
+
 struct SmokeSpec {
     std::vector<SmokeCheck> checks;
+    SmokeTraining training;
 };
 
 struct Spec {

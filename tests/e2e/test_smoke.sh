@@ -17,6 +17,8 @@ ddl smoke-test "$C.yaml" --junit pass.xml --history hist.jsonl --name-suffix p1 
 grep -q "smoke test of cluster $C-p1: PASSED" pass.out || { cat pass.out; fail "summary"; }
 assert_gone "$C-p1"
 grep -q "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" pass.out || { cat pass.out; fail "allreduce check"; }
+grep -Eq "ok   checks   training \(mlp_trainer\) .*loss [0-9.]+ -> [0-9.]+ in 40 steps \(must reach [0-9.]+ or less\)" pass.out ||
+  { cat pass.out; fail "training check"; }
 assert_gone "$C"
 python3 - pass.xml <<'PY' || fail "JUnit of the passing run"
 import sys, xml.etree.ElementTree as ET
@@ -94,8 +96,8 @@ root = ET.parse(sys.argv[1]).getroot()
 failed = [(s.get("name"), t.get("name")) for s in root for t in s if t.find("failure") is not None]
 assert ("checks", "ssh (worker2)") in failed, failed
 assert ("checks", "fails on purpose (master)") in failed and ("checks", "regression (deploy time)") in failed, failed
-assert all(n in ("ssh (worker2)", "allreduce (all slots)", "cpus (worker2)", "fails on purpose (master)",
-                 "regression (deploy time)") for _, n in failed), failed
+assert all(n in ("ssh (worker2)", "allreduce (all slots)", "training (mlp_trainer)", "cpus (worker2)",
+                 "fails on purpose (master)", "regression (deploy time)") for _, n in failed), failed
 cases = {t.get("name"): t for s in root for t in s}
 assert cases["cpus (master)"].find("failure") is None, "a passing user check failed"
 assert "exit 4, expected 0: planted failure" in cases["fails on purpose (master)"].find("failure").get("message"), \

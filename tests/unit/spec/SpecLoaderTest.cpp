@@ -207,6 +207,19 @@ TEST_CASE("smoke.checks: the user's checks with their defaults, and every mistak
     CHECK((s.smoke.checks[1].name == "gpu count" && s.smoke.checks[1].on == "workers" &&
            s.smoke.checks[1].timeout_s == 30 && s.smoke.checks[1].expect_exit == 1));
     CHECK(s.to_json()["smoke"]["checks"][1]["on"] == "workers");
+    CHECK(
+        (s.smoke.training.enabled && s.smoke.training.steps == 40 && s.smoke.training.min_loss_drop == 0.3));
+    CHECK_FALSE(s.to_json()["smoke"].contains("training"));
+    auto t = load_ok(
+        "apiVersion: ddl/v1\nname: s\ntarget: local\nsmoke:\n  training: {steps: 20, min_loss_drop: 0.5}\n");
+    CHECK((t.smoke.training.steps == 20 && t.smoke.training.min_loss_drop == 0.5));
+    CHECK(t.to_json()["smoke"]["training"]["steps"] == 20);
+    auto tb = load_spec_string(
+        "apiVersion: ddl/v1\nname: s\ntarget: local\nsmoke:\n  training: {steps: 2, min_loss_drop: 1.5}\n",
+        "c.yaml");
+    CHECK(tb.diagnostics.format_text().find("smoke.training.steps") != std::string::npos);
+    CHECK(tb.diagnostics.format_text().find("smoke.training.min_loss_drop must be a fraction") !=
+          std::string::npos);
     CHECK_FALSE(load_ok("apiVersion: ddl/v1\nname: s\ntarget: local\n").to_json().contains("smoke"));
 
     auto bad = load_spec_string(base + "    - {name: a, run: x, on: everywhere}\n"
