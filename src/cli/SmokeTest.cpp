@@ -16,6 +16,7 @@
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -331,8 +332,15 @@ private:
             return;
         }
         auto t0 = Clock::now();
+        // One rank per slot, as `ddl run` starts them; the global batch is split evenly over the ranks, so
+        // it is the smallest multiple of their number from mlp_trainer's default of 64.
+        int ranks = 0;
+        for (const auto& n : m_ctx.state.nodes)
+            ranks += std::max(n.slots, 0);
+        ranks = std::max(ranks, 1);
+        const int batch = (64 + ranks - 1) / ranks * ranks;
         RunArgs a;
-        a.command = {"mlp_trainer", "--steps", std::to_string(t.steps)};
+        a.command = {"mlp_trainer", "--steps", std::to_string(t.steps), "--batch", std::to_string(batch)};
         a.forward_signals = false;
         auto lines = run_tool_lines(m_ctx, a);
         if (!lines) {
