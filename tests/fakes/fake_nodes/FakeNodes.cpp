@@ -1,6 +1,9 @@
-// ddl-fake-nodes follows no published interface: it is not a stand-in for a real service but ddl's own
-// test helper, with the command line below and no other. It makes the "machines" that the stand-ins for
-// cloud tools (terraform, jFed, GPULab; each names the document it follows) hand out.
+// Follows: what a cloud instance presents once booted — OpenSSH's sshd with the key pair's public key in
+// the login user's authorized_keys, as cloud-init's SSH module installs it (cloud-init documentation,
+// "Module reference", SSH: https://cloudinit.readthedocs.io/en/latest/reference/modules.html#ssh; sshd(8)
+// "AUTHORIZED_KEYS FILE FORMAT": https://man.openbsd.org/sshd). Its own command line is ddl's test helper
+// interface, nothing more: it makes the "machines" that the stand-ins for cloud tools (terraform, jFed,
+// GPULab; each names the document it follows) hand out.
 // It builds them with the real local target, so everything after provisioning runs for real:
 //   ddl-fake-nodes up   --id ID --state-dir DIR --names master,worker1 --pubkey-file PUB [--bastion]
 //   ddl-fake-nodes down --id ID --state-dir DIR
