@@ -13,14 +13,8 @@ command -v curl >/dev/null || { echo "FAIL: curl not found"; exit 1; }
 command -v openssl >/dev/null || { echo "FAIL: openssl not found"; exit 1; }
 curl --help all 2>/dev/null | grep -q -- --aws-sigv4 || { echo "SKIP: this curl has no --aws-sigv4 (needs 7.75)"; exit 77; }
 
-py=$(python3 -c 'import sys; print(sys.executable)') # the interpreter itself, not a (slow) version-manager shim
-work=$(mktemp -d)
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=SCRIPTDIR/standin_lib.sh
+source "$fakes/standin_lib.sh"
 
 KEY=AKIDDDLTEST0000000001
 SECRET="ddl-test-secret/$$+$RANDOM"
@@ -53,12 +47,7 @@ JSON
 "$fakes/make_test_ca.sh" "$work/tls"
 "$py" "$fakes/aws_api.py" --self-test
 write_config
-"$py" "$fakes/aws_api.py" --cert "$work/tls/server.pem" --key "$work/tls/server.key" \
-  --config "$work/aws.json" --port-file "$work/port" &
-pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-[ -s "$work/port" ] || { echo "FAIL: the stand-in did not start"; exit 1; }
-url="https://127.0.0.1:$(cat "$work/port")"
+start_standin "$fakes/aws_api.py" "$work/aws.json"
 
 failed=0 passed=0
 # call SERVICE KEY:SECRET BODY [curl args...]: a POST signed by curl for SERVICE; sets $status and $body.
