@@ -51,6 +51,9 @@ nlohmann::json OpenstackClient::auth_body(const CloudAuth& a) {
         user["domain"] = domain(a.user_domain_id, a.user_domain_name);
     }
     identity = {{"methods", {"password"}}, {"password", {{"user", user}}}};
+    // No project given: no scope, as keystoneauth does. Keystone then scopes the token to the user's
+    // default project, or issues an unscoped token, which authenticate() explains.
+    if (a.project_id.empty() && a.project_name.empty()) return {{"auth", {{"identity", identity}}}};
     nlohmann::json project;
     if (!a.project_id.empty()) {
         project = {{"id", a.project_id}};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace ddl {
 namespace {
@@ -28,6 +29,34 @@ std::string url_encode(const std::string& s) {
 std::string versioned(const std::string& url, const std::string& version) {
     if (ends_with(url, "/" + version)) return url;
     return url + "/" + version;
+}
+
+// Nova's next page: the href of the "next" entry of `flavors_links` (an absolute URL).
+std::string nova_next(const nlohmann::json& body) {
+    if (!body.contains("flavors_links") || !body["flavors_links"].is_array()) return "";
+    for (const auto& link : body["flavors_links"])
+        if (link.is_object() && link.value("rel", "") == "next" && link.contains("href") &&
+            link["href"].is_string())
+            return link["href"].get<std::string>();
+    return "";
+}
+
+// Glance's next page: `next` is a path under the image endpoint's root ("/v2/images?limit=…&marker=…").
+std::function<std::string(const nlohmann::json&)> glance_next(std::string root) {
+    if (ends_with(root, "/v2")) root.resize(root.size() - 3);
+    return [root](const nlohmann::json& body) -> std::string {
+        if (!body.contains("next") || !body["next"].is_string()) return "";
+        std::string next = body["next"].get<std::string>();
+        if (next.empty() || starts_with(next, "https://") || starts_with(next, "http://")) return next;
+        return root + (next.front() == '/' ? "" : "/") + next;
+    };
+}
+
+// "https://host:port" of a URL: the token goes only where the first page came from.
+std::string origin(const std::string& url) {
+    auto scheme = url.find("://");
+    if (scheme == std::string::npos) return "";
+    return url.substr(0, url.find('/', scheme + 3));
 }
 
 long long number(const nlohmann::json& j, const char* key, long long fallback = 0) {
@@ -77,6 +106,32 @@ Result<ApiResponse> OpenstackPreflight::get_ok(const std::string& service, const
                                    : "")};
 }
 
+Result<nlohmann::json>
+OpenstackPreflight::get_pages(const std::string& service, const std::string& url, const std::string& key,
+                              const std::function<std::string(const nlohmann::json&)>& next_url,
+                              PreflightResult& out) {
+    nlohmann::json items = nlohmann::json::array();
+    std::string page = url;
+    for (int n = 0; n < k_max_pages && !page.empty(); ++n) {
+        auto r = get_ok(service, page);
+        if (!r) return r.error();
+        if (r->body.contains(key) && r->body[key].is_array())
+            for (const auto& item : r->body[key])
+                items.push_back(item);
+        page = next_url(r->body);
+        if (!page.empty() && origin(page) != origin(url)) {
+            // A proxy that rewrites https to http, or a link elsewhere: the token is not sent there.
+            out.notes.push_back(service + ": did not follow the next page at " + page +
+                                " (another server than " + origin(url) + "); the list may be incomplete");
+            return items;
+        }
+    }
+    if (!page.empty())
+        out.notes.push_back(service + ": read the first " + std::to_string(k_max_pages) + " pages of " + url +
+                            " only (the server still named a next page)");
+    return items;
+}
+
 Status OpenstackPreflight::check_compute(const Spec& spec, PreflightResult& out) {
     auto& problems = out.problems;
     auto& notes = out.notes;
@@ -86,14 +141,13 @@ Status OpenstackPreflight::check_compute(const Spec& spec, PreflightResult& out)
     auto compute = m_client.endpoint("compute");
     if (!compute)
         return Error{"the service catalog has no compute (Nova) endpoint for this region/interface"};
-    auto flavors_resp = get_ok("Nova", *compute + "/flavors/detail");
-    if (!flavors_resp) return flavors_resp.error();
+    // Nova pages the list (osapi_max_limit, 1000 by default) and links the next page in flavors_links.
+    auto all_flavors = get_pages("Nova", *compute + "/flavors/detail", "flavors", nova_next, out);
+    if (!all_flavors) return all_flavors.error();
     std::vector<FlavorInfo> flavors;
-    if (flavors_resp->body.contains("flavors") && flavors_resp->body["flavors"].is_array()) {
-        for (const auto& f : flavors_resp->body["flavors"]) {
-            if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
-            flavors.push_back({f["name"].get<std::string>(), number(f, "vcpus"), number(f, "ram")});
-        }
+    for (const auto& f : *all_flavors) {
+        if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
+        flavors.push_back({f["name"].get<std::string>(), number(f, "vcpus"), number(f, "ram")});
     }
     std::vector<std::string> flavor_names;
     flavor_names.reserve(flavors.size());
@@ -148,10 +202,12 @@ Status OpenstackPreflight::check_image(const Spec& spec, PreflightResult& out) {
         if (!found) {
             std::string msg = "openstack.image: image \"" + spec.target_section<OpenstackSpec>().image +
                               "\" does not exist";
-            auto all = get_ok("Glance", base + "/images?limit=1000");
+            // Glance pages the list (at most api_limit_max, 1000 by default, a page) and names the next page
+            // in `next`. The suggestions are a courtesy: a failing page leaves them out, not the check.
+            auto all = get_pages("Glance", base + "/images?limit=1000", "images", glance_next(*image), out);
             std::vector<std::string> names;
-            if (all && all->body.contains("images") && all->body["images"].is_array())
-                for (const auto& im : all->body["images"])
+            if (all)
+                for (const auto& im : *all)
                     if (im.is_object() && im.contains("name") && im["name"].is_string())
                         names.push_back(im["name"].get<std::string>());
             if (auto m = closest_match(spec.target_section<OpenstackSpec>().image, names))

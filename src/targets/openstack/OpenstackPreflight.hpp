@@ -6,6 +6,7 @@
 #include "targets/openstack/OpenstackClient.hpp"
 #include "targets/openstack/OpenstackSection.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,18 @@ public:
     // An Error only when the checks could not run (authentication, an unreachable or failing API);
     // what the cloud lacks is in problems.
     Result<PreflightResult> run(const Spec& spec);
+    // The most pages of one list (Nova flavors, Glance images) read before ddl goes on with what it has.
+    static constexpr int k_max_pages = 20;
 
 private:
     Result<ApiResponse> get_ok(const std::string& service, const std::string& url);
+    // The items under `key` of `url` and of the pages after it: next_url(body) names the next page ("" on
+    // the last). At most k_max_pages pages are read, so a server whose links loop cannot hold ddl; a note
+    // says when the list was cut there.
+    Result<nlohmann::json> get_pages(const std::string& service, const std::string& url,
+                                     const std::string& key,
+                                     const std::function<std::string(const nlohmann::json&)>& next_url,
+                                     PreflightResult& out);
     // One service's checks each (Nova flavors and limits, Glance image, Neutron networks and floating IPs,
     // Cinder volumes); a problem is recorded in `out`, an Error stops the pre-flight.
     Status check_compute(const Spec& spec, PreflightResult& out);

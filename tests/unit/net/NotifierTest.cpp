@@ -1,6 +1,7 @@
 #include "net/Notifier.hpp"
 
 #include "core/Log.hpp"
+#include "support/ScriptedHttp.hpp"
 #include "util/Files.hpp"
 #include "util/Process.hpp"
 
@@ -70,18 +71,7 @@ TEST_CASE("mail settings without a server or a sender are refused with the varia
 }
 
 TEST_CASE("a mailto: target without settings read before the run is reported, not sent") {
-    struct NoHttp : HttpClient {
-        Result<HttpResponse> post_json(const std::string&, const std::string&,
-                                       std::chrono::milliseconds) override {
-            return Error{"unexpected"};
-        }
-        Result<HttpResponse> get(const std::string&, const std::vector<std::string>&,
-                                 std::chrono::milliseconds) override {
-            return Error{"unexpected"};
-        }
-        Result<HttpResponse> send(const HttpRequest&) override { return Error{"unexpected"}; }
-    };
-    NoHttp http;
+    test::ScriptedHttp http; // answers nothing
     CHECK(needs_smtp({"https://x.example.org/h", "mailto:a@example.org"}));
     CHECK_FALSE(needs_smtp({"https://x.example.org/h"}));
     Notice n{"c", false, {"ssh (worker1): down"}, "summary", "logs"};

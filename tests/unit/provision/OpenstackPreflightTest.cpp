@@ -4,6 +4,7 @@
 #include "targets/openstack/OpenstackPreflight.hpp"
 
 #include "spec/SpecLoader.hpp"
+#include "support/ScriptedHttp.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Process.hpp"
@@ -92,6 +93,13 @@ public:
         a.cacert = ca();
         return a;
     }
+    CloudAuth app_credential_auth() const {
+        CloudAuth a = password_auth();
+        a.auth_type = "v3applicationcredential";
+        a.application_credential_secret = "planted-AppSecret";
+        a.password.clear();
+        return a;
+    }
     std::string requests() const { return read_file(config() + ".requests").value_or(""); }
 
 private:
@@ -132,11 +140,8 @@ TEST_CASE("pre-flight passes on a cloud that has everything and reports what it 
 
 TEST_CASE("application-credential auth works and requests no scope") {
     FakeCloud cloud;
-    CloudAuth a = cloud.password_auth();
-    a.auth_type = "v3applicationcredential";
+    CloudAuth a = cloud.app_credential_auth();
     a.application_credential_id = "ac-1";
-    a.application_credential_secret = "planted-AppSecret";
-    a.password.clear();
     auto r = check(a, reference_spec());
     REQUIRE(r.ok());
     CHECK(r->problems.empty());
@@ -242,4 +247,155 @@ TEST_CASE("without a block-storage service the volume quota is skipped, not gues
     REQUIRE(r.ok());
     CHECK(r->problems.empty());
     CHECK(join(r->notes, "\n").find("no block-storage service in the catalog") != std::string::npos);
+}
+
+TEST_CASE("flavors on later pages are found by following Nova's flavors_links") {
+    FakeCloud cloud;
+    auto cfg = healthy_cloud();
+    cfg["osapi_max_limit"] = 1; // one flavor a page: m2.xlarge, then g1.xlarge.1xv100, then an empty page
+    cloud.set(cfg);
+    auto r = check(cloud.password_auth(), reference_spec());
+    REQUIRE(r.ok());
+    INFO(join(r->problems, "\n"));
+    CHECK(r->problems.empty());
+    CHECK(join(r->notes, "\n").find("cores: 64 needed, 196 left") != std::string::npos);
+    auto log = cloud.requests();
+    CHECK(log.find("/flavors/detail?marker=f0") != std::string::npos);
+    CHECK(log.find("/flavors/detail?marker=f1") != std::string::npos);
+}
+
+TEST_CASE("the image suggestion follows Glance's next links") {
+    FakeCloud cloud;
+    auto cfg = healthy_cloud();
+    cfg["images"] = {"CentOS 7", "Debian 12", "Fedora 40", "Ubuntu 22.04"};
+    cfg["image_api_limit_max"] = 2; // ddl asks for 1000 a page; this Glance caps pages at 2
+    cloud.set(cfg);
+    auto spec = reference_spec();
+    spec.target_section<OpenstackSpec>().image = "Ubuntu 22.4";
+    auto r = check(cloud.password_auth(), spec);
+    REQUIRE(r.ok());
+    std::string all = join(r->problems, "\n");
+    INFO(all);
+    CHECK(all.find("image \"Ubuntu 22.4\" does not exist; did you mean \"Ubuntu 22.04\"?") !=
+          std::string::npos);
+    CHECK(cloud.requests().find("/image/v2/images?limit=1000&marker=i1") != std::string::npos);
+}
+
+TEST_CASE("a password request without a project gets an unscoped token, which is explained") {
+    FakeCloud cloud;
+    CloudAuth a = cloud.password_auth();
+    a.project_name.clear();
+    auto r = check(a, reference_spec());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "Keystone issued an unscoped token: set project_name or project_id for this cloud "
+          "in clouds.yaml");
+    // A user with a default project gets a token scoped to it instead.
+    auto cfg = healthy_cloud();
+    cfg["default_project"] = "p-42";
+    cloud.set(cfg);
+    r = check(a, reference_spec());
+    REQUIRE(r.ok());
+    CHECK(join(r->notes, "\n").find("Keystone: authenticated, project p-42") != std::string::npos);
+}
+
+TEST_CASE("an application credential given by name is looked up with its user") {
+    FakeCloud cloud;
+    auto cfg = healthy_cloud();
+    cfg["app_credential_names"] = {{"alice", {{"ci", "ac-1"}}}};
+    cloud.set(cfg);
+    CloudAuth a = cloud.app_credential_auth();
+    a.application_credential_name = "ci";
+    auto r = check(a, reference_spec());
+    REQUIRE(r.ok());
+    CHECK(r->problems.empty());
+    // The same name under another user is another credential (none here): Keystone's generic 401.
+    a.username = "bob";
+    cfg["users"]["bob"] = "x";
+    cloud.set(cfg);
+    r = check(a, reference_spec());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("refused the credentials (401 Unauthorized: The request you have made "
+                                 "requires authentication.)") != std::string::npos);
+}
+
+namespace {
+
+// A cloud whose Nova links every flavors page to itself: ddl must stop after its page cap.
+Result<HttpResponse> looping_nova(const HttpRequest& req, int& flavor_pages) {
+    const std::string b = "https://cloud.example.org";
+    auto answer = [](long status, const nlohmann::json& body) {
+        return HttpResponse{status, body.dump(), {{"x-subject-token", "tok"}}};
+    };
+    auto svc = [&](const std::string& type, const std::string& path) {
+        return nlohmann::json{{"type", type}, {"endpoints", {{{"interface", "public"}, {"url", b + path}}}}};
+    };
+    if (req.method == "POST")
+        return answer(
+            201,
+            {{"token",
+              {{"project", {{"id", "p-1"}}},
+               {"catalog",
+                {svc("compute", "/compute/v2.1"), svc("image", "/image"), svc("network", "/network")}}}}});
+    if (req.url.find("/flavors/detail") != std::string::npos) {
+        ++flavor_pages;
+        return answer(200, {{"flavors", {{{"name", "m1"}, {"vcpus", 1}, {"ram", 512}}}},
+                            {"flavors_links",
+                             {{{"rel", "next"}, {"href", b + "/compute/v2.1/flavors/detail?marker=m1"}}}}});
+    }
+    if (req.url.find("/images") != std::string::npos)
+        return answer(200, {{"images", {{{"name", "Ubuntu 22.04"}}}}});
+    if (req.url.find("/networks") != std::string::npos)
+        return answer(200, {{"networks", {{{"name", "public"}, {"router:external", true}}}}});
+    return answer(200, nlohmann::json::object()); // limits and quotas: none given, so unlimited
+}
+
+CloudAuth scripted_cloud_auth() {
+    CloudAuth a;
+    a.auth_url = "https://cloud.example.org/identity/v3";
+    a.username = "alice";
+    a.password = "pw";
+    a.project_name = "ml";
+    return a;
+}
+
+} // namespace
+
+TEST_CASE("a server whose next links never end is read for 20 pages, then ddl goes on and says so") {
+    int flavor_pages = 0;
+    test::ScriptedHttp http([&](const HttpRequest& req) { return looping_nova(req, flavor_pages); });
+    OpenstackClient client(http, scripted_cloud_auth(), 5s);
+    auto r = OpenstackPreflight(client).run(reference_spec());
+    REQUIRE(r.ok());
+    CHECK(flavor_pages == OpenstackPreflight::k_max_pages);
+    CHECK(join(r->notes, "\n")
+              .find("Nova: read the first 20 pages of https://cloud.example.org/compute/v2.1/"
+                    "flavors/detail only") != std::string::npos);
+    CHECK(join(r->problems, "\n").find("flavor \"m2.xlarge\" does not exist") != std::string::npos);
+}
+
+TEST_CASE("a next link to another server (here plain http) is not followed: the token stays home") {
+    std::vector<std::string> urls;
+    test::ScriptedHttp http([&](const HttpRequest& req) -> Result<HttpResponse> {
+        urls.push_back(req.url);
+        if (req.url.find("/flavors/detail") == std::string::npos) {
+            int pages = 0;
+            return looping_nova(req, pages);
+        }
+        nlohmann::json body = {
+            {"flavors", {{{"name", "m2.xlarge"}, {"vcpus", 8}, {"ram", 16384}}}},
+            {"flavors_links",
+             {{{"rel", "next"},
+               {"href", "http://cloud.example.org/compute/v2.1/flavors/detail?marker=m2"}}}}};
+        return HttpResponse{200, body.dump(), {}};
+    });
+    OpenstackClient client(http, scripted_cloud_auth(), 5s);
+    auto r = OpenstackPreflight(client).run(reference_spec());
+    REQUIRE(r.ok());
+    for (const auto& u : urls)
+        CHECK(u.rfind("https://", 0) == 0);
+    CHECK(join(r->notes, "\n")
+              .find("Nova: did not follow the next page at http://cloud.example.org/compute/v2.1/"
+                    "flavors/detail?marker=m2 (another server than https://cloud.example.org)") !=
+          std::string::npos);
 }
