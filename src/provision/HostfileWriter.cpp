@@ -7,14 +7,16 @@ namespace ddl {
 
 namespace {
 
-// Horovod checks every host against a host-name or IPv4 pattern; an IPv6 node goes by its name, which
-// the nodes resolve (/etc/hosts block of the SSH mesh, or the local target's own /etc/hosts).
-std::vector<runtime::HostfileEntry> entries_of(const std::vector<NodeState>& nodes, bool names_for_ipv6) {
+// An IPv6 node goes by its name in every format, which the nodes resolve (/etc/hosts block of the SSH
+// mesh, or the local target's own /etc/hosts): Horovod checks every host against a host-name or IPv4
+// pattern, and Debian's Open MPI 4.1 mpirun starts its daemons on IPv6 literals but then cannot route to
+// them ("target node: fdd1:…::12 … set the MCA param routed=direct"; tests/e2e/test_ipv6.sh).
+std::vector<runtime::HostfileEntry> entries_of(const std::vector<NodeState>& nodes) {
     std::vector<runtime::HostfileEntry> entries;
     for (const auto& n : nodes) {
         if (n.slots <= 0) continue; // a node that runs no rank (a GPU-less master beside GPU workers)
         runtime::HostfileEntry e;
-        e.host = names_for_ipv6 && is_ipv6(n.cluster_address()) ? n.name : n.cluster_address();
+        e.host = is_ipv6(n.cluster_address()) ? n.name : n.cluster_address();
         e.slots = n.slots;
         entries.push_back(e);
     }
@@ -26,12 +28,12 @@ std::vector<runtime::HostfileEntry> entries_of(const std::vector<NodeState>& nod
 std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat format) {
     switch (format) {
     case HostfileFormat::openmpi:
-        return runtime::write_hostfile(entries_of(nodes, false), runtime::HostfileFormat::openmpi,
+        return runtime::write_hostfile(entries_of(nodes), runtime::HostfileFormat::openmpi,
                                        {"Written by ddl from the probed cluster state"});
     case HostfileFormat::horovod:
-        return runtime::write_hostfile(entries_of(nodes, true), runtime::HostfileFormat::horovod);
+        return runtime::write_hostfile(entries_of(nodes), runtime::HostfileFormat::horovod);
     case HostfileFormat::mpich:
-        return runtime::write_hostfile(entries_of(nodes, true), runtime::HostfileFormat::mpich);
+        return runtime::write_hostfile(entries_of(nodes), runtime::HostfileFormat::mpich);
     }
     return {};
 }

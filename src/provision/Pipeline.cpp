@@ -48,9 +48,12 @@ Status phase_wait_ssh(Context& ctx, TargetDriver&) {
     return {};
 }
 
-Status phase_configure(Context& ctx, TargetDriver&) {
+Status phase_configure(Context& ctx, TargetDriver& driver) {
     auto r = run_configure(ctx);
-    if (!r) return r.error();
+    if (!r) {
+        const std::string hint = driver.configure_failure_hint(ctx, r.error().message);
+        return hint.empty() ? r.error() : Error{r.error().message + "\n    " + hint};
+    }
     return {};
 }
 

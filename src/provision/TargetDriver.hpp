@@ -94,6 +94,13 @@ public:
     }
     // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
     virtual bool takes_manifest() const { return false; }
+    // What to tell the user beside a failed configure (`message` names node, task and error); empty:
+    // nothing target-specific to add.
+    virtual std::string configure_failure_hint(const Context& ctx, const std::string& message) const {
+        (void)ctx;
+        (void)message;
+        return {};
+    }
 
     // Whether find_clusters can ask the target without a spec (this machine, the user's Slurm queue).
     virtual bool finds_own_clusters() const { return false; }

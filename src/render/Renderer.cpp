@@ -18,7 +18,7 @@ nlohmann::json ansible_vars(const Spec& s) {
     // may lack nfsd (the nfs_server role then serves the folder over sshfs).
     const std::string nodes_as = section ? section->nodes_are() : "machines";
     const bool container = nodes_as == "containers";
-    return {
+    nlohmann::json vars{
         {"ddl_cluster", s.name},
         {"ddl_target", s.target},
         // Local namespace nodes share this machine's file system: roles must not install packages there.
@@ -55,6 +55,8 @@ nlohmann::json ansible_vars(const Spec& s) {
         {"ddl_container_engine_cmd", s.container_engine_argv()},
         {"ddl_training_shm_size", s.runtime.shm_size},
         {"ddl_training_mounts", s.runtime.mounts}};
+    if (section) vars.update(section->ansible_vars());
+    return vars;
 }
 
 } // namespace

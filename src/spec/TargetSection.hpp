@@ -37,6 +37,9 @@ public:
     // Whether the configure phase installs the GPU driver and container toolkit (not where a service
     // runs the nodes on GPU hosts it manages).
     virtual bool installs_gpu_stack() const { return true; }
+    // Variables the section adds to every configure run (rendered/ansible/vars.json), e.g. the Virtual
+    // Wall's NAT switch; an empty object: none.
+    virtual nlohmann::json ansible_vars() const { return nlohmann::json::object(); }
     // The rate of the links between nodes as the spec sets it; 0: not known.
     virtual std::uint64_t link_rate_bps() const { return 0; }
     // Options the target needs after the container engine's name (e.g. podman's OCI runtime).

@@ -3,6 +3,7 @@
 #include "remote/SshKeys.hpp"
 #include "targets/gpulab/GpulabJobs.hpp"
 #include "util/Files.hpp"
+#include "util/LoginPem.hpp"
 #include "util/Strings.hpp"
 
 #include <algorithm>
@@ -110,22 +111,7 @@ Status GpulabTarget::preflight(const Context& ctx) {
         return Error{
             "GPULab needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert) to the PEM file "
             "holding the certificate and its decrypted key"};
-    auto text = read_file_limited(cert, std::size_t{1024} * 1024);
-    if (!text)
-        return Error{"the GPULab client certificate " + cert + " cannot be read: " + text.error().message};
-    // Only the markers are looked at; the key itself is never copied anywhere or logged.
-    bool has_cert = text->find("-----BEGIN CERTIFICATE-----") != std::string::npos;
-    bool has_key = text->find("PRIVATE KEY-----") != std::string::npos;
-    bool encrypted = text->find("ENCRYPTED") != std::string::npos;
-    if (!has_cert || !has_key)
-        return Error{"the GPULab client certificate " + cert +
-                     " must hold both the certificate and its private key " + "(PEM); it has " +
-                     (has_cert ? "no private key" : "no certificate")};
-    if (encrypted)
-        return Error{"the private key in " + cert +
-                     " is encrypted; ddl needs a decrypted copy (e.g. `openssl rsa -in " + cert +
-                     "`) kept with mode 0600"};
-    return {};
+    return check_login_pem(cert, "the GPULab client certificate");
 }
 
 Status GpulabTarget::provision(Context& ctx) {

@@ -23,8 +23,8 @@ Result<std::string> LocalMesh::authorized_line() const {
     if (!pub) return pub.error();
     std::vector<std::string> from;
     for (const auto& n : m_plan.nodes) {
-        from.push_back(n.address);
-        if (n.private_address != n.address) from.push_back(n.private_address);
+        const auto addrs = LocalPlan::addresses(n);
+        from.insert(from.end(), addrs.begin(), addrs.end());
     }
     return "from=\"" + join(from, ",") + "\" " + trim(*pub) + "\n";
 }
@@ -56,8 +56,8 @@ Status LocalMesh::write_ssh_folders() const {
         if (!host_key) return host_key.error();
         const auto fields = split(trim(*host_key), ' ');
         if (fields.size() < 2) return Error{"host key of node " + n.name + " is malformed"};
-        std::vector<std::string> names{n.name, m_plan.cluster + "-" + n.name, n.address};
-        if (n.private_address != n.address) names.push_back(n.private_address);
+        std::vector<std::string> names{n.name, m_plan.cluster + "-" + n.name};
+        for (const auto& a : LocalPlan::addresses(n)) names.push_back(a);
         known += join(names, ",") + " " + fields[0] + " " + fields[1] + "\n";
         patterns.insert(patterns.end(), names.begin(), names.end());
     }

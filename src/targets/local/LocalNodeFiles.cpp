@@ -49,13 +49,11 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
     const std::string pid_line = plan.containers ? "" : "PidFile " + dir + "/sshd.pid\n";
     const std::string authorized =
         plan.containers ? seen + "/authorized_keys .ssh/authorized_keys" : seen + "/authorized_keys";
+    std::string listen;
+    for (const auto& a : LocalPlan::addresses(node)) listen += "ListenAddress " + a + "\n";
     std::string sshd_config =
         "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
-        "\n"
-        "ListenAddress " +
-        node.address + "\n" +
-        (node.private_address != node.address ? "ListenAddress " + node.private_address + "\n"
-                                              : std::string()) +
+        "\n" + listen +
         "Port 22\n"
         "HostKey " +
         (plan.containers ? std::string("/etc/ssh") : seen) + "/ssh_host_ed25519_key\n" + pid_line +

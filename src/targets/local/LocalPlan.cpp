@@ -2,6 +2,8 @@
 
 #include "util/Net.hpp"
 
+#include <algorithm>
+#include <arpa/inet.h>
 #include <cstdio>
 #include <optional>
 
@@ -15,6 +17,30 @@ std::uint32_t stable_hash(const std::string& text) {
         h *= 16777619u;
     }
     return h;
+}
+
+namespace {
+
+// Address `host` of the ULA /64 fdd1:HHHH:HHHH::/64 made from the name's hash, as inet_ntop writes it
+// (the form `ip addr show` prints, so a re-run finds the address it added).
+std::string ula_host(std::uint32_t h, std::uint16_t host) {
+    std::uint8_t a[16] = {0xfd, 0xd1};
+    for (int i = 0; i < 4; ++i) a[2 + i] = static_cast<std::uint8_t>(h >> (24 - 8 * i));
+    a[14] = static_cast<std::uint8_t>(host >> 8);
+    a[15] = static_cast<std::uint8_t>(host & 0xff);
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, a, buf, sizeof buf);
+    return buf;
+}
+
+} // namespace
+
+std::vector<std::string> LocalPlan::addresses(const LocalNodePlan& n) {
+    std::vector<std::string> out{n.address};
+    for (const auto* a : {&n.private_address, &n.address6}) {
+        if (!a->empty() && std::find(out.begin(), out.end(), *a) == out.end()) out.push_back(*a);
+    }
+    return out;
 }
 
 LocalPlan LocalPlan::from_spec(const Spec& spec) {
@@ -36,6 +62,11 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
     p.bridge_address = cidr.v4_host(1);
     p.bandwidth_bps = spec.target_section<LocalSpec>().bandwidth_bps;
     p.bastion = spec.target_section<LocalSpec>().bastion;
+    p.ip_family = spec.target_section<LocalSpec>().ip_family;
+    if (p.has_ipv6()) {
+        p.subnet6 = ula_host(h, 0) + "/64";
+        p.bridge_address6 = ula_host(h, 1);
+    }
     std::optional<Cidr> priv;
     if (p.bastion) {
         // 172.16.0.0/12: a different range from the bridges, so no route of the machine covers it.
@@ -61,6 +92,11 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
         } else {
             n.address = n.private_address = priv->v4_host(host);
             n.behind_bastion = true;
+        }
+        if (p.has_ipv6()) {
+            // Hex 0x11.. like the IPv4 hosts' .11..: master is ::11 beside 10.x.y.11.
+            n.address6 = ula_host(h, static_cast<std::uint16_t>(0x11 + i));
+            if (!p.has_ipv4()) n.address = n.private_address = n.address6;
         }
         if (spec.target_section<LocalSpec>().nodes_as == "containers") n.container = n.netns;
         p.nodes.push_back(n);
@@ -88,6 +124,7 @@ nlohmann::json LocalPlan::to_json() const {
             j["veth2_node"] = n.veth2_node;
         }
         if (n.behind_bastion) j["behind_bastion"] = true;
+        if (!n.address6.empty()) j["address6"] = n.address6;
         if (!n.container.empty()) j["container"] = n.container;
         nodes_json.push_back(j);
     }
@@ -104,6 +141,11 @@ nlohmann::json LocalPlan::to_json() const {
         j["mirror"] = mirror;
         j["apt_proxy"] = apt_proxy;
         j["own_apt_proxy"] = own_apt_proxy;
+    }
+    if (has_ipv6()) {
+        j["ip_family"] = ip_family;
+        j["subnet6"] = subnet6;
+        j["bridge_address6"] = bridge_address6;
     }
     if (bastion) {
         j["bastion"] = true;
@@ -129,10 +171,14 @@ LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
     p.mirror = j.value("mirror", "");
     p.apt_proxy = j.value("apt_proxy", "");
     p.own_apt_proxy = j.value("own_apt_proxy", false);
+    p.ip_family = j.value("ip_family", "ipv4");
+    p.subnet6 = j.value("subnet6", "");
+    p.bridge_address6 = j.value("bridge_address6", "");
     for (const auto& n : j.at("nodes")) {
         LocalNodePlan np{.name = n.at("name"),
                          .address = n.at("address"),
                          .private_address = n.value("private_address", n.at("address").get<std::string>()),
+                         .address6 = n.value("address6", ""),
                          .netns = n.at("netns"),
                          .veth_host = n.at("veth_host"),
                          .veth_node = n.at("veth_node"),

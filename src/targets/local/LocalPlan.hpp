@@ -13,6 +13,7 @@ struct LocalNodePlan {
     std::string name;    // master, worker1, ...
     std::string address; // where ddl reaches it: the cluster bridge, or the private one behind a bastion
     std::string private_address; // where the other nodes reach it (== address without a bastion)
+    std::string address6;        // ip_family dual: its IPv6 address (ipv6: == address; ipv4: empty)
     std::string netns;           // network namespace name
     std::string veth_host;       // end in the root namespace, enslaved to a bridge
     std::string veth_node;       // end inside the namespace (renamed eth0 there)
@@ -41,6 +42,14 @@ struct LocalPlan {
     std::string mirror;    // Debian mirror for building the default image
     std::string apt_proxy; // what the nodes' apt uses; ddl runs one on the bridge when the spec names none
     bool own_apt_proxy = false;
+    // local.ip_family: ipv4 | dual | ipv6. Beside IPv4, a ULA /64 (RFC 4193 fd00::/8) derived from the name.
+    std::string ip_family = "ipv4";
+    std::string subnet6;         // e.g. fd3a:12:3456::/64
+    std::string bridge_address6; // ...::1
+    bool has_ipv4() const { return ip_family != "ipv6"; }
+    bool has_ipv6() const { return ip_family != "ipv4"; }
+    // Every address of a node (the mesh key's from= list, the pinned host names, sshd's ListenAddress).
+    static std::vector<std::string> addresses(const LocalNodePlan& n);
 
     static LocalPlan from_spec(const Spec& spec);
     nlohmann::json to_json() const;

@@ -8,7 +8,7 @@ namespace ddl {
 nlohmann::json LocalSpec::to_json() const {
     return {{"nodes", nodes},       {"subnet", subnet},      {"bandwidth", format_rate(bandwidth_bps)},
             {"nodes_as", nodes_as}, {"bastion", bastion},    {"image", image},
-            {"mirror", mirror},     {"apt_proxy", apt_proxy}};
+            {"mirror", mirror},     {"apt_proxy", apt_proxy}, {"ip_family", ip_family}};
 }
 
 namespace {
@@ -24,7 +24,8 @@ public:
     void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
         const std::string p = "local";
         r.check_keys(n, p,
-                     {"nodes", "subnet", "bandwidth", "nodes_as", "bastion", "image", "mirror", "apt_proxy"});
+                     {"nodes", "subnet", "bandwidth", "nodes_as", "bastion", "image", "mirror", "apt_proxy",
+                      "ip_family"});
         auto& l = spec.target_section<LocalSpec>();
         if (auto x = r.integer(n, "nodes", p, 1, 16)) l.nodes = static_cast<int>(*x);
         if (auto x = r.string(n, "subnet", p)) {
@@ -58,6 +59,16 @@ public:
                             "local.bastion cannot be combined with local.nodes_as: containers",
                             "container nodes fetch packages through the bridge, which workers behind a "
                             "bastion cannot reach; use one of the two");
+        if (auto x = r.choice(n, "ip_family", p, {"ipv4", "dual", "ipv6"})) l.ip_family = *x;
+        if (l.ip_family != "ipv4" && l.bastion)
+            r.diags().error(r.pos(n["ip_family"]),
+                            "local.ip_family: " + l.ip_family + " cannot be combined with local.bastion",
+                            "the bastion layout's private network is IPv4 only; use ip_family: ipv4 there");
+        if (l.ip_family == "ipv6" && l.nodes_as == "containers")
+            r.diags().error(r.pos(n["ip_family"]),
+                            "local.ip_family: ipv6 cannot be combined with local.nodes_as: containers",
+                            "container nodes fetch packages through an IPv4 apt proxy on the bridge; use "
+                            "ip_family: dual for containers, or namespace nodes for IPv6-only");
         if (l.nodes_as != "containers") {
             for (const char* key : {"image", "mirror", "apt_proxy"}) {
                 if (n[key])

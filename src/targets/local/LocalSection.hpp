@@ -20,6 +20,9 @@ struct LocalSpec : TargetSection {
     std::string image;
     std::string mirror = "http://deb.debian.org/debian";
     std::string apt_proxy;
+    // Address family of the cluster network: ipv4 (default), dual (a ULA IPv6 /64 beside the IPv4 subnet;
+    // ddl still reaches nodes over IPv4) or ipv6 (IPv6-only nodes: ddl, Ansible and the ranks use IPv6).
+    std::string ip_family = "ipv4";
 
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<LocalSpec>(*this); }
     nlohmann::json to_json() const override;

@@ -68,6 +68,14 @@ bool sshd_running(const Context& ctx, const std::string& node) {
     return cmdline && cmdline->find(LocalTarget::node_dir(ctx, node) + "/sshd_config") != std::string::npos;
 }
 
+// The bridge's addresses in CIDR form: IPv4, the ULA /64, or both (local.ip_family).
+std::vector<std::string> bridge_addresses(const LocalPlan& plan) {
+    std::vector<std::string> out;
+    if (plan.has_ipv4()) out.push_back(plan.bridge_address + "/" + std::to_string(plan.prefix));
+    if (plan.has_ipv6()) out.push_back(plan.bridge_address6 + "/64");
+    return out;
+}
+
 } // namespace
 
 // The plan the provision phase carries out: names, subnet, bridge, veths.
@@ -112,10 +120,14 @@ Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
     if (!link_exists(ctx, plan.bridge)) {
         if (auto s = ctx.run({.argv = {"ip", "link", "add", plan.bridge, "type", "bridge"}}); !s) return s;
     }
-    auto addr = plan.bridge_address + "/" + std::to_string(plan.prefix);
     auto r = ctx.proc.run({.argv = {"ip", "-o", "addr", "show", "dev", plan.bridge}});
-    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
-        if (auto s = ctx.run({.argv = {"ip", "addr", "add", addr, "dev", plan.bridge}}); !s) return s;
+    for (const auto& addr : bridge_addresses(plan)) {
+        if (r && r->out.find(" " + addr + " ") != std::string::npos) continue;
+        Command add{.argv = {"ip", "addr", "add", addr, "dev", plan.bridge}};
+        // No duplicate address detection: the /64 is the cluster's own, and DAD would hold the address
+        // "tentative" (unusable) for a second or more after the link comes up.
+        if (addr.find(':') != std::string::npos) add.argv.emplace_back("nodad");
+        if (auto s = ctx.run(add); !s) return s;
     }
     return ctx.run({.argv = {"ip", "link", "set", plan.bridge, "up"}});
 }
@@ -132,11 +144,12 @@ Status LocalTarget::start_sshd(const Context& ctx, const LocalNodePlan& node) {
 
 namespace {
 
-// One veth pair from `bridge` into the node's namespace, named `inner` there, with `addr` (CIDR form).
-// Converges from any half-made state an interrupted run left.
+// One veth pair from `bridge` into the node's namespace, named `inner` there, with `addrs` (CIDR form;
+// IPv6 ones without duplicate address detection). Converges from any half-made state an interrupted run
+// left.
 Status setup_link(const Context& ctx, const std::string& netns, const std::string& veth_host,
                   const std::string& veth_node, const std::string& bridge, const std::string& inner,
-                  const std::string& addr) {
+                  const std::vector<std::string>& addrs) {
     if (!link_exists(ctx, veth_host)) {
         // The node end may sit in the namespace already.
         if (link_exists(ctx, inner, netns))
@@ -152,8 +165,11 @@ Status setup_link(const Context& ctx, const std::string& netns, const std::strin
             return s;
     }
     auto r = ctx.proc.run({.argv = {"ip", "-n", netns, "-o", "addr", "show", "dev", inner}});
-    if (r && r->out.find(" " + addr + " ") == std::string::npos) {
-        if (auto s = ctx.run({.argv = {"ip", "-n", netns, "addr", "add", addr, "dev", inner}}); !s) return s;
+    for (const auto& addr : addrs) {
+        if (r && r->out.find(" " + addr + " ") != std::string::npos) continue;
+        Command add{.argv = {"ip", "-n", netns, "addr", "add", addr, "dev", inner}};
+        if (addr.find(':') != std::string::npos) add.argv.emplace_back("nodad");
+        if (auto s = ctx.run(add); !s) return s;
     }
     return ctx.run({.argv = {"ip", "-n", netns, "link", "set", inner, "up"}});
 }
@@ -172,22 +188,29 @@ Status LocalTarget::setup_node(const Context& ctx, const LocalPlan& plan, std::s
         if (auto s = ctx.run({.argv = {"ip", "netns", "add", n.netns}}); !s) return s;
     }
     kill_point("provision:" + n.name + ":netns");
-    auto prefix = "/" + std::to_string(plan.prefix);
     const auto& bridge = n.behind_bastion ? plan.private_bridge : plan.bridge;
-    if (auto s = setup_link(ctx, n.netns, n.veth_host, n.veth_node, bridge, "eth0", n.address + prefix); !s)
-        return s;
+    std::vector<std::string> addrs;
+    if (plan.has_ipv4()) addrs.push_back(n.address + "/" + std::to_string(plan.prefix));
+    if (plan.has_ipv6()) addrs.push_back(n.address6 + "/64");
+    if (auto s = setup_link(ctx, n.netns, n.veth_host, n.veth_node, bridge, "eth0", addrs); !s) return s;
     if (!n.veth2_host.empty()) {
         if (auto s = setup_link(ctx, n.netns, n.veth2_host, n.veth2_node, plan.private_bridge, "eth1",
-                                n.private_address + "/24");
+                                {n.private_address + "/24"});
             !s)
             return s;
     }
     if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "link", "set", "lo", "up"}}); !s) return s;
     kill_point("provision:" + n.name + ":links");
     // Nodes behind the bastion have no way out, like workers without a floating IP or router.
-    if (!n.behind_bastion) {
+    if (!n.behind_bastion && plan.has_ipv4()) {
         if (auto s = ctx.run(
                 {.argv = {"ip", "-n", n.netns, "route", "replace", "default", "via", plan.bridge_address}});
+            !s)
+            return s;
+    }
+    if (plan.has_ipv6()) {
+        if (auto s = ctx.run({.argv = {"ip", "-n", n.netns, "-6", "route", "replace", "default", "via",
+                                       plan.bridge_address6}});
             !s)
             return s;
     }

@@ -14,6 +14,9 @@ nlohmann::json VirtualwallSpec::to_json() const {
             {"disk_image", disk_image},
             {"link_capacity", format_rate(link_capacity_bps)},
             {"jfed_cli", jfed_cli},
+            {"login_pem", login_pem},
+            {"enable_nat", enable_nat},
+            {"nat_script_url", nat_script_url},
             {"expiry_hours", expiry_hours},
             {"slice", slice},
             {"connect_via", connect_via}};
@@ -32,7 +35,7 @@ public:
         const std::string p = "virtualwall";
         r.check_keys(n, p,
                      {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
-                      "expiry_hours", "slice", "connect_via"});
+                      "expiry_hours", "slice", "connect_via", "login_pem", "enable_nat", "nat_script_url"});
         auto& v = spec.target_section<VirtualwallSpec>();
         if (auto x = r.choice(n, "testbed", p, {"wall1", "wall2"})) v.testbed = *x;
         if (auto x = r.string(n, "project", p, true, "your Fed4FIRE project name")) v.project = *x;
@@ -49,6 +52,14 @@ public:
         }
         r.rate(n, "link_capacity", p, v.link_capacity_bps, 1'000'000, 100'000'000'000ULL, false);
         if (auto x = r.string(n, "jfed_cli", p)) v.jfed_cli = *x;
+        if (auto x = r.string(n, "login_pem", p)) v.login_pem = *x;
+        if (!v.jfed_cli.empty() && v.login_pem.empty())
+            r.diags().error(r.pos(n["jfed_cli"]), "virtualwall.jfed_cli needs virtualwall.login_pem",
+                            "set login_pem to your iLab.t login file (certificate and decrypted key, as jFed "
+                            "downloads it), which the jFed CLI signs in with");
+        if (auto x = r.boolean(n, "enable_nat", p)) v.enable_nat = *x;
+        r.url(n, "nat_script_url", p, true, "e.g. https://www.wall2.ilabt.iminds.be/enable-nat.sh",
+              v.nat_script_url);
         if (auto x = r.integer(n, "expiry_hours", p, 1, 336)) v.expiry_hours = static_cast<int>(*x);
         if (auto x = r.choice(n, "connect_via", p, {"ipv6", "hostname", "ipv4"})) v.connect_via = *x;
         // GENI slice names: a letter, then letters, digits or '-', at most 19 characters.

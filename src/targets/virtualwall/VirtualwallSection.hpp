@@ -14,7 +14,12 @@ struct VirtualwallSpec : TargetSection {
     std::string hardware_type = "gpunode";
     std::string disk_image;
     std::uint64_t link_capacity_bps = 10'000'000'000ULL;
-    std::string jfed_cli; // path to the experimenter CLI jar/wrapper; empty: use --manifest
+    std::string jfed_cli;  // path to the experimenter CLI jar/wrapper; empty: use --manifest
+    std::string login_pem; // the iLab.t/Fed4FIRE login (certificate + key) jFed signs in with (`-p`)
+    // IPv4 egress: the nodes have a private IPv4 address on the control network and reach the IPv4
+    // internet (Docker Hub, NVIDIA's registry, some apt mirrors) only after the testbed's NAT script ran.
+    bool enable_nat = true;
+    std::string nat_script_url = "https://www.wall2.ilabt.iminds.be/enable-nat.sh";
     int expiry_hours = 24;
     std::string slice; // GENI slice name; empty: the cluster name (which must then fit the slice rules)
     std::string connect_via = "ipv6"; // ipv6 | hostname | ipv4: which manifest address ddl uses for SSH
@@ -25,6 +30,9 @@ struct VirtualwallSpec : TargetSection {
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<VirtualwallSpec>(*this); }
     nlohmann::json to_json() const override;
     std::uint64_t link_rate_bps() const override { return link_capacity_bps; }
+    nlohmann::json ansible_vars() const override {
+        return {{"ddl_enable_nat", enable_nat}, {"ddl_nat_script_url", nat_script_url}};
+    }
 };
 
 const TargetKind& virtualwall_kind();

@@ -1,12 +1,11 @@
 #include "targets/virtualwall/VirtualwallTarget.hpp"
 
-#include "remote/SshKeys.hpp"
 #include "targets/virtualwall/RequestRspec.hpp"
 #include "util/Files.hpp"
+#include "util/LoginPem.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
-#include <ctime>
 #include <set>
 #include <unistd.h>
 
@@ -20,24 +19,10 @@ std::string stored_manifest(const Context& ctx) {
     return dir_of(ctx) + "/manifest.rspec";
 }
 
-// Double-quoted YAML scalars: JSON string escaping is valid YAML.
-std::string q(const std::string& s) {
-    return nlohmann::json(s).dump();
-}
-
-std::string utc_in_hours(int hours) {
-    std::time_t t = std::time(nullptr) + static_cast<std::time_t>(hours) * 3600;
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-// The key the nodes let in: the user's own (jFed installs the keys of the user's account), else the
-// cluster key ddl generated and handed jFed through the run file.
+// The key the nodes let in: the user's own. jFed installs the keys of the user's account on every node
+// (`--ssh-keys usercert`), and the jFed GUI does the same.
 std::string login_key(const Context& ctx) {
-    return ctx.spec.access.private_key.empty() ? ctx.key_path() : ctx.spec.access.private_key;
+    return ctx.spec.access.private_key;
 }
 
 bool executable(const std::string& path) {
@@ -47,29 +32,43 @@ bool executable(const std::string& path) {
 
 } // namespace
 
-std::string VirtualwallTarget::format_run_file(const RunFile& r, const std::string& cluster) {
-    std::string out = "# jFed experimenter CLI run file, written by ddl for cluster " + cluster +
-                      "; ddl rewrites it on every run.\n";
-    out += "version: 1\n";
-    out += "action: " + r.action + "\n";
-    out += "slice: " + q(r.slice) + "\n";
-    out += "project: " + q(r.project) + "\n";
-    out += "authority: " + q(r.authority) + "\n";
-    if (r.action == "create") {
-        out += "rspec: " + q(r.rspec) + "\n";
-        out += "expiration: " + q(r.expiration) + "\n";
-        out += "wait-for-ready: true\n";
-        out += "wait-timeout-minutes: " + std::to_string(r.wait_minutes) + "\n";
-        out += "manifest-output: " + q(r.manifest_output) + "\n";
-        out += "ssh-keys:\n  - " + q(r.ssh_key) + "\n";
-    }
-    return out;
+std::string VirtualwallTarget::slice_urn(const std::string& project, const std::string& slice) {
+    return "urn:publicid:IDN+wall2.ilabt.iminds.be:" + project + "+slice+" + slice;
 }
 
-std::vector<std::string> VirtualwallTarget::cli_argv(const std::string& jfed_cli,
-                                                     const std::string& run_file) {
-    if (ends_with(jfed_cli, ".jar")) return {"java", "-jar", jfed_cli, "run", run_file};
-    return {jfed_cli, "run", run_file};
+std::vector<std::string> VirtualwallTarget::jfed_argv(const std::string& jfed_cli, const JfedCall& call) {
+    std::vector<std::string> argv;
+    if (ends_with(jfed_cli, ".jar"))
+        argv = {"java", "-jar", jfed_cli};
+    else
+        argv = {jfed_cli};
+    argv.push_back(call.command);
+    if (call.command == "create") {
+        // Create the slice too, install the account's SSH keys, save the manifest, and set the expiry.
+        argv.insert(argv.end(), {"--create-slice", "--ssh-keys", "usercert", "--manifest", call.manifest,
+                                 "--expiration-hours", std::to_string(call.expiration_hours)});
+    }
+    argv.insert(argv.end(), {"--rspec", call.rspec, "-s", call.slice_urn, "-p", call.login_pem});
+    return argv;
+}
+
+std::string VirtualwallTarget::configure_failure_hint(const Context& ctx, const std::string& message) const {
+    const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    const bool egress = message.find("enable-nat") != std::string::npos ||
+                        message.find("IPv4 egress") != std::string::npos ||
+                        message.find("pull") != std::string::npos || message.find("apt") != std::string::npos ||
+                        message.find("Network is unreachable") != std::string::npos ||
+                        message.find("Temporary failure") != std::string::npos;
+    if (!egress) return {};
+    std::string hint = "hint: Virtual Wall nodes reach the IPv4 internet (Docker Hub, NVIDIA's registry, "
+                       "some apt mirrors) only through NAT (Virtual Wall \"Network\": "
+                       "https://doc.ilabt.imec.be/ilabt/virtualwall/network.html). ";
+    if (!vw.enable_nat)
+        return hint + "virtualwall.enable_nat is off: turn it on, or give the nodes another way out";
+    return hint + "The NAT script ran from " + vw.nat_script_url +
+           "; check a node with `ddl exec --cluster " + ctx.spec.name +
+           " -- ip -4 route show default`, and pull over IPv6 or request a public IPv4 address if NAT "
+           "stays off";
 }
 
 Result<std::vector<NodeState>> VirtualwallTarget::nodes_from_manifest(const Manifest& manifest,
@@ -174,6 +173,10 @@ Status VirtualwallTarget::preflight(const Context& ctx) {
         if (!ctx.options.manifest_path.empty())
             return Error{"--manifest is for deploying without the jFed CLI, but virtualwall.jfed_cli is set; "
                          "leave out one of the two"};
+        if (auto s = check_login_pem(vw.login_pem, "virtualwall.login_pem: the jFed login file"); !s) return s;
+        if (ctx.spec.access.private_key.empty())
+            return Error{"jFed installs your Fed4FIRE account's SSH keys on the nodes: set access.private_key to "
+                         "the private key of one of them"};
         return {};
     }
     if (ctx.options.manifest_path.empty() && !path_exists(stored_manifest(ctx)))
@@ -204,31 +207,25 @@ Status VirtualwallTarget::provision(Context& ctx) {
         // create an existing slice, and the nodes are already there.
         ctx.progress.note("    jFed: slice " + vw.slice_name(ctx.spec.name) + " exists; using its manifest");
     } else if (!vw.jfed_cli.empty()) {
-        if (ctx.spec.access.private_key.empty()) {
-            if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + ctx.spec.name); !key) return key.error();
-        }
-        RunFile run;
-        run.action = "create";
-        run.slice = vw.slice_name(ctx.spec.name);
-        run.project = vw.project;
-        run.authority = virtualwall_cm_urn(vw.testbed);
-        run.rspec = ctx.cluster_dir() + "/rendered/virtualwall/request.rspec";
-        run.expiration = utc_in_hours(vw.expiry_hours);
-        run.manifest_output = stored_manifest(ctx);
-        run.ssh_key = login_key(ctx) + ".pub";
-        std::string run_file = dir_of(ctx) + "/jfed-create.yaml";
-        if (auto s = write_file_atomic(run_file, format_run_file(run, ctx.spec.name), 0600); !s) return s;
+        JfedCall call;
+        call.command = "create";
+        call.slice_urn = slice_urn(vw.project, vw.slice_name(ctx.spec.name));
+        call.rspec = ctx.cluster_dir() + "/rendered/virtualwall/request.rspec";
+        call.login_pem = vw.login_pem;
+        call.manifest = stored_manifest(ctx);
+        call.expiration_hours = vw.expiry_hours;
         // Recorded before the CLI runs: from here on a slice may exist, and destroy must delete it.
         td["slice_requested"] = true;
         td["jfed_cli"] = vw.jfed_cli;
+        td["slice_urn"] = call.slice_urn;
+        td["login_pem"] = vw.login_pem;
         if (auto s = ctx.save(); !s) return s;
-        ctx.progress.note("    jFed: creating slice " + run.slice + " in project " + run.project +
-                          " and waiting until its nodes are ready");
-        if (auto s = ctx.run({.argv = cli_argv(vw.jfed_cli, run_file),
+        ctx.progress.note("    jFed: creating slice " + call.slice_urn + " and waiting until its nodes are ready");
+        if (auto s = ctx.run({.argv = jfed_argv(vw.jfed_cli, call),
                               .cwd = dir_of(ctx),
-                              .timeout = std::chrono::minutes(run.wait_minutes + 5)});
+                              .timeout = std::chrono::minutes(65)});
             !s)
-            return Error{"the jFed CLI could not create slice " + run.slice + ": " + s.error().message};
+            return Error{"the jFed CLI could not create slice " + call.slice_urn + ": " + s.error().message};
         if (!path_exists(stored_manifest(ctx)))
             return Error{"the jFed CLI finished but wrote no manifest to " + stored_manifest(ctx)};
         td["slice_created"] = true;
@@ -269,20 +266,24 @@ Status VirtualwallTarget::destroy(Context& ctx) {
                 ") yourself in jFed (select the slice, \"Terminate\"), or let it expire");
         return {};
     }
-    RunFile run;
-    run.action = "delete";
-    run.slice = slice;
-    run.project = project;
-    run.authority =
-        td.value("authority", virtualwall_cm_urn(ctx.spec.target_section<VirtualwallSpec>().testbed));
-    if (auto s = make_dirs(dir_of(ctx), 0700); !s) return s;
-    std::string run_file = dir_of(ctx) + "/jfed-delete.yaml";
-    if (auto s = write_file_atomic(run_file, format_run_file(run, ctx.spec.name), 0600); !s) return s;
+    JfedCall call;
+    call.command = "delete";
+    call.slice_urn = td.value("slice_urn", slice_urn(project, slice));
+    call.rspec = ctx.cluster_dir() + "/rendered/virtualwall/request.rspec";
+    call.login_pem = td.value("login_pem", ctx.spec.target_section<VirtualwallSpec>().login_pem);
+    if (!path_exists(call.rspec)) {
+        // jFed's delete takes the request RSpec too; a state folder without the rendered files gets
+        // them again from the stored spec.
+        auto files = render(ctx.spec, RenderInputs{});
+        if (!files) return files.error();
+        if (auto s = make_dirs(ctx.cluster_dir() + "/rendered/virtualwall", 0700); !s) return s;
+        if (auto s = write_file_atomic(call.rspec, files->at("virtualwall/request.rspec"), 0600); !s) return s;
+    }
     if (auto s = ctx.run(
-            {.argv = cli_argv(jfed_cli, run_file), .cwd = dir_of(ctx), .timeout = std::chrono::minutes(15)});
+            {.argv = jfed_argv(jfed_cli, call), .cwd = dir_of(ctx), .timeout = std::chrono::minutes(15)});
         !s)
-        return Error{"the jFed CLI could not delete slice " + slice + " of project " + project + ": " +
-                     s.error().message + " (delete it in the jFed GUI if this keeps failing)"};
+        return Error{"the jFed CLI could not delete slice " + call.slice_urn + ": " + s.error().message +
+                     " (delete it in the jFed GUI if this keeps failing)"};
     ctx.progress.note("    jFed: slice " + slice + " of project " + project + " deleted");
     return {};
 }

@@ -1,9 +1,10 @@
 #pragma once
 // Target "virtualwall": imec Virtual Wall bare metal through jFed. With virtualwall.jfed_cli set, provision
-// writes a run file for the jFed experimenter CLI (request RSpec, slice, project, expiration, wait until
-// ready, where to save the manifest), runs it and reads the manifest; without it, `ddl deploy --manifest
-// FILE` takes the manifest the jFed GUI saved. Nodes and their SSH logins come from the manifest.
-// Destroy deletes the slice through the CLI, or says exactly which slice to delete by hand.
+// runs the jFed experimenter CLI's `create` (request RSpec, slice URN, the user's login PEM, expiration,
+// where to save the manifest) and reads the manifest; without it, `ddl deploy --manifest FILE` takes the
+// manifest the jFed GUI saved. Nodes and their SSH logins come from the manifest. Destroy runs the CLI's
+// `delete`, or says exactly which slice to delete by hand. Configure enables the nodes' IPv4 NAT first
+// (virtualwall.enable_nat).
 #include "provision/TargetDriver.hpp"
 #include "targets/virtualwall/RspecManifest.hpp"
 #include "targets/virtualwall/VirtualwallSection.hpp"
@@ -24,19 +25,24 @@ public:
     static Result<std::vector<NodeState>> nodes_from_manifest(const Manifest& manifest, const Spec& spec,
                                                               const std::string& key_path);
 
-    // The run file ddl hands the jFed experimenter CLI (YAML), for action "create" or "delete".
-    struct RunFile {
-        std::string action; // create | delete
-        std::string slice, project, authority;
-        std::string rspec;           // create: the request RSpec
-        std::string expiration;      // create: RFC 3339 UTC
-        std::string manifest_output; // create: where the CLI saves the manifest
-        std::string ssh_key;         // create: public key jFed installs for the user on every node
-        int wait_minutes = 60;
+    std::string configure_failure_hint(const Context& ctx, const std::string& message) const override;
+
+    // One call of the jFed experimenter CLI as its documentation ("Experimenter CLI 1 (legacy)",
+    // https://doc.ilabt.imec.be/jfed-documentation/cli.html) describes it: a command (create, delete),
+    // then the request RSpec, the slice and the user's login.
+    struct JfedCall {
+        std::string command;   // create | delete
+        std::string slice_urn; // urn:publicid:IDN+wall2.ilabt.iminds.be:PROJECT+slice+NAME
+        std::string rspec;     // the request RSpec (both commands take it)
+        std::string login_pem; // -p
+        std::string manifest;  // create: where the manifest RSpec is saved (--manifest)
+        int expiration_hours = 24;
     };
-    static std::string format_run_file(const RunFile& run, const std::string& cluster);
-    // argv that runs the CLI on a run file (java -jar for a .jar).
-    static std::vector<std::string> cli_argv(const std::string& jfed_cli, const std::string& run_file);
+    // argv of a call (java -jar for a .jar).
+    static std::vector<std::string> jfed_argv(const std::string& jfed_cli, const JfedCall& call);
+    // The slice URN jFed takes with -s: the project's slice authority on wall2 (the iLab.t authority,
+    // whichever testbed the nodes are on).
+    static std::string slice_urn(const std::string& project, const std::string& slice);
 };
 
 } // namespace ddl

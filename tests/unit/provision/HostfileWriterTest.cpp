@@ -58,7 +58,7 @@ TEST_CASE("every node gets /etc/ddl/hostfile for mpirun and horovodrun and /etc/
     CHECK(runtime::total_slots(*parsed) == 6);
 }
 
-TEST_CASE("IPv6 nodes appear by name in the files horovodrun and mpiexec read") {
+TEST_CASE("IPv6 nodes appear by name in the files horovodrun, mpirun and mpiexec read") {
     const std::vector<NodeState> nodes{node("master", "2001:db8::1", 1), node("worker1", "2001:db8::2", 1)};
     const auto files = node_hostfiles(nodes);
     CHECK(files[0].second == "master slots=1\nworker1 slots=1\n");
@@ -66,8 +66,11 @@ TEST_CASE("IPv6 nodes appear by name in the files horovodrun and mpiexec read") 
     CHECK(files[1].second == "master:1\nworker1:1\n");
     CHECK(hydra_accepts(files[1].second));
     CHECK(format_hostfile(nodes, HostfileFormat::horovod) == files[0].second);
-    // Open MPI takes a bare IPv6 address: its own format keeps the addresses.
-    CHECK(format_hostfile(nodes, HostfileFormat::openmpi).find("2001:db8::2 slots=1\n") != std::string::npos);
+    // Open MPI 4.1's mpirun reads a bare IPv6 address but cannot route to the daemon it starts there
+    // (tests/e2e/test_ipv6.sh): its format uses the names too.
+    const auto openmpi = format_hostfile(nodes, HostfileFormat::openmpi);
+    CHECK(openmpi.find("worker1 slots=1\n") != std::string::npos);
+    CHECK(openmpi.find("2001:db8") == std::string::npos);
 }
 
 TEST_CASE("the Open MPI format's comment line is one horovodrun would refuse") {

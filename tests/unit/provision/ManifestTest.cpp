@@ -152,28 +152,25 @@ TEST_CASE("broken manifests are refused with the reason") {
             "<node client_id=\"a\"/></rspec>") == "node \"a\" appears twice in the manifest");
 }
 
-TEST_CASE("the jFed run file names the RSpec and slice and project and expiration and manifest path") {
-    VirtualwallTarget::RunFile r;
-    r.action = "create";
-    r.slice = "ddl-wall";
-    r.project = "ddlproject";
-    r.authority = "urn:publicid:IDN+wall2.ilabt.iminds.be+authority+cm";
-    r.rspec = "/s/rendered/virtualwall/request.rspec";
-    r.expiration = "2030-01-01T00:00:00Z";
-    r.manifest_output = "/s/virtualwall/manifest.rspec";
-    r.ssh_key = "/s/id_ed25519.pub";
-    auto text = VirtualwallTarget::format_run_file(r, "ddl-wall");
-    CHECK(text.find("action: create\n") != std::string::npos);
-    CHECK(text.find("slice: \"ddl-wall\"\n") != std::string::npos);
-    CHECK(text.find("rspec: \"/s/rendered/virtualwall/request.rspec\"\n") != std::string::npos);
-    CHECK(text.find("expiration: \"2030-01-01T00:00:00Z\"\n") != std::string::npos);
-    CHECK(text.find("wait-for-ready: true\n") != std::string::npos);
-    CHECK(text.find("manifest-output: \"/s/virtualwall/manifest.rspec\"\n") != std::string::npos);
-    r.action = "delete";
-    auto del = VirtualwallTarget::format_run_file(r, "ddl-wall");
-    CHECK(del.find("rspec:") == std::string::npos);
-    CHECK(VirtualwallTarget::cli_argv("/opt/jfed/cli.jar", "f") ==
-          std::vector<std::string>{"java", "-jar", "/opt/jfed/cli.jar", "run", "f"});
+TEST_CASE("jFed is called as its CLI documents: command, RSpec, slice URN, login PEM") {
+    VirtualwallTarget::JfedCall c;
+    c.command = "create";
+    c.slice_urn = VirtualwallTarget::slice_urn("ddlproject", "ddl-wall");
+    CHECK(c.slice_urn == "urn:publicid:IDN+wall2.ilabt.iminds.be:ddlproject+slice+ddl-wall");
+    c.rspec = "/s/rendered/virtualwall/request.rspec";
+    c.login_pem = "/home/u/login.pem";
+    c.manifest = "/s/virtualwall/manifest.rspec";
+    c.expiration_hours = 12;
+    CHECK(VirtualwallTarget::jfed_argv("/opt/jfed/jfed_cli.jar", c) ==
+          std::vector<std::string>{"java", "-jar", "/opt/jfed/jfed_cli.jar", "create", "--create-slice",
+                                   "--ssh-keys", "usercert", "--manifest", "/s/virtualwall/manifest.rspec",
+                                   "--expiration-hours", "12", "--rspec", "/s/rendered/virtualwall/request.rspec",
+                                   "-s", c.slice_urn, "-p", "/home/u/login.pem"});
+    c.command = "delete";
+    CHECK(VirtualwallTarget::jfed_argv("/usr/local/bin/jfed-cli", c) ==
+          std::vector<std::string>{"/usr/local/bin/jfed-cli", "delete", "--rspec",
+                                   "/s/rendered/virtualwall/request.rspec", "-s", c.slice_urn, "-p",
+                                   "/home/u/login.pem"});
 }
 
 TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH labels intact") {
