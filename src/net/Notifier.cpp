@@ -61,6 +61,10 @@ std::string notice_subject(const Notice& n) {
            (n.passed ? "" : " (" + std::to_string(n.failed_checks.size()) + " failed)");
 }
 
+// The body of Slack's incoming webhooks ("Sending messages using incoming webhooks",
+// https://api.slack.com/messaging/webhooks: a JSON POST whose `text` is the message; Mattermost's incoming
+// webhooks take the same `text`, https://developers.mattermost.com/integrate/webhooks/incoming/). The other
+// keys are ddl's own structured copy of the result for receivers that read JSON; chat services ignore them.
 std::string notice_json(const Notice& n) {
     nlohmann::json j{{"text", notice_subject(n) + "\n" + join(n.failed_checks, "\n") + "\nlogs: " + n.logs},
                      {"cluster", n.cluster},

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Target gpulab against an HTTPS stand-in of the GPULab API (tests/fakes/gpulab_server.py) that requires
 # a client certificate from a test CA made here with openssl; started jobs become real local nodes.
-# deploy -> exec on every job -> destroy cancels every job with GPULab's documented cancel (PUT
-# …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses DELETE with 405); refused certificates; a
-# job dying early; jobs that never leave the queue. A line from the middle of alice's private key is the
+# jobs-per-gpu across GPUs refused at validate time; deploy of one 3-GPU job -> exec -> destroy cancels it
+# with GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses
+# DELETE with 405); refused certificates; a job dying early; a job that never leaves the queue. A line from the middle of alice's private key is the
 # planted secret: it must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv,
 # subprocess environments).
 # DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
@@ -81,24 +81,29 @@ start_server normal
 key_line=$(sed -n 15p alice.key) # deep in the private exponent and primes: in no certificate
 [ ${#key_line} = 64 ] || fail "key line: '$key_line'"
 secret_watch
-write_spec ${P}gle2e jobs-per-gpu
+write_spec ${P}glmulti jobs-per-gpu
+rc=0; ddl validate ${P}glmulti.yaml >v.log 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "gpulab.layout: jobs-per-gpu cannot train across 3 jobs" v.log && grep -q "use gpulab.layout: one-job" v.log \
+  || { cat v.log; fail "jobs-per-gpu across 3 GPUs not refused with the reason and the working layout"; }
+ok "jobs-per-gpu across GPUs is refused at validate time, naming one-job"
+write_spec ${P}gle2e one-job
 GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
-[ "$(grep -c '^Queued ' "$events")" = 3 ] || { cat "$events"; fail "three jobs submitted"; }
-grep -q "Running .* ddl-${P}gle2e-worker2$" "$events" || fail "job of worker2 running"
-out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on every job"
-[ "$(grep -c '^\[' <<<"$out")" = 3 ] || { echo "$out"; fail "exec output of three jobs"; }
+[ "$(grep -c '^Queued ' "$events")" = 1 ] || { cat "$events"; fail "one job submitted"; }
+grep -q "Running .* ddl-${P}gle2e-master$" "$events" || fail "job of master running"
+out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on the job"
+[ "$(grep -c '^\[' <<<"$out")" = 1 ] || { echo "$out"; fail "exec output of one job"; }
 grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
-ok "deploy: three single-GPU jobs submitted over TLS with a client certificate, RUNNING, reached over SSH"
+ok "deploy: one 3-GPU job submitted over TLS with a client certificate, RUNNING, reached over SSH"
 cp -a "$STATE/${P}gle2e" state-before-destroy
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
-[ "$(cancel_puts)" = 3 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for every job"; }
-[ "$(grep -c '^Cancelled ' "$events")" = 3 ] || { cat "$events"; fail "destroy cancelled every job"; }
+[ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for the job"; }
+[ "$(grep -c '^Cancelled ' "$events")" = 1 ] || { cat "$events"; fail "destroy cancelled the job"; }
 grep -q ' DELETE ' "$events" && { cat "$events"; fail "ddl sent a DELETE (GPULab documents none on jobs)"; }
 [ "$(curl -s -o /dev/null -D - --cacert "$WORK/ca.pem" --cert "$WORK/alice.pem" -X DELETE "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | tr -d '\r' | grep -E '^HTTP/|^Allow:' | tr '\n' ' ')" = "HTTP/1.1 405 Method Not Allowed Allow: GET " ] || fail "the stand-in did not refuse DELETE on a job with 405 and Allow: GET"
 sleep 1
 if ip netns list | grep -q "^ddl-${P}gl"; then fail "job nodes left after destroy: $(ip netns list | grep "^ddl-${P}gl")"; fi
 [ ! -e "$STATE/${P}gle2e" ] || fail "state of ${P}gle2e left"
-ok "destroy cancelled every job of the cluster (PUT state/status; DELETE is refused with 405); nothing left"
+ok "destroy cancelled the cluster's job (PUT state/status; DELETE is refused with 405); nothing left"
 secret_sweep "GPULab client key" "$key_line" '/alice\.(key|pem)$' "$WORK"
 
 write_spec ${P}glauth one-job
@@ -113,16 +118,16 @@ grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
 ok "refused certificates: 403 and a failed handshake, each with what to check"
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
 
-start_server die-early:worker1
-write_spec ${P}gldie jobs-per-gpu
+start_server die-early:master
+write_spec ${P}gldie one-job
 rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gldie.yaml >f.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat f.log; fail "deploy with a dying job should fail"; }
-grep -q "for node worker1 ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
+grep -q "for node master ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
 grep -q "| E: Unable to locate package openssh-server" f.log || { cat f.log; fail "log tail"; }
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gldie >/dev/null 2>&1 || fail "destroy after a dead job"
-[ "$(cancel_puts)" = 3 ] || { cat "$events"; fail "a cancel (PUT …/state/status) for each of the three recorded jobs"; }
-[ "$(grep -c '^Cancelled ' "$events")" = 2 ] || { cat "$events"; fail "the two live jobs cancelled"; }
-ok "a job dying early fails deploy with its log tail; destroy cancels the others"
+[ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "a cancel (PUT …/state/status) for the recorded job"; }
+grep -q '^Cancelled ' "$events" && { cat "$events"; fail "the failed job was taken for a live one"; }
+ok "a job dying early fails deploy with its log tail; destroy leaves nothing"
 
 start_server never-start
 write_spec ${P}glq one-job

@@ -90,7 +90,10 @@ Result<nlohmann::json> GpulabClient::get(const std::string& id) {
 }
 
 Result<nlohmann::json> GpulabClient::list() {
-    auto r = call("GET", "/jobs");
+    // "GPULab API", "Get all jobs": the page's example names these parameters; the server's defaults
+    // for absent ones are not documented, so every one is sent (queued and running jobs of the last
+    // 30 days; finished ones are not ddl's to cancel).
+    auto r = call("GET", "/jobs?max_hours=720&max_count=500&pending=true&running=true&finished=false");
     if (!r) return r.error();
     if (r->status != 200) return Error{gpulab_http_error("listing jobs", r->status, r->body)};
     auto j = nlohmann::json::parse(r->body, nullptr, false);

@@ -25,8 +25,16 @@ public:
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
         if (doc["nodes"].IsDefined() && spec.total_gpus() < 1)
             r.diags().error(r.pos(doc["nodes"]), "target gpulab needs at least one GPU (nodes ask for 0)",
-                            "set nodes.master.gpus (and nodes.workers.gpus): one GPULab job per GPU, or "
-                            "one job with all of them (gpulab.layout: one-job)");
+                            "set nodes.master.gpus (and nodes.workers.gpus): one GPULab job holds them all");
+        if (spec.target_section<GpulabSpec>().layout == "jobs-per-gpu" && spec.total_gpus() > 1)
+            r.diags().error(
+                r.pos(doc["gpulab"]["layout"]),
+                "gpulab.layout: jobs-per-gpu cannot train across " + std::to_string(spec.total_gpus()) +
+                    " jobs: GPULab publishes a job's ports only as host ports mapped on its worker "
+                    "and documents no network between jobs, so the rendezvous (runtime.master_port) "
+                    "and NCCL's own ports of one job are out of reach of the others",
+                "use gpulab.layout: one-job (the default): one job with all " +
+                    std::to_string(spec.total_gpus()) + " GPUs on one worker");
     }
     std::optional<Refusal> refuse_training_image(const Spec&) const override {
         return Refusal{"runtime.image does not apply to target gpulab",

@@ -10,7 +10,10 @@ struct GpulabSpec : TargetSection {
     std::string project;
     std::string cluster_id;
     std::string docker_image;
-    std::string layout = "jobs-per-gpu"; // one-job | jobs-per-gpu
+    // one-job: one job with every GPU (one node). jobs-per-gpu is accepted only for a single GPU: GPULab
+    // publishes a job's ports only as mapped host ports and documents no job-to-job network, so ranks in
+    // separate jobs cannot reach each other (NCCL picks its own ports, which no mapping can name).
+    std::string layout = "one-job"; // one-job | jobs-per-gpu
     std::string gpu_model;
     std::string min_cuda_version;
     int cpus_per_gpu = 4;

@@ -57,7 +57,8 @@ Status LocalMesh::write_ssh_folders() const {
         const auto fields = split(trim(*host_key), ' ');
         if (fields.size() < 2) return Error{"host key of node " + n.name + " is malformed"};
         std::vector<std::string> names{n.name, m_plan.cluster + "-" + n.name};
-        for (const auto& a : LocalPlan::addresses(n)) names.push_back(a);
+        for (const auto& a : LocalPlan::addresses(n))
+            names.push_back(a);
         known += join(names, ",") + " " + fields[0] + " " + fields[1] + "\n";
         patterns.insert(patterns.end(), names.begin(), names.end());
     }

@@ -50,26 +50,26 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
     const std::string authorized =
         plan.containers ? seen + "/authorized_keys .ssh/authorized_keys" : seen + "/authorized_keys";
     std::string listen;
-    for (const auto& a : LocalPlan::addresses(node)) listen += "ListenAddress " + a + "\n";
-    std::string sshd_config =
-        "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
-        "\n" + listen +
-        "Port 22\n"
-        "HostKey " +
-        (plan.containers ? std::string("/etc/ssh") : seen) + "/ssh_host_ed25519_key\n" + pid_line +
-        "AuthorizedKeysFile " + authorized +
-        "\n"
-        "PermitRootLogin prohibit-password\n"
-        "PubkeyAuthentication yes\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
-        "UsePAM yes\n"
-        "StrictModes no\n"
-        "UseDNS no\n"
-        "MaxStartups 200:30:400\n"
-        "MaxSessions 128\n"
-        "AcceptEnv DDL_*\n"
-        "Subsystem sftp internal-sftp\n";
+    for (const auto& a : LocalPlan::addresses(node))
+        listen += "ListenAddress " + a + "\n";
+    std::string sshd_config = "# Written by ddl for node " + node.name + " of cluster " + plan.cluster +
+                              "\n" + listen +
+                              "Port 22\n"
+                              "HostKey " +
+                              (plan.containers ? std::string("/etc/ssh") : seen) + "/ssh_host_ed25519_key\n" +
+                              pid_line + "AuthorizedKeysFile " + authorized +
+                              "\n"
+                              "PermitRootLogin prohibit-password\n"
+                              "PubkeyAuthentication yes\n"
+                              "PasswordAuthentication no\n"
+                              "KbdInteractiveAuthentication no\n"
+                              "UsePAM yes\n"
+                              "StrictModes no\n"
+                              "UseDNS no\n"
+                              "MaxStartups 200:30:400\n"
+                              "MaxSessions 128\n"
+                              "AcceptEnv DDL_*\n"
+                              "Subsystem sftp internal-sftp\n";
     std::string resolv = "# Names resolve from /etc/hosts; nothing answers here, so lookups fail at once.\n"
                          "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
     std::string init = "#!/bin/sh\n# Runs inside the node's private mount and UTS namespaces, then becomes "

@@ -25,7 +25,8 @@ namespace {
 // (the form `ip addr show` prints, so a re-run finds the address it added).
 std::string ula_host(std::uint32_t h, std::uint16_t host) {
     std::uint8_t a[16] = {0xfd, 0xd1};
-    for (int i = 0; i < 4; ++i) a[2 + i] = static_cast<std::uint8_t>(h >> (24 - 8 * i));
+    for (int i = 0; i < 4; ++i)
+        a[2 + i] = static_cast<std::uint8_t>(h >> (24 - 8 * i));
     a[14] = static_cast<std::uint8_t>(host >> 8);
     a[15] = static_cast<std::uint8_t>(host & 0xff);
     char buf[INET6_ADDRSTRLEN];

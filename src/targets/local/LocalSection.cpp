@@ -6,8 +6,8 @@
 namespace ddl {
 
 nlohmann::json LocalSpec::to_json() const {
-    return {{"nodes", nodes},       {"subnet", subnet},      {"bandwidth", format_rate(bandwidth_bps)},
-            {"nodes_as", nodes_as}, {"bastion", bastion},    {"image", image},
+    return {{"nodes", nodes},       {"subnet", subnet},       {"bandwidth", format_rate(bandwidth_bps)},
+            {"nodes_as", nodes_as}, {"bastion", bastion},     {"image", image},
             {"mirror", mirror},     {"apt_proxy", apt_proxy}, {"ip_family", ip_family}};
 }
 

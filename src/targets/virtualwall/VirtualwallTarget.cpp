@@ -54,11 +54,11 @@ std::vector<std::string> VirtualwallTarget::jfed_argv(const std::string& jfed_cl
 
 std::string VirtualwallTarget::configure_failure_hint(const Context& ctx, const std::string& message) const {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
-    const bool egress = message.find("enable-nat") != std::string::npos ||
-                        message.find("IPv4 egress") != std::string::npos ||
-                        message.find("pull") != std::string::npos || message.find("apt") != std::string::npos ||
-                        message.find("Network is unreachable") != std::string::npos ||
-                        message.find("Temporary failure") != std::string::npos;
+    const bool egress =
+        message.find("enable-nat") != std::string::npos || message.find("IPv4 egress") != std::string::npos ||
+        message.find("pull") != std::string::npos || message.find("apt") != std::string::npos ||
+        message.find("Network is unreachable") != std::string::npos ||
+        message.find("Temporary failure") != std::string::npos;
     if (!egress) return {};
     std::string hint = "hint: Virtual Wall nodes reach the IPv4 internet (Docker Hub, NVIDIA's registry, "
                        "some apt mirrors) only through NAT (Virtual Wall \"Network\": "
@@ -173,10 +173,12 @@ Status VirtualwallTarget::preflight(const Context& ctx) {
         if (!ctx.options.manifest_path.empty())
             return Error{"--manifest is for deploying without the jFed CLI, but virtualwall.jfed_cli is set; "
                          "leave out one of the two"};
-        if (auto s = check_login_pem(vw.login_pem, "virtualwall.login_pem: the jFed login file"); !s) return s;
+        if (auto s = check_login_pem(vw.login_pem, "virtualwall.login_pem: the jFed login file"); !s)
+            return s;
         if (ctx.spec.access.private_key.empty())
-            return Error{"jFed installs your Fed4FIRE account's SSH keys on the nodes: set access.private_key to "
-                         "the private key of one of them"};
+            return Error{
+                "jFed installs your Fed4FIRE account's SSH keys on the nodes: set access.private_key to "
+                "the private key of one of them"};
         return {};
     }
     if (ctx.options.manifest_path.empty() && !path_exists(stored_manifest(ctx)))
@@ -220,7 +222,8 @@ Status VirtualwallTarget::provision(Context& ctx) {
         td["slice_urn"] = call.slice_urn;
         td["login_pem"] = vw.login_pem;
         if (auto s = ctx.save(); !s) return s;
-        ctx.progress.note("    jFed: creating slice " + call.slice_urn + " and waiting until its nodes are ready");
+        ctx.progress.note("    jFed: creating slice " + call.slice_urn +
+                          " and waiting until its nodes are ready");
         if (auto s = ctx.run({.argv = jfed_argv(vw.jfed_cli, call),
                               .cwd = dir_of(ctx),
                               .timeout = std::chrono::minutes(65)});
@@ -277,7 +280,8 @@ Status VirtualwallTarget::destroy(Context& ctx) {
         auto files = render(ctx.spec, RenderInputs{});
         if (!files) return files.error();
         if (auto s = make_dirs(ctx.cluster_dir() + "/rendered/virtualwall", 0700); !s) return s;
-        if (auto s = write_file_atomic(call.rspec, files->at("virtualwall/request.rspec"), 0600); !s) return s;
+        if (auto s = write_file_atomic(call.rspec, files->at("virtualwall/request.rspec"), 0600); !s)
+            return s;
     }
     if (auto s = ctx.run(
             {.argv = jfed_argv(jfed_cli, call), .cwd = dir_of(ctx), .timeout = std::chrono::minutes(15)});

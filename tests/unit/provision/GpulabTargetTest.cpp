@@ -118,38 +118,39 @@ struct Rig : test::ClusterRig {
 
 } // namespace
 
-TEST_CASE("gpulab provision submits one job per GPU and makes RUNNING jobs SSH nodes") {
+TEST_CASE("gpulab provision submits one job with every GPU and makes it, once RUNNING, an SSH node") {
     Rig rig;
     auto ctx = rig.ctx();
     auto t = rig.target();
     REQUIRE(t.provision(ctx).ok());
-    REQUIRE(rig.api->submitted.size() == 3);
+    REQUIRE(rig.api->submitted.size() == 1);
+    CHECK(rig.api->submitted[0]["request"]["resources"]["gpus"] == 3);
     auto key = read_file(ctx.key_path() + ".pub");
     REQUIRE(key.ok());
     CHECK(rig.api->submitted[0]["request"]["docker"]["environment"]["DDL_AUTHORIZED_KEY"] == ddl::trim(*key));
-    REQUIRE(rig.state.nodes.size() == 3);
+    REQUIRE(rig.state.nodes.size() == 1);
     CHECK(rig.state.nodes[0].name == "master");
     CHECK(rig.state.nodes[0].address == "gpu7.example"); // a wildcard bind means the worker's host
-    CHECK(rig.state.nodes[2].port == 30002);
-    CHECK(rig.state.nodes[1].user == "root");
-    CHECK(rig.state.target_data["jobs"]["worker2"] == "job-2");
-    // A second provision keeps the running jobs instead of submitting new ones.
+    CHECK(rig.state.nodes[0].port == 30000);
+    CHECK(rig.state.nodes[0].user == "root");
+    CHECK(rig.state.target_data["jobs"]["master"] == "job-0");
+    // A second provision keeps the running job instead of submitting a new one.
     REQUIRE(t.provision(ctx).ok());
-    CHECK(rig.api->submitted.size() == 3);
+    CHECK(rig.api->submitted.size() == 1);
 }
 
 TEST_CASE("a gpulab job that ends while starting fails provision with its log tail") {
     Rig rig;
-    rig.api->per_node["worker1"] = {"Queued", "Starting", "Failed"};
+    rig.api->per_node["master"] = {"Queued", "Starting", "Failed"};
     auto ctx = rig.ctx();
     auto t = rig.target();
     auto s = t.provision(ctx);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().message.find(
-              "GPULab job job-1 for node worker1 ended before it was ready (status FAILED)") !=
+              "GPULab job job-0 for node master ended before it was ready (status FAILED)") !=
           std::string::npos);
     CHECK(s.error().message.find("| E: Unable to locate package") != std::string::npos);
-    CHECK(rig.state.target_data["jobs"].size() == 3); // recorded, so destroy can cancel them
+    CHECK(rig.state.target_data["jobs"].size() == 1); // recorded, so destroy can cancel it
 }
 
 TEST_CASE("gpulab jobs still queued at the deadline fail provision with the scheduler's reason") {
@@ -183,7 +184,7 @@ TEST_CASE("gpulab destroy cancels the recorded jobs and any other job named for 
         {{"uuid", "other-1"}, {"name", "ddl-other-master"}, {"state", {{"status", "Running"}}}}};
     REQUIRE(t.destroy(ctx).ok());
     std::sort(rig.api->cancelled.begin(), rig.api->cancelled.end());
-    CHECK(rig.api->cancelled == std::vector<std::string>{"job-0", "job-1", "job-2", "orphan-1"});
+    CHECK(rig.api->cancelled == std::vector<std::string>{"job-0", "orphan-1"});
     CHECK_FALSE(rig.state.target_data.contains("jobs"));
 }
 
@@ -199,8 +200,7 @@ TEST_CASE("gpulab destroy waits until the cancelled jobs have left RUNNING and G
         REQUIRE(t.provision(ctx).ok());
         rig.api->after_cancel = states;
         REQUIRE(t.destroy(ctx).ok());
-        for (const char* id : {"job-0", "job-1", "job-2"})
-            CHECK(rig.api->gets_after_cancel[id] == 3); // read until it said Cancelled, and no further
+        CHECK(rig.api->gets_after_cancel["job-0"] == 3); // read until it said Cancelled, and no further
         CHECK_FALSE(rig.state.target_data.contains("jobs"));
     }
 }
@@ -209,29 +209,27 @@ TEST_CASE("gpulab destroy fails naming the jobs still running after the cancel d
     Rig rig;
     auto ctx = rig.ctx();
     REQUIRE(rig.target().provision(ctx).ok());
-    // worker1's job (job-1) stays Running whatever it is asked; the others stop at once.
-    rig.api->after_cancel_of["job-1"] = {"Running"};
+    // The job (job-0) stays Running whatever it is asked.
+    rig.api->after_cancel_of["job-0"] = {"Running"};
     auto t = rig.target(std::chrono::milliseconds(20));
     auto s = t.destroy(ctx);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find("these cancelled GPULab jobs are still running: job-1 (RUNNING)") !=
+    CHECK(s.error().message.find("these cancelled GPULab jobs are still running: job-0 (RUNNING)") !=
           std::string::npos);
-    CHECK(s.error().message.find("job-0") == std::string::npos);
-    CHECK(s.error().message.find("job-2") == std::string::npos);
     CHECK(s.error().message.find("ddl destroy gl") != std::string::npos);
-    CHECK(rig.api->gets_after_cancel["job-1"] >= 2); // polled again before giving up
+    CHECK(rig.api->gets_after_cancel["job-0"] >= 2); // polled again before giving up
     // Kept in the state, so that the next destroy cancels it again.
-    CHECK(rig.state.target_data["jobs"]["worker1"] == "job-1");
+    CHECK(rig.state.target_data["jobs"]["master"] == "job-0");
 }
 
 TEST_CASE("gpulab destroy accepts a refused cancel of a job that has ended, and reports any other") {
     Rig rig;
     auto ctx = rig.ctx();
-    rig.api->per_node["worker1"] = {"Queued", "Starting", "Failed"};
+    rig.api->per_node["master"] = {"Queued", "Starting", "Failed"};
     auto t = rig.target();
-    REQUIRE_FALSE(t.provision(ctx).ok()); // worker1's job failed; all three are recorded
+    REQUIRE_FALSE(t.provision(ctx).ok()); // the job failed; it is recorded
     // GPULab refuses to cancel the failed job; reading it shows that it had ended, so nothing is left.
-    rig.api->refuse_cancel = {"job-1"};
+    rig.api->refuse_cancel = {"job-0"};
     REQUIRE(t.destroy(ctx).ok());
     CHECK_FALSE(rig.state.target_data.contains("jobs"));
 
@@ -240,10 +238,10 @@ TEST_CASE("gpulab destroy accepts a refused cancel of a job that has ended, and 
     auto ctx2 = rig2.ctx();
     auto t2 = rig2.target();
     REQUIRE(t2.provision(ctx2).ok());
-    rig2.api->refuse_cancel = {"job-2"};
+    rig2.api->refuse_cancel = {"job-0"};
     auto s = t2.destroy(ctx2);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find("cancelling job job-2: GPULab answered HTTP 409") != std::string::npos);
+    CHECK(s.error().message.find("cancelling job job-0: GPULab answered HTTP 409") != std::string::npos);
     CHECK(rig2.state.target_data.contains("jobs"));
 }
 

@@ -81,25 +81,38 @@ TEST_CASE("a one-node RSpec has no LAN and every node a distinct LAN address") {
     CHECK(nodes[256].lan_address == "192.168.1.1");
 }
 
-TEST_CASE("gpulab jobs-per-gpu renders one single-GPU job per GPU named after ddl nodes") {
-    auto jobs = render_gpulab_jobs(lab("jobs-per-gpu", "  cluster_id: \"7\"\n  min_cuda_version: \"12\"\n"),
+TEST_CASE("gpulab renders the job request GPULab's Job2 model asks for") {
+    auto jobs = render_gpulab_jobs(lab("one-job", "  cluster_id: \"7\"\n  min_cuda_version: \"12\"\n"),
                                    "ssh-ed25519 AAAA test");
-    REQUIRE(jobs.size() == 3);
+    REQUIRE(jobs.size() == 1);
     CHECK(jobs[0].node == "master");
-    CHECK(jobs[2].node == "worker2");
-    for (const auto& j : jobs) {
-        const auto& res = j.request["request"]["resources"];
-        CHECK(res["gpus"] == 1);
-        CHECK(res["cpus"] == 4);
-        CHECK(res["cpuMemoryGb"] == 16);
-        CHECK(res["clusterId"] == 7); // an integer, as GPULab takes it
-        CHECK(res["minCudaVersion"] == 12);
-        CHECK_FALSE(res.contains("gpuModel"));
-        const auto& docker = j.request["request"]["docker"];
-        CHECK(docker["environment"]["DDL_AUTHORIZED_KEY"] == "ssh-ed25519 AAAA test");
-        CHECK(docker["portMappings"][0]["containerPort"] == 22);
-        CHECK(j.request["owner"]["projectUrn"] == "urn:publicid:IDN+ilabt.imec.be+project+proj");
-    }
+    const auto& j = jobs[0];
+    const auto& res = j.request["request"]["resources"];
+    CHECK(res["gpus"] == 3);
+    CHECK(res["clusterId"] == 7); // an integer, as GPULab takes it
+    CHECK(res["minCudaVersion"] == 12);
+    CHECK_FALSE(res.contains("gpuModel"));
+    const auto& docker = j.request["request"]["docker"];
+    CHECK(docker["environment"]["DDL_AUTHORIZED_KEY"] == "ssh-ed25519 AAAA test");
+    CHECK(docker["portMappings"][0]["containerPort"] == 22);
+    CHECK(j.request["owner"]["projectUrn"] == "urn:publicid:IDN+ilabt.imec.be+project+proj");
+}
+
+TEST_CASE("gpulab jobs-per-gpu is refused across GPUs: jobs cannot reach each other's ports") {
+    const std::string text =
+        "apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 2}\n"
+        "  workers: {count: 1, gpus: 1}\ngpulab:\n  project: proj\n  docker_image: img:1\n"
+        "  layout: jobs-per-gpu\n";
+    auto r = load_spec_string(text, "gl.yaml");
+    REQUIRE_FALSE(r.spec.has_value());
+    const auto diag = r.diagnostics.format_text();
+    CHECK(diag.find("gl.yaml:10:11: error: gpulab.layout: jobs-per-gpu cannot train across 3 jobs") !=
+          std::string::npos);
+    CHECK(diag.find("use gpulab.layout: one-job") != std::string::npos);
+    // One GPU: one job either way.
+    auto one = load("apiVersion: ddl/v1\nname: gl\ntarget: gpulab\nnodes:\n  master: {gpus: 1}\n"
+                    "gpulab:\n  project: proj\n  docker_image: img:1\n  layout: jobs-per-gpu\n");
+    CHECK(render_gpulab_jobs(one, "k").size() == 1);
 }
 
 TEST_CASE("gpulab one-job renders a single job with every GPU and scaled CPUs and memory") {
