@@ -29,6 +29,21 @@ std::string last_lines(const std::string& text, std::size_t n) {
 
 } // namespace
 
+bool TerraformTool::at_least(int major, int minor, int patch) const {
+    std::string v = version;
+    if (!v.empty() && v[0] == 'v') v.erase(0, 1);
+    auto parts = split(v, '.');
+    int have[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < 3 && i < parts.size(); ++i) {
+        auto digits = parts[i].substr(0, parts[i].find_first_not_of("0123456789"));
+        auto n = parse_int(digits);
+        if (!n) return false;
+        have[i] = static_cast<int>(*n);
+    }
+    const int want[3] = {major, minor, patch};
+    return std::lexicographical_compare(want, want + 3, have, have + 3) || std::equal(want, want + 3, have);
+}
+
 Result<TerraformTool> TerraformRunner::find_tool(ProcessRunner& proc, const std::string& choice,
                                                  const std::string& setting) {
     std::vector<std::string> candidates =

@@ -21,6 +21,9 @@ struct TerraformTool {
     std::string path;    // what runs
     std::string name;    // terraform | tofu
     std::string version; // e.g. 1.7.5
+    // Whether `version` is at least major.minor.patch ("1.6.3"; a missing patch counts as 0; a pre-release
+    // such as 1.6.3-beta1 counts as its release).
+    bool at_least(int major, int minor, int patch) const;
 };
 
 // One resource of a plan: its address and Terraform's action (create, update, replace, delete, read).

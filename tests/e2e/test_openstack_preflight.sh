@@ -25,6 +25,28 @@ grep -q "nothing was created" short.log || { cat short.log; fail "says nothing w
 if grep -Eq '"(init|plan|apply)"' "$FAKE_TF_LOG"; then fail "terraform ran past its version check: $(cat "$FAKE_TF_LOG")"; fi
 [ ! -e "$NODES_LOG" ] || fail "instances were created despite the pre-flight failure"
 ok "pre-flight failure: clear quota message, nothing created"
+# An S3-compatible state store needs Terraform 1.6.3 (endpoints, use_path_style, skip_s3_checksum).
+openstack_spec ospre-s3 2
+printf '  state_backend: {type: s3, bucket: tfstate, key: ospre-s3.tfstate, endpoint: "https://s3.example.org"}\n' >>ospre-s3.yaml
+rc=0; FAKE_TF_VERSION=1.5.7 ddl deploy ospre-s3.yaml >s3.log 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "openstack.state_backend: an S3-compatible endpoint needs Terraform 1.6.3 or newer" s3.log \
+  || { cat s3.log; fail "an S3 endpoint with Terraform 1.5.7 was not refused"; }
+ddl destroy -y ospre-s3 >/dev/null 2>&1 || true
+ok "an S3-compatible state store with Terraform 1.5.7 is refused before anything is made"
+# GitLab's state through the environment: without TF_HTTP_ADDRESS and the lock addresses, refused.
+openstack_spec ospre-http 2
+printf '  state_backend: {type: http}\n' >>ospre-http.yaml
+rc=0; env -u TF_HTTP_ADDRESS -u TF_HTTP_LOCK_ADDRESS -u TF_HTTP_UNLOCK_ADDRESS "$DDL" --state-dir "$STATE" deploy ospre-http.yaml >http.log 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "type http without an address takes the state's address from the environment, but TF_HTTP_ADDRESS is not set" http.log \
+  || { cat http.log; fail "http backend without an address or TF_HTTP_ADDRESS was not refused"; }
+ddl render ospre-http.yaml --out "$WORK/r-http" >/dev/null || fail "render with the http backend"
+python3 - "$WORK/r-http/openstack/terraform/backend.tf.json" <<'PY' || fail "http backend rendered with an address"
+import json, sys
+http = json.load(open(sys.argv[1]))["terraform"]["backend"]["http"]
+assert "address" not in http and http["lock_method"] == "POST" and http["unlock_method"] == "DELETE", http
+PY
+ddl destroy -y ospre-http >/dev/null 2>&1 || true
+ok "state_backend http without an address: TF_HTTP_* required, the rendered backend leaves the addresses to them"
 ddl destroy -y ospre >d0.log 2>&1 || { cat d0.log; fail "destroy after a pre-flight failure"; }
 grep -q "nothing was created" d0.log || { cat d0.log; fail "destroy message"; }
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"

@@ -8,7 +8,8 @@ A stand-in for that REST API over HTTPS with a required client certificate.
 
 Endpoints, under /api/gpulab/v3.0 (or v3.1): POST /jobs (submit), GET /jobs (the caller's jobs),
 GET /jobs/ID, PUT /jobs/ID/state/status (cancel: Content-Type text/plain, body exactly CANCELLED, as the
-page's "Cancel job" example; anything else -> 400 with the reason), GET /jobs/ID/logs. A method a path does
+page's "Cancel job" example; anything else -> 400 with the reason). The page documents no log call, so
+there is none here (GET /jobs/ID/logs answers 404 like any unknown path). A method a path does
 not support (e.g. DELETE /jobs/ID) is refused as an HTTP server refuses it: 405 Method Not Allowed with an
 Allow header listing the path's methods. Not on the page, so chosen here: a cancel answers 200 with the
 job; cancelling a job that has ended leaves it as it is (also 200). A job request is checked field by
@@ -212,8 +213,6 @@ def allowed_methods(parts):
         return ["GET", "POST"]
     if len(parts) == 2 and parts[0] == "jobs" and parts[1]:
         return ["GET"]
-    if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "logs":
-        return ["GET"]
     if len(parts) == 4 and parts[0] == "jobs" and parts[2:] == ["state", "status"]:
         return ["PUT"]
     return None
@@ -252,9 +251,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(403, {"detail": f"user {user or '?'} is not allowed to use GPULab"})
         prefix = next((p for p in PREFIXES if self.path.startswith(p + "/")), None)
         path = self.path[len(prefix):].split("?")[0] if prefix else ""
-        parts = path.split("/")[1:]  # ["jobs", id?, "logs" | "state", "status"?]
+        parts = path.split("/")[1:]  # ["jobs", id?, "state"?, "status"?]
         allowed = allowed_methods(parts) if prefix else None
         if allowed is None:
+            log_event(f"404 {method} {self.path}")
             return self.reply(404, {"detail": f"no such endpoint {self.path}"})
         if method not in allowed:
             log_event(f"405 {method} {self.path}")
@@ -290,8 +290,6 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(404, {"detail": "no such job"})
             if len(parts) == 2:
                 return self.reply(200, public(job))
-            if parts[2:] == ["logs"]:
-                return self.reply(200, job["_log"], "text/plain")
             # PUT .../jobs/ID/state/status: the documented cancel.
             ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype != "text/plain":

@@ -114,11 +114,4 @@ Result<CancelOutcome> GpulabClient::cancel(const std::string& id) {
     return Error{gpulab_http_error("cancelling job " + id, r->status, r->body)};
 }
 
-Result<std::string> GpulabClient::logs(const std::string& id) {
-    auto r = call("GET", "/jobs/" + id + "/logs");
-    if (!r) return r.error();
-    if (r->status != 200) return Error{gpulab_http_error("reading the log of job " + id, r->status, r->body)};
-    return r->body;
-}
-
 } // namespace ddl

@@ -30,8 +30,6 @@ public:
     // Asks GPULab to cancel a job (the job may take a while to leave RUNNING); a job GPULab no longer
     // knows (404) is Gone. Any other refusal is an Error with the HTTP status and GPULab's reason.
     virtual Result<CancelOutcome> cancel(const std::string& id) = 0;
-    // The job's log (stdout and stderr of its command), possibly empty.
-    virtual Result<std::string> logs(const std::string& id) = 0;
 };
 
 class GpulabClient : public GpulabApi {
@@ -43,7 +41,6 @@ public:
     Result<nlohmann::json> get(const std::string& id) override;
     Result<nlohmann::json> list() override;
     Result<CancelOutcome> cancel(const std::string& id) override;
-    Result<std::string> logs(const std::string& id) override;
 
 private:
     struct Reply {

@@ -41,19 +41,6 @@ bool active(const std::string& s) {
     return waiting(s) || s == "RUNNING" || s == "MUSTHALT" || s == "HALTING";
 }
 
-// The last lines of a job's log, for the error that says why it ended.
-std::string log_tail(GpulabApi& api, const std::string& id, std::size_t lines = 15) {
-    auto text = api.logs(id);
-    if (!text) return "(its log could not be read: " + text.error().message + ")";
-    auto all = split_lines(*text);
-    if (all.empty()) return "(its log is empty)";
-    std::size_t from = all.size() > lines ? all.size() - lines : 0;
-    std::string out = "last log lines:";
-    for (std::size_t i = from; i < all.size(); ++i)
-        out += "\n        | " + all[i];
-    return out;
-}
-
 Result<std::unique_ptr<GpulabApi>> rest_client(const Context& ctx) {
     std::string cert = GpulabTarget::cert_path(ctx.spec);
     const char* ca = std::getenv("GPULAB_CA_BUNDLE");
@@ -164,7 +151,9 @@ Status GpulabTarget::provision(Context& ctx) {
                                   ")");
             } else {
                 return Error{"GPULab job " + id + " for node " + job.node +
-                             " ended before it was ready (status " + st + "); " + log_tail(**api, id) +
+                             " ended before it was ready (status " + st +
+                             "); its log says why: `gpulab-cli log " + id +
+                             "` or the job's page on the GPULab website (the API documents no log call)" +
                              "\n      `ddl destroy " + ctx.spec.name + "` cancels the cluster's other jobs"};
             }
         }

@@ -39,12 +39,14 @@ nlohmann::json OpenstackInputs::backend(const Spec& s) {
     std::string type = b.type;
     if (type == "http") {
         // GitLab's managed state (the common CI case): lock with POST, unlock with DELETE on <address>/lock.
-        config = {{"address", b.address},
-                  {"lock_address", b.address + "/lock"},
-                  {"unlock_address", b.address + "/lock"},
-                  {"lock_method", "POST"},
-                  {"unlock_method", "DELETE"},
-                  {"retry_wait_min", 5}};
+        // Without an address in the spec, Terraform takes TF_HTTP_ADDRESS, TF_HTTP_LOCK_ADDRESS and
+        // TF_HTTP_UNLOCK_ADDRESS from the environment ("Backend Type: http", configuration variables).
+        config = {{"lock_method", "POST"}, {"unlock_method", "DELETE"}, {"retry_wait_min", 5}};
+        if (!b.address.empty()) {
+            config["address"] = b.address;
+            config["lock_address"] = b.address + "/lock";
+            config["unlock_address"] = b.address + "/lock";
+        }
     } else if (type == "s3") {
         config = {{"bucket", b.bucket}, {"key", b.key}};
         if (!b.region.empty()) config["region"] = b.region;

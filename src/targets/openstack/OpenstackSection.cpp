@@ -82,10 +82,12 @@ public:
             std::string bp = p + ".state_backend";
             r.check_keys(b, bp, {"type", "address", "bucket", "key", "region", "endpoint"});
             if (auto t = r.choice(b, "type", bp, {"local", "http", "s3"}, true)) o.state_backend.type = *t;
-            bool http = o.state_backend.type == "http", s3 = o.state_backend.type == "s3";
+            const bool s3 = o.state_backend.type == "s3";
+            // http without an address: Terraform reads TF_HTTP_ADDRESS and the lock addresses from the
+            // environment ("Backend Type: http", configuration variables), as GitLab CI jobs set them.
             r.url(b, "address", bp, true,
                   "e.g. https://gitlab.example.org/api/v4/projects/42/terraform/state/NAME",
-                  o.state_backend.address, http, "the state URL, e.g. GitLab's .../terraform/state/NAME");
+                  o.state_backend.address);
             if (auto v = r.string(b, "bucket", bp, s3)) o.state_backend.bucket = *v;
             if (auto v = r.string(b, "key", bp, s3)) o.state_backend.key = *v;
             if (auto v = r.string(b, "region", bp)) o.state_backend.region = *v;

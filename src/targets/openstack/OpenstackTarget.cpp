@@ -113,6 +113,30 @@ Status OpenstackTarget::preflight(const Context& ctx) {
     auto tool = TerraformRunner::find_tool(ctx.proc, tool_choice(ctx), "openstack.terraform");
     if (!tool) return tool.error();
     ctx.progress.note("using " + tool->name + " " + tool->version + " (" + tool->path + ")");
+    // "Backend Type: s3": `endpoints`, `use_path_style` and the skip_* settings an S3-compatible store needs
+    // came with Terraform 1.6, `skip_s3_checksum` with 1.6.3 (hashicorp/terraform#34127); 1.5 refuses them
+    // as unsupported arguments at init.
+    const auto& backend = ctx.spec.target_section<OpenstackSpec>().state_backend;
+    if (backend.type == "http" && backend.address.empty()) {
+        for (const char* var : {"TF_HTTP_ADDRESS", "TF_HTTP_LOCK_ADDRESS", "TF_HTTP_UNLOCK_ADDRESS"}) {
+            const char* v = std::getenv(var);
+            if (v == nullptr || *v == '\0')
+                return Error{
+                    std::string("openstack.state_backend: type http without an address takes the "
+                                "state's address from the environment, but ") +
+                    var +
+                    " is not set; set TF_HTTP_ADDRESS to the state URL and TF_HTTP_LOCK_ADDRESS and "
+                    "TF_HTTP_UNLOCK_ADDRESS to <that URL>/lock (GitLab CI: docs/ci/gitlab-ci.yml does), "
+                    "or give state_backend.address"};
+        }
+    }
+    if (backend.type == "s3" && !backend.endpoint.empty() && tool->name == "terraform" &&
+        !tool->at_least(1, 6, 3))
+        return Error{
+            "openstack.state_backend: an S3-compatible endpoint needs Terraform 1.6.3 or newer (for the "
+            "backend's endpoints, use_path_style and skip_s3_checksum settings), but " +
+            tool->path + " is " + tool->version +
+            "; upgrade Terraform, or keep the state elsewhere (type http or local)"};
     auto cloud = CloudConfig::load(ctx.spec.target_section<OpenstackSpec>().cloud, m_deps.sources);
     if (!cloud) return cloud.error();
     ctx.progress.note("cloud " + cloud->cloud + " from " + cloud->file);

@@ -22,7 +22,9 @@ struct VirtualwallSpec : TargetSection {
     std::string nat_script_url = "https://www.wall2.ilabt.iminds.be/enable-nat.sh";
     int expiry_hours = 24;
     std::string slice; // GENI slice name; empty: the cluster name (which must then fit the slice rules)
-    std::string connect_via = "ipv6"; // ipv6 | hostname | ipv4: which manifest address ddl uses for SSH
+    // Which manifest address ddl uses for SSH: hostname (the login's DNS name, which resolves to the node's
+    // public IPv6 address: Virtual Wall "Network", "Access through SSH"), ipv6 (`host@ipv6`), ipv4.
+    std::string connect_via = "hostname";
 
     // The slice ddl creates/deletes: `slice`, or the cluster name.
     std::string slice_name(const std::string& cluster) const { return slice.empty() ? cluster : slice; }

@@ -112,8 +112,10 @@ Result<std::vector<NodeState>> VirtualwallTarget::nodes_from_manifest(const Mani
         }
         std::string address;
         if (via == "ipv6") {
+            // The `ipv6` attribute of <host>, else the login's name when it is an IPv6 address or a DNS name
+            // (the documented form, which resolves to the node's IPv6 address); never an IPv4 literal.
             address = found->host_ipv6;
-            if (address.empty() && is_ipv6(login->hostname)) address = login->hostname;
+            if (address.empty() && !is_ipv4(login->hostname)) address = login->hostname;
         } else if (via == "ipv4") {
             address = found->host_ipv4;
             if (address.empty() && is_ipv4(login->hostname)) address = login->hostname;

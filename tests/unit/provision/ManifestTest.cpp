@@ -69,10 +69,11 @@ TEST_CASE("a manifest with a prefixed namespace and custom ports and bracketed I
     CHECK(m->nodes[1].host_ipv6.empty());
 }
 
-TEST_CASE("nodes from a manifest use the public IPv6 address by default and the spec's user") {
+TEST_CASE("nodes from a manifest use the login's host name by default, or the public IPv6 address, and the "
+          "spec's user") {
     auto m = parse_manifest(data("wall2-4nodes.xml"));
     REQUIRE(m.ok());
-    auto nodes = VirtualwallTarget::nodes_from_manifest(*m, wall(3), "/k/id");
+    auto nodes = VirtualwallTarget::nodes_from_manifest(*m, wall(3, "  connect_via: ipv6\n"), "/k/id");
     INFO((nodes.ok() ? "" : nodes.error().message));
     REQUIRE(nodes.ok());
     REQUIRE(nodes->size() == 4);
@@ -84,7 +85,7 @@ TEST_CASE("nodes from a manifest use the public IPv6 address by default and the 
     CHECK((*nodes)[0].private_address == "192.168.0.1"); // the experiment LAN, for hostfiles and ranks
     CHECK((*nodes)[3].private_address == "192.168.0.4");
     CHECK((*nodes)[3].group == "workers");
-    auto by_name = VirtualwallTarget::nodes_from_manifest(*m, wall(3, "  connect_via: hostname\n"), "k");
+    auto by_name = VirtualwallTarget::nodes_from_manifest(*m, wall(3), "k");
     REQUIRE(by_name.ok());
     CHECK((*by_name)[2].address == "n084-01.wall2.ilabt.iminds.be");
     auto v4 = VirtualwallTarget::nodes_from_manifest(*m, wall(3, "  connect_via: ipv4\n", "alice"), "k");
@@ -118,7 +119,7 @@ TEST_CASE("a manifest that does not fit the spec names the missing node or login
           std::string::npos);
     auto p = parse_manifest(data("proxied-custom-ports.xml"));
     REQUIRE(p.ok());
-    auto v6 = VirtualwallTarget::nodes_from_manifest(*p, wall(1), "k");
+    auto v6 = VirtualwallTarget::nodes_from_manifest(*p, wall(1, "  connect_via: ipv6\n"), "k");
     REQUIRE_FALSE(v6.ok());
     CHECK(v6.error().message.find("node worker1 has no ipv6 address in the manifest; set "
                                   "virtualwall.connect_via to hostname or ipv4") != std::string::npos);
@@ -176,7 +177,7 @@ TEST_CASE("jFed is called as its CLI documents: command, RSpec, slice URN, login
 TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH labels intact") {
     auto m = parse_manifest(data("wall2-4nodes.xml"));
     REQUIRE(m.ok());
-    auto nodes = VirtualwallTarget::nodes_from_manifest(*m, wall(3), "/k/id");
+    auto nodes = VirtualwallTarget::nodes_from_manifest(*m, wall(3, "  connect_via: ipv6\n"), "/k/id");
     REQUIRE(nodes.ok());
     const std::string v6 = "2001:6a8:1d80:2031:225:90ff:fe5c:dfec";
     for (auto& n : *nodes)

@@ -62,6 +62,18 @@ TEST_CASE("find_tool reads the version from `version -json` and refuses versions
     CHECK(unreadable.error().message.find("printed no version") != std::string::npos);
 }
 
+TEST_CASE("a tool's version compares by major, minor and patch") {
+    auto tool = [](const std::string& v) { return TerraformTool{"/bin/terraform", "terraform", v}; };
+    CHECK(tool("1.6.3").at_least(1, 6, 3));
+    CHECK(tool("v1.7.0").at_least(1, 6, 3));
+    CHECK(tool("1.10.1").at_least(1, 6, 3));
+    CHECK(tool("2.0").at_least(1, 6, 3));
+    CHECK_FALSE(tool("1.6.2").at_least(1, 6, 3));
+    CHECK_FALSE(tool("1.5.7").at_least(1, 6, 3));
+    CHECK(tool("1.6.3-beta1").at_least(1, 6, 3));
+    CHECK_FALSE(tool("one.two").at_least(1, 0, 0));
+}
+
 TEST_CASE("find_tool says what to install when neither terraform nor tofu is on PATH") {
     ScriptedProcess p;
     p.unmatched_ok = true;

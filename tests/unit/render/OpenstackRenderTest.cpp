@@ -109,6 +109,14 @@ TEST_CASE("without a public key the tfvars leave public_key to the user (Terrafo
 
 TEST_CASE("the backend is local state by default, http and s3 from openstack.state_backend") {
     auto spec = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
+    // The reference config keeps its state in GitLab: http with the addresses from the environment
+    // (TF_HTTP_ADDRESS, TF_HTTP_LOCK_ADDRESS, TF_HTTP_UNLOCK_ADDRESS, as docs/ci/gitlab-ci.yml sets them).
+    auto ref = OpenstackInputs::backend(spec)["terraform"]["backend"]["http"];
+    CHECK_FALSE(ref.contains("address"));
+    CHECK_FALSE(ref.contains("lock_address"));
+    CHECK(ref["lock_method"] == "POST");
+    CHECK(ref["unlock_method"] == "DELETE");
+    spec.target_section<OpenstackSpec>().state_backend = {};
     CHECK(OpenstackInputs::backend(spec)["terraform"]["backend"]["local"]["path"] == "terraform.tfstate");
     spec.target_section<OpenstackSpec>().state_backend = {.type = "http",
                                                           .address = "https://gl.example.org/state/x"};
