@@ -27,6 +27,7 @@ struct GcArgs {
     bool dry_run = false;
     bool yes = false;
     std::vector<std::string> targets{"local"}; // whose own side is asked besides the state folder
+    std::vector<std::string> specs;            // specs whose target is asked with their endpoint/credentials
 };
 
 void add_options(CLI::App& sub, GcArgs& a) {
@@ -39,6 +40,10 @@ void add_options(CLI::App& sub, GcArgs& a) {
                    "Also ask this target for clusters whose state folder is gone (repeatable): local (this "
                    "machine), slurm (your jobs in squeue), all, or none")
         ->capture_default_str();
+    sub.add_option(
+        "--spec", a.specs,
+        "Also ask this spec's target, with the spec's endpoint and credentials, for clusters whose "
+        "state folder is gone (repeatable; gpulab: the user's queued and running jobs)");
 }
 
 // "90s", "30m", "24h", "7d" -> seconds.
@@ -112,6 +117,28 @@ Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& g
     return out;
 }
 
+// Of what target `t` still has: the clusters with the prefix, at least `age` old, whose state folder is
+// gone, added to `out`; those whose state is in another state folder are named in `elsewhere`.
+void keep_leaked(const StateStore& store, const std::string& t, const std::shared_ptr<TargetDriver>& driver,
+                 std::vector<FoundCluster>& found, const std::string& prefix, long long age,
+                 std::vector<std::string>& elsewhere, std::vector<Candidate>& out) {
+    for (auto& f : found) {
+        if (!starts_with(f.cluster, prefix) || !is_dns_label(f.cluster)) continue;
+        if (path_exists(f.state_dir + "/state.json")) {
+            if (f.state_dir != store.cluster_dir(f.cluster))
+                elsewhere.push_back(f.cluster + " (" + t + ": its state is in " + f.state_dir + ")");
+            continue;
+        }
+        if (f.age_s < age) continue;
+        out.push_back({.name = f.cluster,
+                       .idle_s = f.age_s,
+                       .source = t,
+                       .detail = f.detail + "; its state folder " + f.state_dir + " is gone",
+                       .driver = driver,
+                       .found = f});
+    }
+}
+
 // What the targets still have: clusters with the prefix, at least `age` old, whose state folder is gone.
 // Those whose state is in another state folder are named in `elsewhere` (gc runs there).
 std::vector<Candidate> found_on_targets(const StateStore& store, const std::vector<std::string>& targets,
@@ -132,21 +159,32 @@ std::vector<Candidate> found_on_targets(const StateStore& store, const std::vect
             problems.push_back("target " + t + ": " + found.error().message);
             continue;
         }
-        for (auto& f : *found) {
-            if (!starts_with(f.cluster, prefix) || !is_dns_label(f.cluster)) continue;
-            if (path_exists(f.state_dir + "/state.json")) {
-                if (f.state_dir != store.cluster_dir(f.cluster))
-                    elsewhere.push_back(f.cluster + " (" + t + ": its state is in " + f.state_dir + ")");
-                continue;
-            }
-            if (f.age_s < age) continue;
-            out.push_back({.name = f.cluster,
-                           .idle_s = f.age_s,
-                           .source = t,
-                           .detail = f.detail + "; its state folder " + f.state_dir + " is gone",
-                           .driver = driver,
-                           .found = f});
+        keep_leaked(store, t, driver, *found, prefix, age, elsewhere, out);
+    }
+    return out;
+}
+
+// The same, asked with each spec's endpoint and credentials (`--spec FILE`).
+Result<std::vector<Candidate>>
+found_with_specs(const StateStore& store, const std::vector<std::string>& specs, const std::string& prefix,
+                 long long age, std::vector<std::string>& elsewhere, std::vector<std::string>& problems) {
+    std::vector<Candidate> out;
+    SystemProcessRunner proc;
+    for (const auto& file : specs) {
+        auto loaded = load_spec_file(file);
+        if (!loaded.spec) return Error{"--spec " + file + ":\n" + loaded.diagnostics.format_text()};
+        auto d = make_target_driver(loaded.spec->target);
+        if (!d) return d.error();
+        std::shared_ptr<TargetDriver> driver = std::move(*d);
+        if (!driver->finds_clusters_with_spec())
+            return Error{"--spec " + file + ": ddl cannot ask target " + loaded.spec->target +
+                         " for its clusters with a spec; use --target (local, slurm) or the state folder"};
+        auto found = driver->find_clusters_with(*loaded.spec, proc);
+        if (!found) {
+            problems.push_back("target " + loaded.spec->target + " (" + file + "): " + found.error().message);
+            continue;
         }
+        keep_leaked(store, loaded.spec->target, driver, *found, prefix, age, elsewhere, out);
     }
     return out;
 }
@@ -173,7 +211,12 @@ int gc(const Invocation& inv, const GcArgs& a) {
     StateStore store(inv.g.state_dir);
     auto found = candidates(store, a.prefix, *age);
     std::vector<std::string> elsewhere, problems;
-    for (auto& c : found_on_targets(store, *targets, a.prefix, *age, elsewhere, problems)) {
+    auto with_specs = found_with_specs(store, a.specs, a.prefix, *age, elsewhere, problems);
+    if (!with_specs) return inv.fail(with_specs.error().message, exit_code::k_bad_input);
+    auto on_targets = found_on_targets(store, *targets, a.prefix, *age, elsewhere, problems);
+    on_targets.insert(on_targets.end(), std::make_move_iterator(with_specs->begin()),
+                      std::make_move_iterator(with_specs->end()));
+    for (auto& c : on_targets) {
         const bool known =
             std::any_of(found.begin(), found.end(), [&](const Candidate& s) { return s.name == c.name; });
         if (!known) found.push_back(std::move(c));

@@ -110,6 +110,15 @@ public:
         (void)proc;
         return Error{"this target cannot be asked for its clusters without a spec"};
     }
+    // Targets whose clusters can be found with a spec's endpoint and credentials (`ddl gc --spec FILE`):
+    // what the service itself still runs for ddl, with the state folder named in each record.
+    virtual bool finds_clusters_with_spec() const { return false; }
+    virtual Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
+                                                                 ProcessRunner& proc) const {
+        (void)spec;
+        (void)proc;
+        return Error{"this target's clusters are found through the state folder only"};
+    }
     // Removes a found cluster from its record alone (its state folder may be gone).
     virtual Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
         (void)found;

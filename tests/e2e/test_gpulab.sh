@@ -106,6 +106,24 @@ if ip netns list | grep -q "^ddl-${P}gl"; then fail "job nodes left after destro
 ok "destroy cancelled the cluster's job (PUT state/status; DELETE is refused with 405); nothing left"
 secret_sweep "GPULab client key" "$key_line" '/alice\.(key|pem)$' "$WORK"
 
+# A cluster whose state folder is lost (a CI job's container gone): `ddl gc --spec` asks GPULab itself.
+write_spec ${P}glleak one-job
+GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glleak.yaml >l.log 2>&1 || { cat l.log; fail "deploy of the cluster to leak"; }
+leak_job=$(awk -v n="ddl-${P}glleak-master" '$1 == "Running" && $3 == n {print $2}' "$events" | tail -1)
+[ -n "$leak_job" ] || { cat "$events"; fail "no running job for the cluster to leak"; }
+gc_leak() { GPULAB_CERT="$WORK/alice.pem" "$DDL" --state-dir "$WORK/other-state" gc --older-than 0s --prefix ${P}glleak --target none --spec ${P}glleak.yaml "$@"; }
+gc_leak --dry-run >g0.log 2>&1 || { cat g0.log; fail "gc --spec while the state folder exists"; }
+grep -q "not touched: ${P}glleak (gpulab: its state is in $STATE/${P}glleak)" g0.log || { cat g0.log; fail "a cluster with its state elsewhere was not left alone"; }
+rm -rf "${STATE:?}/${P}glleak"
+gc_leak --dry-run >g1.log 2>&1 || { cat g1.log; fail "gc --spec --dry-run"; }
+grep -q "^would destroy ${P}glleak (found on target gpulab, .*GPULab job(s) $leak_job RUNNING; its state folder $STATE/${P}glleak is gone)" g1.log \
+  || { cat g1.log; fail "gc --spec did not find the leaked job"; }
+grep -q "^Cancelled $leak_job " "$events" && fail "--dry-run cancelled the job"
+gc_leak -y >g2.log 2>&1 || { cat g2.log; fail "gc --spec -y"; }
+grep -q "gc: 1 destroyed, 0 failed" g2.log || { cat g2.log; fail "gc --spec did not destroy the leaked cluster"; }
+grep -q "^Cancelled $leak_job " "$events" || { cat "$events"; fail "the leaked job was not cancelled"; }
+ok "gc --spec: a leaked cluster found on GPULab (state elsewhere left alone; state gone: its job cancelled)"
+
 write_spec ${P}glauth one-job
 rc=0; GPULAB_CERT="$WORK/mallory.pem" ddl deploy ${P}glauth.yaml >a.log 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a certificate of a non-user was accepted"

@@ -2,6 +2,7 @@
 
 #include "remote/SshKeys.hpp"
 #include "targets/gpulab/GpulabJobs.hpp"
+#include "targets/gpulab/GpulabStatus.hpp"
 #include "util/Files.hpp"
 #include "util/LoginPem.hpp"
 #include "util/Strings.hpp"
@@ -15,31 +16,9 @@
 namespace ddl {
 namespace {
 
-std::string upper_ascii(std::string s) {
-    for (auto& c : s)
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    return s;
-}
-
-// GPULab writes a status by its value ("Running", "On Hold", "Must Halt") and its clients match it by
-// name or value without case (ONHOLD, MUSTHALT): compared here in upper case without spaces or '_'.
-std::string status_of(const nlohmann::json& job) {
-    if (!job.contains("state") || !job["state"].is_object()) return "";
-    std::string out;
-    for (char c : upper_ascii(job["state"].value("status", "")))
-        if (c != ' ' && c != '_') out += c;
-    return out;
-}
-
-bool waiting(const std::string& s) {
-    return s == "QUEUED" || s == "ASSIGNED" || s == "STARTING" || s == "ONHOLD" || s.empty();
-}
-
-// Still holding (or about to hold) GPUs: waiting, running, or being halted. A job with no status counts
-// as active: nothing says it stopped.
-bool active(const std::string& s) {
-    return waiting(s) || s == "RUNNING" || s == "MUSTHALT" || s == "HALTING";
-}
+using gpulab::active;
+using gpulab::status_of;
+using gpulab::waiting;
 
 Result<std::unique_ptr<GpulabApi>> rest_client(const Context& ctx) {
     std::string cert = GpulabTarget::cert_path(ctx.spec);
@@ -121,7 +100,10 @@ Status GpulabTarget::provision(Context& ctx) {
             if (existing && status_of(*existing) == "RUNNING") continue;
             // Ended or unknown: a fresh job replaces it.
         }
-        auto id = (*api)->submit(job.request);
+        nlohmann::json request = job.request;
+        request["description"] =
+            request.value("description", std::string()) + state_marker(ctx.cluster_dir());
+        auto id = (*api)->submit(request);
         if (!id) return id.error();
         td["jobs"][job.node] = *id;
         if (auto s = ctx.save(); !s) return s;

@@ -35,6 +35,18 @@ public:
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
 
+    // `ddl gc --spec FILE`: the user's GPULab jobs that ddl submitted and that are still queued or
+    // running, one FoundCluster per cluster (the job description names it and its state folder; the age
+    // comes from GPULab's own event times); destroy_found cancels them.
+    bool finds_clusters_with_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
+                                                         ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+    // What a submitted job's description ends with, so that gc finds the state folder of its cluster.
+    static std::string state_marker(const std::string& cluster_dir) {
+        return "; state folder " + cluster_dir;
+    }
+
     // The client certificate to use: $GPULAB_CERT, else gpulab.cert (with ~ expanded); empty if neither.
     static std::string cert_path(const Spec& spec);
     // host:port where a RUNNING job's sshd is reachable, from its state's port mappings.
