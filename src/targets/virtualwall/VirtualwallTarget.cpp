@@ -6,6 +6,8 @@
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 #include <unistd.h>
 
@@ -54,11 +56,20 @@ std::vector<std::string> VirtualwallTarget::jfed_argv(const std::string& jfed_cl
 
 std::string VirtualwallTarget::configure_failure_hint(const Context& ctx, const std::string& message) const {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
-    const bool egress =
-        message.find("enable-nat") != std::string::npos || message.find("IPv4 egress") != std::string::npos ||
-        message.find("pull") != std::string::npos || message.find("apt") != std::string::npos ||
-        message.find("Network is unreachable") != std::string::npos ||
-        message.find("Temporary failure") != std::string::npos;
+    // What a download that could not leave the node says (the NAT task itself, apt, wget/curl, an image
+    // pull).
+    static const char* const k_signs[] = {"enable-nat",
+                                          "IPv4 egress",
+                                          "Failed to fetch",
+                                          "Could not resolve",
+                                          "Temporary failure",
+                                          "Network is unreachable",
+                                          "Connection timed out",
+                                          "pull",
+                                          "apt-get"};
+    const bool egress = std::any_of(std::begin(k_signs), std::end(k_signs), [&](const char* sign) {
+        return message.find(sign) != std::string::npos;
+    });
     if (!egress) return {};
     std::string hint = "hint: Virtual Wall nodes reach the IPv4 internet (Docker Hub, NVIDIA's registry, "
                        "some apt mirrors) only through NAT (Virtual Wall \"Network\": "

@@ -213,3 +213,23 @@ TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH 
     Context ctx{wall(3), state, store, proc, remote, progress, {}, nullptr};
     CHECK(render_inventory(ctx).find("ansible_host: \"" + v6 + "\"") != std::string::npos);
 }
+
+TEST_CASE("a configure failure that looks like a blocked download gets the Virtual Wall's NAT hint") {
+    test::ClusterRig rig("apiVersion: ddl/v1\nname: vw\ntarget: virtualwall\nnodes:\n  master: {gpus: 1}\n"
+                         "virtualwall:\n  project: p\n");
+    auto ctx = rig.ctx();
+    const VirtualwallTarget t;
+    const auto pull = t.configure_failure_hint(
+        ctx, "configure failed:\n      master: Training image is present: Error: initializing source "
+             "docker://nvcr.io/x: pinging container registry nvcr.io: dial tcp: Network is unreachable");
+    CHECK(pull.find("only through NAT") != std::string::npos);
+    CHECK(pull.find("https://www.wall2.ilabt.iminds.be/enable-nat.sh") != std::string::npos);
+    CHECK(pull.find("ddl exec --cluster vw -- ip -4 route show default") != std::string::npos);
+    // A failure with nothing to do with the network gets no hint.
+    CHECK(t.configure_failure_hint(ctx, "configure failed:\n      master: Runtime files: capture failed")
+              .empty());
+    rig.spec.target_section<VirtualwallSpec>().enable_nat = false;
+    auto ctx2 = rig.ctx();
+    CHECK(t.configure_failure_hint(ctx2, "master: apt-get update: Failed to fetch http://deb.debian.org")
+              .find("virtualwall.enable_nat is off") != std::string::npos);
+}
