@@ -19,8 +19,8 @@ reason. The caller is the client certificate's CN: not in --users -> 403; the jo
 with $DDL_FAKE_NODES that admits the key in the job's DDL_AUTHORIZED_KEY, and the job's port mapping points
 at that node's sshd. Cancelling removes the node. Failure modes (--mode): normal, never-start (jobs stay
 QUEUED, with the scheduler's explanation), die-early:NODE (the job whose DDL_NODE is NODE fails while
-starting, with a log saying why). Event log (--log): one line per status change ("Cancelled ID NAME"), per
-cancel request ("PUT PATH CANCELLED") and per refusal ("405 METHOD PATH", "400 ...", "403 ...").
+starting, as when its image cannot install openssh-server). Event log (--log): one line per status change
+("Cancelled ID NAME"), per cancel request ("PUT PATH CANCELLED") and per refusal ("405 METHOD PATH", "400 ...", "403 ...").
 Python 3 standard library only.
 """
 import argparse
@@ -45,7 +45,7 @@ ENV_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 ARGS = None
 LOCK = threading.Lock()
-JOBS = {}  # uuid -> job dict (GPULab's shape) + private "_owner", "_log", "_node_id"
+JOBS = {}  # uuid -> job dict (GPULab's shape) + private "_owner", "_node_id"
 
 
 class Bad(Exception):
@@ -159,9 +159,7 @@ def run_job(job_id):
         set_status(job, "Starting")
         node = env.get("DDL_NODE", "")
     if ARGS.mode.startswith("die-early:") and node == ARGS.mode.split(":", 1)[1]:
-        with LOCK:
-            job["_log"] += ("ddl: installing openssh-server\nddl: cannot install openssh-server:\n"
-                            "E: Unable to locate package openssh-server\n")
+        with LOCK:  # as when the image cannot install openssh-server
             set_status(job, "Failed")
         return
     key = str(env.get("DDL_AUTHORIZED_KEY", ""))
@@ -173,8 +171,8 @@ def run_job(job_id):
         made = json.loads(fake_nodes("up", "--id", node_id, "--state-dir", os.path.join(ARGS.state, "nodes"),
                                      "--names", "job", "--pubkey-file", pub))["nodes"][0]
     except Exception as e:  # the worker could not start the container
+        print(f"gpulab stand-in: the worker cannot start the container: {e}", file=sys.stderr)
         with LOCK:
-            job["_log"] += f"worker: cannot start the container: {e}\n"
             set_status(job, "Failed")
         return
     with LOCK:
@@ -192,7 +190,6 @@ def run_job(job_id):
             "portMappings": [{"containerPort": (pm if isinstance(pm, int) else pm["containerPort"]),
                               "hostPort": made["port"] if i == 0 else port + 1000 + i,
                               "hostIp": made["public_address"]} for i, pm in enumerate(pms)]}
-        job["_log"] += f"ddl: sshd for node {node} of cluster {env.get('DDL_CLUSTER')} on port {env.get('DDL_SSH_PORT')}\n"
         set_status(job, "Running")
 
 
@@ -273,7 +270,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(403, {"detail": f"user {user} is not a member of project {project}"})
             job_id = str(uuid.uuid4())
             with LOCK:
-                JOBS[job_id] = dict(job, uuid=job_id, _owner=user, _log="", state={
+                JOBS[job_id] = dict(job, uuid=job_id, _owner=user, state={
                     "status": "Queued", "eventTimes": {},
                     "scheduling": {"queuedExplanations": ["No worker has a free GPU for this job; project " +
                                                           project + " uses its full GPU quota"]

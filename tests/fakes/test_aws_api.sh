@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Follows: "Query requests for Amazon EC2" (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Query-Requests.html),
+# "Error codes for the Amazon EC2 API" (…/APIReference/errors-overview.html), Service Quotas "GetServiceQuota"
+# (https://docs.aws.amazon.com/servicequotas/2019-06-24/apireference/API_GetServiceQuota.html) and "Create a
+# signed AWS API request" (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html).
 # Checks tests/fakes/aws_api.py, the EC2 + Service Quotas stand-in, with requests signed by curl's own SigV4
 # (--aws-sigv4, curl >= 7.75; POST with a form body for EC2 and with a JSON body for Service Quotas): good
 # requests answer in the documented shapes, and what AWS refuses is refused with AWS's codes and statuses.

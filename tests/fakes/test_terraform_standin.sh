@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Follows: Terraform CLI documentation, "Command: init" / "Command: plan" / "Command: apply"
+# (https://developer.hashicorp.com/terraform/cli/commands) and "Input Variables", "Assigning values to root
+# module variables" (https://developer.hashicorp.com/terraform/language/values/variables): undeclared and
+# unset variables are errors.
 # Checks tests/fakes/terraform refuses what Terraform refuses, in Terraform's words and exit status: an
 # unknown command, a flag the subcommand does not define, a variable the module does not declare, a
 # required variable left unset. (The e2e suites test_openstack and test_aws drive its accepted paths.)
