@@ -82,6 +82,7 @@ nlohmann::json with_limits(const std::string& cluster, const nlohmann::json& j, 
     nlohmann::json out{{"cluster", cluster},
                        {"ranks", n},
                        {"backend", j.value("backend", "")},
+                       {"buffers", j.value("buffers", "host")},
                        {"link_gbit", static_cast<double>(link_bps) / 1e9},
                        {"results", nlohmann::json::array()}};
     for (const auto& r : j["results"]) {
@@ -109,9 +110,9 @@ void print_csv(const nlohmann::json& out) {
 
 void print_text(const nlohmann::json& out, std::uint64_t link_bps) {
     double limit_gbs = static_cast<double>(link_bps) / 8e9;
-    std::printf("# allreduce on cluster %s: %d ranks, backend %s, float32 sum; GB/s = 1e9 B/s\n",
+    std::printf("# allreduce on cluster %s: %d ranks, backend %s (%s buffers), float32 sum; GB/s = 1e9 B/s\n",
                 out["cluster"].get<std::string>().c_str(), out["ranks"].get<int>(),
-                out["backend"].get<std::string>().c_str());
+                out["backend"].get<std::string>().c_str(), out.value("buffers", "host").c_str());
     if (limit_gbs > 0)
         std::printf("# limit: links of %s -> ring time >= 2(N-1)/N * S/B, busbw <= %.4f GB/s\n",
                     format_rate(link_bps).c_str(), limit_gbs);

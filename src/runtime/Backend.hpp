@@ -29,6 +29,9 @@ public:
     virtual void broadcast(void* buffer, std::size_t bytes, int root) = 0;
     // `recv` holds size() blocks of `bytes`; this rank's block is already in place at rank*bytes.
     virtual void allgather(void* recv, std::size_t bytes) = 0;
+    // Copies between caller buffers (an out-of-place call's input, a fused tensor into the pack): host memory
+    // here; the NCCL backend also takes device memory.
+    virtual void copy(void* dst, const void* src, std::size_t bytes);
 
 private:
     std::vector<std::byte> m_pack; // allreduce_fused's packing buffer, kept between calls

@@ -75,7 +75,7 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
     guarded([&] {
         if (count > 0 && (send == nullptr || recv == nullptr))
             throw CommError(CommErrorKind::invalid_argument, "allreduce: null buffer");
-        if (send != recv && count > 0) std::memmove(recv, send, count * element_size(type));
+        if (send != recv && count > 0) m_backend->copy(recv, send, count * element_size(type));
         m_backend->allreduce(recv, count, type, op);
     });
 }
@@ -109,7 +109,7 @@ void Communicator::allgather_bytes(const void* send, void* recv, std::size_t byt
         if (bytes > 0 && (send == nullptr || recv == nullptr))
             throw CommError(CommErrorKind::invalid_argument, "allgather: null buffer");
         auto* mine = static_cast<std::byte*>(recv) + bytes * static_cast<std::size_t>(rank());
-        if (bytes > 0 && send != mine) std::memmove(mine, send, bytes);
+        if (bytes > 0 && send != mine) m_backend->copy(mine, send, bytes);
         m_backend->allgather(recv, bytes);
     });
 }

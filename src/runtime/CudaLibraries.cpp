@@ -63,6 +63,8 @@ void bind_cudart(void* h, CudaLoad& l) {
     bind(h, "cudaMalloc", a.device_malloc, missing);
     bind(h, "cudaFree", a.device_free, missing);
     bind(h, "cudaMemcpyAsync", a.memcpy_async, missing);
+    bind(h, "cudaMemcpy", a.memcpy, missing);
+    bind(h, "cudaDeviceSynchronize", a.device_synchronize, missing);
     bind(h, "cudaPointerGetAttributes", a.pointer_get_attributes, missing);
     bind(h, "cudaGetLastError", a.get_last_error, missing);
     bind(h, "cudaGetErrorString", a.get_error_string, missing);
@@ -132,6 +134,23 @@ std::string cuda_missing_message(const CudaLoad& l) {
     return "backend nccl on " + host_name() + ": " + (!l.cudart ? l.cudart_error : l.nccl_error) +
            "; install the CUDA " + major + " runtime and NCCL 2 (cuda-cudart-" + major + "-" + minor +
            " and libnccl2 from NVIDIA's CUDA repository: the runtime role does on GPU nodes) or choose "
+           "runtime.backend: tcp";
+}
+
+std::string cuda_device_count_message(const std::string& cuda_error, bool no_usable_driver) {
+    std::string m = "backend nccl on " + host_name() + ": cudaGetDeviceCount: " + cuda_error;
+    if (no_usable_driver)
+        m += " (no NVIDIA driver loaded, or one older than CUDA " + std::to_string(CUDART_VERSION / 1000) +
+             " needs: see docs/gpus.md, or choose runtime.backend: tcp)";
+    return m;
+}
+
+std::string gpu_per_rank_message(int rank, int local_rank, int gpus) {
+    if (local_rank < gpus) return {};
+    return "backend nccl: rank " + std::to_string(rank) + " is local rank " + std::to_string(local_rank) +
+           " on " + host_name() + ", which has " + std::to_string(gpus) +
+           " GPU(s): NCCL runs one rank per GPU; start at most " + std::to_string(gpus) +
+           " rank(s) on this node (runtime.slots_per_node, or the hostfile's slots) or choose "
            "runtime.backend: tcp";
 }
 

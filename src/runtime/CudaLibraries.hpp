@@ -20,6 +20,8 @@ struct CudaLibraries {
     cudaError_t (*device_malloc)(void**, size_t) = nullptr; // cudaMalloc (its C++ name is overloaded)
     decltype(&cudaFree) device_free = nullptr;
     decltype(&cudaMemcpyAsync) memcpy_async = nullptr;
+    decltype(&cudaMemcpy) memcpy = nullptr;
+    decltype(&cudaDeviceSynchronize) device_synchronize = nullptr;
     decltype(&cudaPointerGetAttributes) pointer_get_attributes = nullptr;
     decltype(&cudaGetLastError) get_last_error = nullptr;
     decltype(&cudaGetErrorString) get_error_string = nullptr;
@@ -54,6 +56,14 @@ struct CudaLoad {
 
 // The one line that says what is missing on this host and how to get it ("" when both loaded).
 [[nodiscard]] std::string cuda_missing_message(const CudaLoad& load);
+
+// The line for a failed cudaGetDeviceCount: CUDA's own words, and where CUDA says the driver is missing or
+// too old (cudaErrorInsufficientDriver, cudaErrorNoDevice), what this runtime needs and the way out.
+[[nodiscard]] std::string cuda_device_count_message(const std::string& cuda_error, bool no_usable_driver);
+
+// NCCL runs one rank of a job per GPU (two ranks on one device fail its initialisation with "invalid
+// usage"): the line for a rank whose local rank has no GPU of its own, "" when it has one.
+[[nodiscard]] std::string gpu_per_rank_message(int rank, int local_rank, int gpus);
 
 // The CUDA runtime alone (for counting devices): nullptr where it cannot be loaded. Loaded once per
 // process, from DDL_CUDART_LIBRARY / DDL_NCCL_LIBRARY where set.

@@ -47,8 +47,14 @@ public:
     NcclBackend(Rendezvous& rv, const CommOptions& opts, const CudaLibraries& cu)
         : m_rv(rv), m_opts(opts), m_cu(cu), m_scratch(cu) {
         int devices = 0;
-        check_cuda(m_cu, m_cu.get_device_count(&devices), "cudaGetDeviceCount");
-        check_cuda(m_cu, m_cu.set_device(opts.local_rank % devices), "cudaSetDevice");
+        if (const cudaError_t rc = m_cu.get_device_count(&devices); rc != cudaSuccess)
+            throw CommError(
+                CommErrorKind::invalid_argument,
+                cuda_device_count_message(m_cu.get_error_string(rc),
+                                          rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice));
+        if (const std::string m = gpu_per_rank_message(rv.rank(), opts.local_rank, devices); !m.empty())
+            throw CommError(CommErrorKind::invalid_argument, m);
+        check_cuda(m_cu, m_cu.set_device(opts.local_rank), "cudaSetDevice");
         check_cuda(m_cu, m_cu.stream_create_with_flags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
         ncclUniqueId id{};
         std::string blob;
@@ -120,6 +126,17 @@ public:
         auto* mine = static_cast<char*>(dev) + bytes * static_cast<std::size_t>(m_rv.rank());
         launch(m_cu.all_gather(mine, dev, bytes, ncclChar, m_comm, m_stream));
         from_device(recv, dev, total);
+    }
+
+    // Either side may be device memory (unified addressing tells which): cudaMemcpyDefault on the
+    // collectives' stream, finished before the call returns.
+    void copy(void* dst, const void* src, std::size_t bytes) override {
+        if (!is_device_pointer(dst) && !is_device_pointer(src)) {
+            Backend::copy(dst, src, bytes);
+            return;
+        }
+        check_cuda(m_cu, m_cu.memcpy_async(dst, src, bytes, cudaMemcpyDefault, m_stream), "cudaMemcpyAsync");
+        wait();
     }
 
 private:

@@ -22,7 +22,7 @@ ddl bench allreduce --cluster rt --sizes 64KiB:1MiB --iters 2 --format json >ben
 python3 - bench.json <<'PY' || fail "bench allreduce result"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["ranks"] == 4 and j["wrong"] == 0 and j["link_gbit"] == 1.0, j
+assert j["ranks"] == 4 and j["wrong"] == 0 and j["link_gbit"] == 1.0 and j["buffers"] == "host", j
 sizes = [r["size"] for r in j["results"]]
 assert sizes == [65536, 131072, 262144, 524288, 1048576], sizes
 for r in j["results"]:

@@ -1,12 +1,16 @@
 // ddl-allreduce-test: allreduce over a size sweep (or one size) with integer-valued data, checked
 // exactly, reported as an nccl-tests style table (or JSON). Exit status 1 on a wrong result, 2 on bad
-// arguments, 3 on a communication failure.
+// arguments, 3 on a communication failure. With the NCCL backend the data lives on the GPU, as in
+// nccl-tests and in training (filled and checked outside the timed call); --host-buffers times host memory
+// instead, which the backend copies to the GPU and back in every call.
 #include "runtime/Communicator.hpp"
+#include "runtime/DeviceMemory.hpp"
 #include "util/Strings.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <sys/resource.h>
 #include <vector>
@@ -24,6 +28,7 @@ struct Args {
     DataType type = DataType::float32;
     ReduceOp op = ReduceOp::sum;
     bool json = false;
+    bool host_buffers = false;
 };
 
 bool parse_size(const std::string& text, std::size_t& out) {
@@ -53,8 +58,9 @@ bool parse_size(const std::string& text, std::size_t& out) {
 void usage() {
     std::fprintf(stderr,
                  "usage: ddl-allreduce-test [-b MIN] [-e MAX] [-f FACTOR] [--size S] [-n ITERS] [-w WARMUP]\n"
-                 "                          [--type float|half] [--op sum|avg] [--json]\n"
+                 "                          [--type float|half] [--op sum|avg] [--host-buffers] [--json]\n"
                  "sizes in bytes, with K/M/G suffixes (default sweep 1M..64M, factor 2).\n"
+                 "With backend nccl the buffers are on the GPU unless --host-buffers.\n"
                  "Rank/size/master come from DDL_*, OMPI_*, SLURM_* or torchrun variables.\n");
 }
 
@@ -69,6 +75,8 @@ bool parse_args(int argc, char** argv, Args& a) {
         std::string v;
         if (arg == "--json")
             a.json = true;
+        else if (arg == "--host-buffers")
+            a.host_buffers = true;
         else if ((arg == "-b" || arg == "--minbytes") && value(v) && parse_size(v, a.min_bytes))
             continue;
         else if ((arg == "-e" || arg == "--maxbytes") && value(v) && parse_size(v, a.max_bytes))
@@ -152,12 +160,17 @@ int main(int argc, char** argv) {
         const int n = comm->size();
         const std::size_t esize = element_size(args.type);
         std::vector<std::uint16_t> buf((args.max_bytes + 3) / 2 + 2);
+        std::unique_ptr<DeviceMemory> device;
+        if (std::string(comm->backend_name()) == "nccl" && !args.host_buffers)
+            device = std::make_unique<DeviceMemory>(buf.size() * sizeof buf[0], comm->local_rank());
+        const char* where = device ? "device" : "host";
         std::string json = "{\"ranks\": " + std::to_string(n) + ", \"backend\": \"" + comm->backend_name() +
                            "\", \"op\": \"" + (args.op == ReduceOp::sum ? "sum" : "avg") +
-                           "\", \"results\": [";
+                           "\", \"buffers\": \"" + where + "\", \"results\": [";
         if (comm->rank() == 0 && !args.json) {
-            std::printf("# ddl-allreduce-test: %d ranks, backend %s, op %s, %d iterations (+%d warm-up)\n", n,
-                        comm->backend_name(), args.op == ReduceOp::sum ? "sum" : "avg", args.iters,
+            std::printf("# ddl-allreduce-test: %d ranks, backend %s, op %s, %s buffers, %d iterations (+%d "
+                        "warm-up)\n",
+                        n, comm->backend_name(), args.op == ReduceOp::sum ? "sum" : "avg", where, args.iters,
                         args.warmup);
             std::printf("# %12s %12s %6s %12s %12s %12s %8s\n", "size(B)", "count", "type", "time(us)",
                         "algbw(GB/s)", "busbw(GB/s)", "#wrong");
@@ -172,11 +185,14 @@ int main(int argc, char** argv) {
             float wrong = 0;
             for (int it = 0; it < args.warmup + args.iters; ++it) {
                 fill(buf, count, args.type, comm->rank());
+                if (device) device->upload(buf.data(), bytes);
+                void* data = device ? device->data() : buf.data();
                 comm->barrier();
                 const double c0 = thread_cpu_seconds();
                 const auto t0 = std::chrono::steady_clock::now();
-                comm->allreduce(buf.data(), count, args.type, args.op);
+                comm->allreduce(data, count, args.type, args.op);
                 const auto t1 = std::chrono::steady_clock::now();
+                if (device) device->download(buf.data(), bytes);
                 if (it >= args.warmup) {
                     seconds += std::chrono::duration<double>(t1 - t0).count();
                     cpu += thread_cpu_seconds() - c0;

@@ -47,3 +47,24 @@ TEST_CASE("the CUDA runtime and NCCL of this machine's toolkit load with every f
     CHECK(l.api.all_reduce != nullptr);
     CHECK(l.api.get_device_count != nullptr);
 }
+
+TEST_CASE("a rank without a GPU of its own is one line naming the count and the ways out") {
+    CHECK(gpu_per_rank_message(3, 0, 1).empty());
+    CHECK(gpu_per_rank_message(3, 7, 8).empty());
+    const std::string m = gpu_per_rank_message(1, 1, 1);
+    CHECK(m.find("rank 1 is local rank 1") != std::string::npos);
+    CHECK(m.find("which has 1 GPU(s)") != std::string::npos);
+    CHECK(m.find("runtime.slots_per_node") != std::string::npos);
+    CHECK(m.find("runtime.backend: tcp") != std::string::npos);
+    CHECK(m.find('\n') == std::string::npos);
+    CHECK_FALSE(gpu_per_rank_message(0, 0, 0).empty()); // no GPU at all
+}
+
+TEST_CASE("a missing driver is named as such; other CUDA errors are CUDA's words alone") {
+    const std::string m =
+        cuda_device_count_message("CUDA driver version is insufficient for CUDA runtime version", true);
+    CHECK(m.find("cudaGetDeviceCount: CUDA driver version is insufficient") != std::string::npos);
+    CHECK(m.find("no NVIDIA driver loaded") != std::string::npos);
+    CHECK(m.find("docs/gpus.md") != std::string::npos);
+    CHECK(cuda_device_count_message("out of memory", false).find("driver") == std::string::npos);
+}

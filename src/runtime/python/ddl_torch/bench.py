@@ -81,7 +81,7 @@ def main():
     step_s = timed_steps(step, a.steps, cuda)
     compute_s = timed_steps(local_step, max(1, min(a.steps, 3)), cuda)
     # Every rank's mean step; the slowest sets the pace.
-    t = torch.tensor([step_s, compute_s], dtype=torch.float64)
+    t = torch.tensor([step_s, compute_s], dtype=torch.float64, device=device)  # NCCL groups take CUDA tensors only
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     step_s, compute_s = t.tolist()
     if rank == 0:
