@@ -3,6 +3,7 @@
 #include "runtime/CommError.hpp"
 #include "runtime/CudaLibraries.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -108,10 +109,43 @@ public:
     void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override {
         const std::size_t bytes = count * element_size(type);
         void* dev = to_device(buffer, bytes);
-        const ncclDataType_t dt = type == DataType::float32 ? ncclFloat32 : ncclFloat16;
-        launch(
-            m_cu.all_reduce(dev, dev, count, dt, op == ReduceOp::sum ? ncclSum : ncclAvg, m_comm, m_stream));
+        launch(m_cu.all_reduce(dev, dev, count, nccl_type(type), nccl_op(op), m_comm, m_stream));
         from_device(buffer, dev, bytes);
+    }
+
+    // Tensors that all live on the GPU are packed there (device-to-device copies on the collectives'
+    // stream), reduced once and unpacked, with one wait; any host tensor takes the host pack.
+    void allreduce_fused(std::span<const TensorSpan> tensors, DataType type, ReduceOp op) override {
+        const bool on_device = std::all_of(tensors.begin(), tensors.end(), [&](const TensorSpan& t) {
+            return t.count == 0 || is_device_pointer(t.data);
+        });
+        if (!on_device) {
+            Backend::allreduce_fused(tensors, type, op);
+            return;
+        }
+        const std::size_t esize = element_size(type);
+        std::size_t total = 0;
+        for (const TensorSpan& t : tensors)
+            total += t.count;
+        auto* pack = static_cast<char*>(m_scratch.reserve(total * esize));
+        auto each = [&](bool into_pack) {
+            std::size_t offset = 0;
+            for (const TensorSpan& t : tensors) {
+                const std::size_t bytes = t.count * esize;
+                if (bytes > 0)
+                    check_cuda(m_cu,
+                               into_pack ? m_cu.memcpy_async(pack + offset, t.data, bytes,
+                                                             cudaMemcpyDeviceToDevice, m_stream)
+                                         : m_cu.memcpy_async(t.data, pack + offset, bytes,
+                                                             cudaMemcpyDeviceToDevice, m_stream),
+                               "cudaMemcpyAsync");
+                offset += bytes;
+            }
+        };
+        each(true);
+        launch(m_cu.all_reduce(pack, pack, total, nccl_type(type), nccl_op(op), m_comm, m_stream));
+        each(false);
+        wait();
     }
 
     void broadcast(void* buffer, std::size_t bytes, int root) override {
@@ -140,6 +174,11 @@ public:
     }
 
 private:
+    static ncclDataType_t nccl_type(DataType type) {
+        return type == DataType::float32 ? ncclFloat32 : ncclFloat16;
+    }
+    static ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclAvg; }
+
     bool is_device_pointer(const void* p) const {
         cudaPointerAttributes attrs{};
         if (m_cu.pointer_get_attributes(&attrs, p) != cudaSuccess) {

@@ -46,12 +46,17 @@ check("allgather out of place", lib.ddlcomm_allgather(comm, a.data_ptr(), g.data
       lambda: torch.equal(g, keep))
 c = keep.clone()
 check("broadcast", lib.ddlcomm_broadcast(comm, c.data_ptr(), n, 0, 0), lambda: torch.equal(c, keep))
-parts = [keep[: n // 2].clone(), keep[n // 2:].half().clone()]
+# Three float tensors of odd sizes (packed on the GPU at their offsets) and a half one.
+cuts = [0, 1, 4099, n // 2, n]
+want = [keep[cuts[i]:cuts[i + 1]] for i in range(3)] + [keep[cuts[3]:].half()]
+parts = [w.clone() for w in want]
 h = ctypes.c_uint64()
-rc = lib.ddlcomm_fusion_submit(comm, b"p0", parts[0].data_ptr(), parts[0].numel(), 0, 0, ctypes.byref(h))
-rc = rc or lib.ddlcomm_fusion_submit(comm, b"p1", parts[1].data_ptr(), parts[1].numel(), 1, 0, ctypes.byref(h))
+rc = 0
+for i, p in enumerate(parts):
+    rc = rc or lib.ddlcomm_fusion_submit(comm, f"p{i}".encode(), p.data_ptr(), p.numel(),
+                                         1 if p.dtype == torch.float16 else 0, 0, ctypes.byref(h))
 rc = rc or lib.ddlcomm_fusion_synchronize(comm)
-check("fused allreduce", rc, lambda: torch.equal(parts[0], keep[: n // 2]) and torch.equal(parts[1], keep[n // 2:].half()))
+check("fused allreduce", rc, lambda: all(torch.equal(p, w) for p, w in zip(parts, want)))
 lib.ddlcomm_destroy(comm)
 print(f"backend {backend}: {len(failures)} failure(s)")
 for f in failures:
