@@ -4,11 +4,14 @@
 # a scheduled pipeline (CI_PIPELINE_SOURCE=schedule) on a runner where ddl is installed (DDL=...):
 # smoke:local passes and leaves its JUnit artifact; a smoke job killed with SIGKILL mid-deploy, whose state
 # folder is then thrown away like a job container, leaves a cluster that the gc job finds on the machine
-# and removes. The GitHub workflow is read as YAML with the keys GitHub requires.
+# and removes. The GitHub workflow is checked by action-validator (github.com/mpalmer/action-validator, its
+# npm build @action-validator/cli, pinned in tests/ci/package.json: the workflow schema GitHub's syntax page
+# describes, as published by SchemaStore), which must also refuse a copy with a misspelt key; and read as
+# YAML for what no schema says: no secret pasted into a script.
 source "$(dirname "$0")/lib.sh"
 GLCI_DIR="$DDL_SOURCE_DIR/tests/ci"
 command -v rsync >/dev/null || fail "rsync is not installed (gitlab-ci-local copies the repository with it)"
-if [ ! -x "$GLCI_DIR/node_modules/.bin/gitlab-ci-local" ]; then
+if [ ! -x "$GLCI_DIR/node_modules/.bin/gitlab-ci-local" ] || [ ! -x "$GLCI_DIR/node_modules/.bin/action-validator" ]; then
   npm ci --prefix "$GLCI_DIR" --no-audit --no-fund >npm.log 2>&1 || { cat npm.log; fail "npm ci in tests/ci (needs the npm registry once)"; }
 fi
 glci() { "$GLCI_DIR/node_modules/.bin/gitlab-ci-local" --force-shell-executor --ignore-predefined-vars CI_PIPELINE_SOURCE \
@@ -56,6 +59,13 @@ grep -q "destroying $cluster (found on target local" gc.log && grep -q "gc: 1 de
 ! ip netns list | grep -q "^ddl-$cluster-" || fail "namespaces of $cluster left after the gc job"
 ok "the gc job of the template removes the cluster of a killed smoke job whose state folder is gone"
 
+validator="$GLCI_DIR/node_modules/.bin/action-validator"
+"$validator" "$DDL_SOURCE_DIR/docs/ci/github-actions.yml" >lint.out 2>&1 || { cat lint.out; fail "action-validator refuses docs/ci/github-actions.yml"; }
+sed 's/^\( *\)runs-on:/\1runs-onn:/' "$DDL_SOURCE_DIR/docs/ci/github-actions.yml" >misspelt.yml
+grep -q 'runs-onn:' misspelt.yml || fail "no runs-on to misspell in the workflow"
+"$validator" misspelt.yml >lint-bad.out 2>&1 && fail "action-validator accepted a job without runs-on"
+grep -q "Additional property 'runs-onn' is not allowed" lint-bad.out || { cat lint-bad.out; fail "action-validator's refusal"; }
+ok "action-validator accepts docs/ci/github-actions.yml and refuses a copy with a misspelt key"
 /usr/bin/python3 - "$DDL_SOURCE_DIR/docs/ci/github-actions.yml" <<'PY' || fail "docs/ci/github-actions.yml"
 import sys, yaml
 w = yaml.safe_load(open(sys.argv[1]))
