@@ -10,6 +10,7 @@
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 namespace ddl::cli {
@@ -87,6 +88,9 @@ int plan(const Invocation& inv, const PlanArgs& a) {
 
     TempDir scratch("ddl-plan");
     RenderInputs inputs;
+    // As deploy renders it (the servers' ddl_state), so that the plan does not show it as a change.
+    std::error_code ec;
+    inputs.state_dir = std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
     if ((*driver)->renders_public_key()) {
         auto key = plan_public_key(ctx, scratch.path());
         if (!key) return inv.fail(key.error().message, exit_code::k_bad_input);

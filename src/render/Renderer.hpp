@@ -17,6 +17,9 @@ struct RenderInputs {
     // The cluster's OpenSSH public key line (openstack: the key pair every node gets). Empty: a
     // placeholder that `ddl deploy` replaces.
     std::string public_key;
+    // The cluster's state folder (absolute), recorded on what the target creates so that `ddl gc --spec`
+    // tells a leaked cluster from one still owned (openstack: the servers' ddl_state). Empty: not recorded.
+    std::string state_dir;
 };
 
 // A JSON file as every renderer writes one: two-space indent, keys sorted, a final newline.

@@ -1,5 +1,9 @@
 #include "targets/openstack/OpenstackClient.hpp"
 
+#include "util/Strings.hpp"
+
+#include <cctype>
+
 namespace ddl {
 namespace {
 
@@ -138,13 +142,59 @@ std::optional<std::string> OpenstackClient::endpoint(const std::string& service_
 }
 
 Result<ApiResponse> OpenstackClient::get(const std::string& url) {
-    auto resp = m_http.send(request("GET", url));
+    return send("GET", url);
+}
+
+Result<ApiResponse> OpenstackClient::send(const std::string& method, const std::string& url,
+                                          const nlohmann::json& body) {
+    HttpRequest r = request(method, url);
+    if (!body.is_null()) {
+        r.headers.push_back("Content-Type: application/json");
+        r.body = body.dump();
+    }
+    auto resp = m_http.send(r);
     if (!resp) return resp.error();
     ApiResponse out;
     out.status = resp->status;
     out.body = nlohmann::json::parse(resp->body, nullptr, false);
     if (out.body.is_discarded()) out.body = nullptr;
     return out;
+}
+
+std::string url_encode(const std::string& s) {
+    std::string out;
+    static const char* hex = "0123456789ABCDEF";
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch); // isalnum and the nibbles need the byte, not a signed char
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::string versioned_endpoint(const std::string& url, const std::string& version) {
+    if (ends_with(url, "/" + version)) return url;
+    return url + "/" + version;
+}
+
+std::string nova_next_link(const nlohmann::json& body, const std::string& key) {
+    if (!body.is_object() || !body.contains(key) || !body[key].is_array()) return "";
+    for (const auto& link : body[key])
+        if (link.is_object() && link.value("rel", "") == "next" && link.contains("href") &&
+            link["href"].is_string())
+            return link["href"].get<std::string>();
+    return "";
+}
+
+std::string url_origin(const std::string& url) {
+    auto scheme = url.find("://");
+    if (scheme == std::string::npos) return "";
+    return url.substr(0, url.find('/', scheme + 3));
 }
 
 std::string api_error_message(const nlohmann::json& body) {

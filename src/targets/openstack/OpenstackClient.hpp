@@ -1,7 +1,8 @@
 #pragma once
 // A small OpenStack API client over libcurl: Keystone v3 authentication (password or application
-// credential) with the service catalog, then authenticated GETs on catalog endpoints. Enough for
-// ddl's pre-flight checks; the token and secrets live only in memory and in request headers/bodies.
+// credential) with the service catalog, then authenticated requests on catalog endpoints. Enough for
+// ddl's pre-flight checks and for `ddl gc --spec` (listing and deleting what ddl created); the token and
+// secrets live only in memory and in request headers/bodies.
 #include "net/Curl.hpp"
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,10 @@ public:
     std::optional<std::string> endpoint(const std::string& service_type) const;
     // GET endpoint + path with the token; an Error when no response came.
     Result<ApiResponse> get(const std::string& url);
+    // Any method with the token (DELETE, PUT with a JSON body unless `body` is null); an Error when no
+    // response came.
+    Result<ApiResponse> send(const std::string& method, const std::string& url,
+                             const nlohmann::json& body = nullptr);
     const std::string& project_id() const { return m_project_id; }
 
     // The JSON body Keystone expects for these settings (exposed for tests; holds the secret).
@@ -55,6 +60,16 @@ private:
     std::string m_project_id;
     nlohmann::json m_catalog = nlohmann::json::array();
 };
+
+// A query value, percent-encoded (RFC 3986 unreserved characters kept).
+std::string url_encode(const std::string& s);
+// The catalog URL with the API version appended unless it already ends in it (Glance and Neutron list
+// their service root: "/v2", "/v2.0").
+std::string versioned_endpoint(const std::string& url, const std::string& version);
+// Nova's next page: the href of the "next" entry of `key` ("flavors_links", "servers_links"), "" on the last.
+std::string nova_next_link(const nlohmann::json& body, const std::string& key);
+// "https://host:port" of a URL: a token goes only where the first page came from.
+std::string url_origin(const std::string& url);
 
 // The first few words of an API error body ({"badRequest": {"message": ...}}, {"error": {...}},
 // {"NeutronError": {...}}), for messages; empty when there is none.

@@ -7,7 +7,8 @@ namespace ddl {
 // Defined in the build tree's TerraformModuleData.cpp (cmake/embed_files.cmake).
 const std::map<std::string, std::string>& openstack_module_files();
 
-nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_key) {
+nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_key,
+                                       const std::string& state_dir) {
     const auto& o = s.target_section<OpenstackSpec>();
     std::string key = trim(public_key);
     // worker_flavor must be non-empty even without workers; the master's flavor is then never used.
@@ -30,6 +31,7 @@ nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_
                            {"anti_affinity", o.anti_affinity}};
     // Without a key the variable is left to the user, as Terraform users pass one: -var, TF_VAR_public_key.
     if (!key.empty()) vars["public_key"] = key;
+    if (!state_dir.empty()) vars["state_dir"] = state_dir;
     return vars;
 }
 

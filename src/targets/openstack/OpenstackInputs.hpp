@@ -17,9 +17,11 @@ inline constexpr const char* k_openstack_terraform_dir = "openstack/terraform";
 class OpenstackInputs {
 public:
     // terraform.tfvars.json: every variable of variables.tf that the spec decides, and public_key when
-    // one is known (without it Terraform asks for var.public_key, as for any required variable). Variables
-    // left out (user_data) keep the module's default.
-    static nlohmann::json tfvars(const Spec& spec, const std::string& public_key);
+    // one is known (without it Terraform asks for var.public_key, as for any required variable), and
+    // state_dir when known (the servers' ddl_state metadata). Variables left out (user_data) keep the
+    // module's default.
+    static nlohmann::json tfvars(const Spec& spec, const std::string& public_key,
+                                 const std::string& state_dir = "");
     // backend.tf.json: local state in the working directory unless openstack.state_backend says
     // http or s3. Their credentials come from the environment (TF_HTTP_PASSWORD, AWS_*), never here.
     static nlohmann::json backend(const Spec& spec);

@@ -3,43 +3,10 @@
 #include "util/Strings.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 
 namespace ddl {
 namespace {
-
-std::string url_encode(const std::string& s) {
-    std::string out;
-    static const char* hex = "0123456789ABCDEF";
-    for (char ch : s) {
-        auto c = static_cast<unsigned char>(ch); // isalnum and the nibbles need the byte, not a signed char
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
-}
-
-// Glance and Neutron catalog entries are usually the service root; their APIs live under /v2, /v2.0.
-std::string versioned(const std::string& url, const std::string& version) {
-    if (ends_with(url, "/" + version)) return url;
-    return url + "/" + version;
-}
-
-// Nova's next page: the href of the "next" entry of `flavors_links` (an absolute URL).
-std::string nova_next(const nlohmann::json& body) {
-    if (!body.contains("flavors_links") || !body["flavors_links"].is_array()) return "";
-    for (const auto& link : body["flavors_links"])
-        if (link.is_object() && link.value("rel", "") == "next" && link.contains("href") &&
-            link["href"].is_string())
-            return link["href"].get<std::string>();
-    return "";
-}
 
 // Glance's next page: `next` is a path under the image endpoint's root ("/v2/images?limit=…&marker=…").
 std::function<std::string(const nlohmann::json&)> glance_next(std::string root) {
@@ -50,13 +17,6 @@ std::function<std::string(const nlohmann::json&)> glance_next(std::string root) 
         if (next.empty() || starts_with(next, "https://") || starts_with(next, "http://")) return next;
         return root + (next.front() == '/' ? "" : "/") + next;
     };
-}
-
-// "https://host:port" of a URL: the token goes only where the first page came from.
-std::string origin(const std::string& url) {
-    auto scheme = url.find("://");
-    if (scheme == std::string::npos) return "";
-    return url.substr(0, url.find('/', scheme + 3));
 }
 
 long long number(const nlohmann::json& j, const char* key, long long fallback = 0) {
@@ -84,6 +44,10 @@ void check_quota(std::vector<std::string>& problems, std::vector<std::string>& n
     else
         notes.push_back(what + ": " + std::to_string(need) + unit + " needed, " + std::to_string(left) +
                         unit + " left");
+}
+
+std::string nova_flavors_next(const nlohmann::json& body) {
+    return nova_next_link(body, "flavors_links");
 }
 
 } // namespace
@@ -119,10 +83,10 @@ OpenstackPreflight::get_pages(const std::string& service, const std::string& url
             for (const auto& item : r->body[key])
                 items.push_back(item);
         page = next_url(r->body);
-        if (!page.empty() && origin(page) != origin(url)) {
+        if (!page.empty() && url_origin(page) != url_origin(url)) {
             // A proxy that rewrites https to http, or a link elsewhere: the token is not sent there.
             out.notes.push_back(service + ": did not follow the next page at " + page +
-                                " (another server than " + origin(url) + "); the list may be incomplete");
+                                " (another server than " + url_origin(url) + "); the list may be incomplete");
             return items;
         }
     }
@@ -142,7 +106,7 @@ Status OpenstackPreflight::check_compute(const Spec& spec, PreflightResult& out)
     if (!compute)
         return Error{"the service catalog has no compute (Nova) endpoint for this region/interface"};
     // Nova pages the list (osapi_max_limit, 1000 by default) and links the next page in flavors_links.
-    auto all_flavors = get_pages("Nova", *compute + "/flavors/detail", "flavors", nova_next, out);
+    auto all_flavors = get_pages("Nova", *compute + "/flavors/detail", "flavors", nova_flavors_next, out);
     if (!all_flavors) return all_flavors.error();
     std::vector<FlavorInfo> flavors;
     for (const auto& f : *all_flavors) {
@@ -194,7 +158,7 @@ Status OpenstackPreflight::check_image(const Spec& spec, PreflightResult& out) {
     auto& notes = out.notes;
     // --- Glance: the image ---
     if (auto image = m_client.endpoint("image")) {
-        std::string base = versioned(*image, "v2");
+        std::string base = versioned_endpoint(*image, "v2");
         auto r =
             get_ok("Glance", base + "/images?name=" + url_encode(spec.target_section<OpenstackSpec>().image));
         if (!r) return r.error();
@@ -232,7 +196,7 @@ Status OpenstackPreflight::check_network(const Spec& spec, PreflightResult& out)
     auto network = m_client.endpoint("network");
     if (!network)
         return Error{"the service catalog has no network (Neutron) endpoint for this region/interface"};
-    std::string nbase = versioned(*network, "v2.0");
+    std::string nbase = versioned_endpoint(*network, "v2.0");
     {
         auto r = get_ok("Neutron", nbase + "/networks?name=" +
                                        url_encode(spec.target_section<OpenstackSpec>().external_network));

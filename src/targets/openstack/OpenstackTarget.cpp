@@ -72,6 +72,8 @@ OpenstackTarget::OpenstackTarget()
 
 Result<RenderInputs> OpenstackTarget::render_inputs(Context& ctx) {
     RenderInputs in;
+    std::error_code ec;
+    in.state_dir = std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
     if (!ctx.spec.access.private_key.empty()) {
         std::string pub = ctx.spec.access.private_key + ".pub";
         auto text = read_file(pub);
@@ -104,7 +106,7 @@ Result<RenderedFiles> OpenstackTarget::render(const Spec& s, const RenderInputs&
     const std::string dir = std::string(k_openstack_terraform_dir) + "/";
     for (const auto& [name, text] : OpenstackInputs::module_files())
         f[dir + name] = text;
-    f[dir + "terraform.tfvars.json"] = json_file(OpenstackInputs::tfvars(s, in.public_key));
+    f[dir + "terraform.tfvars.json"] = json_file(OpenstackInputs::tfvars(s, in.public_key, in.state_dir));
     f[dir + "backend.tf.json"] = json_file(OpenstackInputs::backend(s));
     return f;
 }

@@ -33,6 +33,12 @@ public:
     Status destroy(Context& ctx) override;
     // The node diff and `terraform plan` (no plan file) of the rendered module against a copy of the state.
     Status plan(const PlanRequest& req, DeployPlan& out) override;
+    // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
+    // the Compute and Networking APIs without Terraform's state.
+    bool finds_clusters_with_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
+                                                         ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
     static std::string work_dir(const Context& ctx) { return ctx.cluster_dir() + "/terraform"; }
     // The nodes in Terraform's outputs (master_public_ip, master_private_ip, worker_private_ips,
@@ -41,6 +47,13 @@ public:
                                                              const std::string& private_key);
 
 private:
+    // One authenticated session with a cloud of clouds.yaml, with its compute and network endpoints.
+    struct Cloud {
+        std::unique_ptr<HttpClient> http;
+        std::unique_ptr<OpenstackClient> api;
+        std::string nova, neutron; // neutron with its /v2.0
+    };
+    Result<std::unique_ptr<Cloud>> connect(const std::string& cloud_name) const;
     Result<TerraformRunner> make_runner(const Context& ctx, const std::string& tool_choice);
     Status copy_rendered_module(const Context& ctx) const;
 

@@ -74,8 +74,8 @@ TEST_CASE(
          {"configs/openstack-horovod-reference.yaml", "tests/golden/openstack-s3-backend/cluster.yaml",
           "tests/golden/openstack-http-backend/cluster.yaml"}) {
         INFO(example);
-        auto tfvars =
-            OpenstackInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / example), "ssh-ed25519 AAAAtest k");
+        auto tfvars = OpenstackInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / example),
+                                              "ssh-ed25519 AAAAtest k", "/srv/ci/.ddl/x");
         for (const auto& [name, v] : vars)
             if (!v.has_default) CHECK(tfvars.contains(name));
         for (auto it = tfvars.begin(); it != tfvars.end(); ++it)
@@ -147,4 +147,11 @@ TEST_CASE("the rendered module is the source tree's src/targets/openstack/terraf
         CHECK(files->at(rel) == *text);
     }
     CHECK(source.size() == OpenstackInputs::module_files().size());
+}
+
+TEST_CASE("the state folder is recorded when deploy knows it, and left to the module's default otherwise") {
+    const Spec s = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
+    CHECK(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/srv/ci/.ddl/horovod-ref")["state_dir"] ==
+          "/srv/ci/.ddl/horovod-ref");
+    CHECK_FALSE(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c").contains("state_dir"));
 }

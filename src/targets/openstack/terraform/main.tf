@@ -20,6 +20,9 @@ resource "openstack_compute_servergroup_v2" "cluster" {
 
 locals {
   user_data = var.user_data != "" ? var.user_data : null
+  # What ddl gc looks for: servers carry metadata (ddl_cluster, ddl_role, ddl_state), Neutron resources
+  # these tags (Neutron "Tag extension": filter with ?tags=a,b).
+  ddl_tags = ["ddl", "ddl-cluster=${var.cluster_name}"]
   # Empty unless var.anti_affinity: drives the dynamic scheduler_hints blocks below.
   server_group_ids = openstack_compute_servergroup_v2.cluster[*].id
 }
@@ -31,6 +34,7 @@ resource "openstack_networking_port_v2" "master" {
   network_id         = local.network_id
   admin_state_up     = true
   security_group_ids = [openstack_networking_secgroup_v2.cluster.id]
+  tags               = local.ddl_tags
 
   dynamic "fixed_ip" {
     for_each = local.subnet_ids
@@ -47,6 +51,7 @@ resource "openstack_networking_port_v2" "worker" {
   network_id         = local.network_id
   admin_state_up     = true
   security_group_ids = [openstack_networking_secgroup_v2.cluster.id]
+  tags               = local.ddl_tags
 
   dynamic "fixed_ip" {
     for_each = local.subnet_ids
@@ -87,6 +92,7 @@ resource "openstack_compute_instance_v2" "master" {
   metadata = {
     ddl_cluster = var.cluster_name
     ddl_role    = "master"
+    ddl_state   = var.state_dir
   }
 }
 
@@ -121,6 +127,7 @@ resource "openstack_compute_instance_v2" "worker" {
   metadata = {
     ddl_cluster = var.cluster_name
     ddl_role    = "worker"
+    ddl_state   = var.state_dir
   }
 }
 
@@ -129,6 +136,7 @@ resource "openstack_compute_instance_v2" "worker" {
 resource "openstack_networking_floatingip_v2" "master" {
   pool        = var.external_network
   description = "${var.cluster_name} master"
+  tags        = local.ddl_tags
 }
 
 resource "openstack_networking_floatingip_associate_v2" "master" {

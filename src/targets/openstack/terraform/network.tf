@@ -24,12 +24,14 @@ resource "openstack_networking_network_v2" "cluster" {
 
   name           = "${var.cluster_name}-net"
   admin_state_up = true
+  tags           = local.ddl_tags
 }
 
 resource "openstack_networking_subnet_v2" "cluster" {
   count = local.create_network ? 1 : 0
 
   name            = "${var.cluster_name}-subnet"
+  tags            = local.ddl_tags
   network_id      = openstack_networking_network_v2.cluster[0].id
   cidr            = var.network_cidr
   ip_version      = 4
@@ -42,6 +44,7 @@ resource "openstack_networking_router_v2" "cluster" {
 
   name                = "${var.cluster_name}-router"
   admin_state_up      = true
+  tags                = local.ddl_tags
   external_network_id = data.openstack_networking_network_v2.external.id
 }
 

@@ -9,6 +9,7 @@ resource "openstack_networking_secgroup_v2" "cluster" {
   name                 = "${var.cluster_name}-nodes"
   description          = "ddl cluster ${var.cluster_name}: SSH from allowed networks, all traffic between nodes"
   delete_default_rules = true
+  tags                 = local.ddl_tags
 }
 
 resource "openstack_networking_secgroup_rule_v2" "ssh" {

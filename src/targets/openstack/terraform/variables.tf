@@ -10,6 +10,12 @@ variable "cluster_name" {
   }
 }
 
+variable "state_dir" {
+  description = "The ddl state folder that deployed this cluster, recorded on its servers so that `ddl gc --spec` can tell a leaked cluster from one still owned."
+  type        = string
+  default     = ""
+}
+
 variable "cloud" {
   description = "Entry of clouds.yaml to use (the provider's `cloud` argument)."
   type        = string

@@ -1,0 +1,218 @@
+// `ddl gc --spec FILE` on OpenStack from the cloud's side. The module marks what it creates: every server
+// carries the metadata ddl_cluster, ddl_role and ddl_state (the state folder that deployed it), every
+// Neutron resource the tags "ddl" and "ddl-cluster=<name>", the key pair and server group are named
+// "<name>-key" and "<name>-nodes". So a cluster whose state folder, and with it its Terraform state, is gone
+// is found from the server list and removed through the APIs, as the api-ref documents them:
+//   Compute API (https://docs.openstack.org/api-ref/compute/): "List Servers Detailed" (paging through
+//   servers_links), "Delete Server" (204), "Show Server Details" (404 once it is gone), "Delete Keypair",
+//   "List Server Groups", "Delete Server Group";
+//   Networking API v2.0 (https://docs.openstack.org/api-ref/network/v2/): "Filtering by tags" (?tags=a,b:
+//   all of them), the list and delete calls of floating IPs, ports, routers, subnets, networks and security
+//   groups, "Remove interface from router".
+// The order is the one Neutron accepts: floating IPs, servers (waited for), their ports, the router's
+// interface and the router, subnets and networks, the security group, then the key pair and server group.
+// A resource already gone (404) counts as removed, so a gc cut short can run again.
+#include "targets/openstack/OpenstackTarget.hpp"
+#include "util/Strings.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <thread>
+
+namespace ddl {
+namespace {
+
+constexpr int k_max_pages = 50;
+constexpr auto k_server_delete_deadline = std::chrono::minutes(5);
+
+std::optional<std::time_t> utc_seconds(const std::string& text) {
+    std::tm tm{};
+    return strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) ? std::optional<std::time_t>(timegm(&tm))
+                                                            : std::nullopt;
+}
+
+std::string fail_text(const std::string& what, const ApiResponse& r) {
+    const std::string why = api_error_message(r.body);
+    return what + " answered HTTP " + std::to_string(r.status) + (why.empty() ? "" : " (" + why + ")");
+}
+
+// Every item of a list, following `next` while it stays on the first page's server.
+Result<nlohmann::json> list_all(OpenstackClient& api, const std::string& url, const std::string& key,
+                                const std::function<std::string(const nlohmann::json&)>& next) {
+    nlohmann::json items = nlohmann::json::array();
+    std::string page = url;
+    for (int n = 0; n < k_max_pages && !page.empty(); ++n) {
+        auto r = api.get(page);
+        if (!r) return r.error();
+        if (r->status != 200) return Error{fail_text("GET " + page, *r)};
+        if (!r->body.contains(key) || !r->body[key].is_array())
+            return Error{"GET " + page + " answered without a \"" + key + "\" list"};
+        for (const auto& item : r->body[key])
+            items.push_back(item);
+        page = next ? next(r->body) : "";
+        if (!page.empty() && url_origin(page) != url_origin(url))
+            return Error{"GET " + url + ": its next page is on another server (" + page + ")"};
+    }
+    return items;
+}
+
+std::string tag_query(const std::string& cluster) {
+    return "?tags=ddl," + url_encode("ddl-cluster=" + cluster);
+}
+
+} // namespace
+
+Result<std::unique_ptr<OpenstackTarget::Cloud>>
+OpenstackTarget::connect(const std::string& cloud_name) const {
+    auto cfg = CloudConfig::load(cloud_name, m_deps.sources);
+    if (!cfg) return cfg.error();
+    auto s = std::make_unique<Cloud>();
+    s->http = m_deps.make_http();
+    s->api = std::make_unique<OpenstackClient>(*s->http, cfg->auth, std::chrono::seconds(30));
+    if (auto st = s->api->authenticate(); !st) return st.error();
+    auto nova = s->api->endpoint("compute");
+    auto neutron = s->api->endpoint("network");
+    if (!nova || !neutron)
+        return Error{"the service catalog of cloud " + cloud_name + " lists no " +
+                     (nova ? "network" : "compute") + " endpoint for interface " + cfg->auth.interface};
+    s->nova = *nova;
+    s->neutron = versioned_endpoint(*neutron, "v2.0");
+    return s;
+}
+
+Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters_with(const Spec& spec,
+                                                                      ProcessRunner& proc) const {
+    (void)proc;
+    const std::string cloud_name = spec.target_section<OpenstackSpec>().cloud;
+    auto cloud = connect(cloud_name);
+    if (!cloud) return cloud.error();
+    auto servers = list_all(*(*cloud)->api, (*cloud)->nova + "/servers/detail", "servers",
+                            [](const nlohmann::json& b) { return nova_next_link(b, "servers_links"); });
+    if (!servers) return Error{"Nova: " + servers.error().message};
+    std::map<std::string, FoundCluster> by_cluster;
+    const std::time_t now = std::time(nullptr);
+    for (const auto& server : *servers) {
+        if (!server.is_object() || !server.contains("metadata") || !server["metadata"].is_object()) continue;
+        const auto& meta = server["metadata"];
+        const std::string cluster = meta.value("ddl_cluster", std::string());
+        const std::string id = server.value("id", std::string());
+        if (cluster.empty() || id.empty()) continue;
+        auto& found = by_cluster[cluster];
+        const auto created = utc_seconds(server.value("created", std::string()));
+        const long long age = created ? static_cast<long long>(now - *created) : 0;
+        found.age_s = found.record.contains("servers") ? std::min(found.age_s, age) : age;
+        found.cluster = cluster;
+        if (found.state_dir.empty()) found.state_dir = meta.value("ddl_state", std::string());
+        found.record["cloud"] = cloud_name;
+        found.record["servers"].push_back(id);
+        found.detail = std::to_string(found.record["servers"].size()) + " server(s) on cloud " + cloud_name;
+    }
+    std::vector<FoundCluster> out;
+    out.reserve(by_cluster.size());
+    for (auto& [name, f] : by_cluster)
+        out.push_back(std::move(f));
+    return out;
+}
+
+Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
+    (void)proc;
+    const std::string cloud_name = found.record.value("cloud", std::string());
+    if (cloud_name.empty() || !found.record.contains("servers"))
+        return Error{"the record of " + found.cluster + " names no cloud or servers"};
+    auto cloud = connect(cloud_name);
+    if (!cloud) return cloud.error();
+    OpenstackClient& api = *(*cloud)->api;
+    const std::string& nova = (*cloud)->nova;
+    const std::string& net = (*cloud)->neutron;
+    std::vector<std::string> failed;
+    // DELETE (or PUT `body`) on url; 404: already gone.
+    auto remove = [&](const std::string& what, const std::string& url, const std::string& method = "DELETE",
+                      const nlohmann::json& body = nullptr) {
+        auto r = api.send(method, url, body);
+        if (!r) {
+            failed.push_back(what + ": " + r.error().message);
+            return false;
+        }
+        if (r->status == 404) return true;
+        if (r->status < 200 || r->status >= 300) {
+            failed.push_back(fail_text(what, *r));
+            return false;
+        }
+        progress.note("removed " + what + " of cluster " + found.cluster);
+        return true;
+    };
+    auto tagged = [&](const std::string& kind, const std::string& key) -> nlohmann::json {
+        auto items = list_all(api, net + "/" + kind + tag_query(found.cluster), key, {});
+        if (!items) {
+            failed.push_back("Neutron: " + items.error().message);
+            return nlohmann::json::array();
+        }
+        return *items;
+    };
+    auto label = [](const std::string& kind, const nlohmann::json& item) {
+        const std::string name = item.value("name", std::string());
+        return kind + " " +
+               (name.empty() ? item.value("id", std::string()) : name + " (" + item.value("id", "") + ")");
+    };
+
+    for (const auto& fip : tagged("floatingips", "floatingips"))
+        remove("floating IP " + fip.value("floating_ip_address", fip.value("id", "")),
+               net + "/floatingips/" + fip.value("id", ""));
+    std::vector<std::string> servers;
+    for (const auto& s : found.record["servers"])
+        if (remove("server " + s.get<std::string>(), nova + "/servers/" + s.get<std::string>()))
+            servers.push_back(s.get<std::string>());
+    // Nova deletes in the background: the ports are free once every server is gone.
+    const auto deadline = std::chrono::steady_clock::now() + k_server_delete_deadline;
+    while (!servers.empty()) {
+        std::vector<std::string> left;
+        for (const auto& id : servers) {
+            auto r = api.get(nova + "/servers/" + id);
+            if (!r || r->status != 404) left.push_back(id);
+        }
+        servers = left;
+        if (servers.empty()) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+            failed.push_back(
+                "server(s) " + join(servers, ", ") + " still not deleted after " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::seconds>(k_server_delete_deadline).count()) +
+                " s");
+            return Error{join(failed, "; ") + "; run ddl gc again once Nova has deleted them"};
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    for (const auto& port : tagged("ports", "ports"))
+        if (port.value("device_owner", std::string()) != "network:router_interface")
+            remove(label("port", port), net + "/ports/" + port.value("id", ""));
+    const auto subnets = tagged("subnets", "subnets");
+    for (const auto& router : tagged("routers", "routers")) {
+        const std::string rid = router.value("id", std::string());
+        for (const auto& subnet : subnets)
+            remove("interface of router " + router.value("name", rid) + " on subnet " +
+                       subnet.value("name", ""),
+                   net + "/routers/" + rid + "/remove_router_interface", "PUT",
+                   nlohmann::json{{"subnet_id", subnet.value("id", "")}});
+        remove(label("router", router), net + "/routers/" + rid);
+    }
+    for (const auto& subnet : subnets)
+        remove(label("subnet", subnet), net + "/subnets/" + subnet.value("id", ""));
+    for (const auto& network : tagged("networks", "networks"))
+        remove(label("network", network), net + "/networks/" + network.value("id", ""));
+    for (const auto& group : tagged("security-groups", "security_groups"))
+        remove(label("security group", group), net + "/security-groups/" + group.value("id", ""));
+    remove("key pair " + found.cluster + "-key", nova + "/os-keypairs/" + url_encode(found.cluster + "-key"));
+    auto groups = list_all(api, nova + "/os-server-groups", "server_groups", {});
+    if (!groups) {
+        failed.push_back("Nova: " + groups.error().message);
+    } else {
+        for (const auto& g : *groups)
+            if (g.value("name", std::string()) == found.cluster + "-nodes")
+                remove(label("server group", g), nova + "/os-server-groups/" + g.value("id", ""));
+    }
+    if (!failed.empty()) return Error{join(failed, "; ") + "; run ddl gc again to retry what is left"};
+    return {};
+}
+
+} // namespace ddl
