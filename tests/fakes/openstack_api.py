@@ -18,7 +18,9 @@ row-by-row comparison is docs/research/openstack-standin-review.md):
             "Filtering and Column Selection", "Show quota details for a tenant", "Faults"
   Cinder    "Block Storage API v3" https://docs.openstack.org/api-ref/block-storage/v3/ : "Show absolute
             limits for project"
-With a registry of the shared cloud (--resources, below), also:
+With a registry of the shared cloud (--resources, below), also (read in the RST those pages are built
+from: nova 00a030403f api-ref/source and doc/api_samples, neutron-lib 6cd671a8 api-ref/source/v2, neutron
+2131d26f73 doc/source/admin/ops-resource-tags.rst):
   Nova      "Compute API" https://docs.openstack.org/api-ref/compute/ : "List Servers Detailed"
             (#list-servers-detailed: limit, marker, servers_links, the name filter; fields per the 2.1
             response parameters and the servers-details-resp.json sample), "List Servers" (#list-servers),
