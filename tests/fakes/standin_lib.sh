@@ -10,10 +10,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_standin SCRIPT CONFIG: SCRIPT serves HTTPS with the test CA's certificate in $work/tls (made by
-# make_test_ca.sh) on a free port, reading CONFIG; sets $pid and $url once the port is known.
+# start_standin SCRIPT CONFIG [ARGS...]: SCRIPT serves HTTPS with the test CA's certificate in $work/tls
+# (made by make_test_ca.sh) on a free port, reading CONFIG (ARGS: its other options); sets $pid and $url
+# once the port is known.
 start_standin() {
-  "$py" "$1" --cert "$work/tls/server.pem" --key "$work/tls/server.key" --config "$2" --port-file "$work/port" &
+  "$py" "$1" --cert "$work/tls/server.pem" --key "$work/tls/server.key" --config "$2" --port-file "$work/port" "${@:3}" &
   pid=$!
   for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
   [ -s "$work/port" ] || { echo "FAIL: the stand-in did not start"; exit 1; }

@@ -6,13 +6,16 @@ export FAKE_TF_LOG="$WORK/terraform-calls.jsonl"
 SECRET="PLANTED-Secret-$$-$RANDOM" # must never appear in anything ddl writes
 APP_SECRET="PLANTED-AppCred-$$-$RANDOM$RANDOM" # the application-credential secret (use_app_credential)
 
-# start_fake_cloud: the API stand-in on a free port; sets CLOUD_URL and CLOUD_CFG.
+# start_fake_cloud: the API stand-in on a free port; sets CLOUD_URL and CLOUD_CFG. Both stand-ins share one
+# cloud, the registry $FAKE_OPENSTACK_RESOURCES: what the Terraform stand-in creates (in the project of
+# write_cloud) the APIs list and delete; the instances' nodes are kept in $WORK/nodes/<cluster>.
 start_fake_cloud() {
   "$FAKES/make_test_ca.sh" "$WORK/tls"
   CLOUD_CFG="$WORK/cloud.json"
   write_cloud 20 0
+  export FAKE_OPENSTACK_RESOURCES="$WORK/cloud-resources.json" FAKE_OPENSTACK_PROJECT_ID=p-e2e
   python3 "$FAKES/openstack_api.py" --cert "$WORK/tls/server.pem" --key "$WORK/tls/server.key" \
-    --config "$CLOUD_CFG" --port-file "$WORK/api.port" &
+    --config "$CLOUD_CFG" --port-file "$WORK/api.port" --resources "$FAKE_OPENSTACK_RESOURCES" &
   FAKE_CLOUD_PID=$!
   for _ in $(seq 100); do [ -s "$WORK/api.port" ] && break; sleep 0.05; done
   [ -s "$WORK/api.port" ] || fail "the OpenStack API stand-in did not start"
@@ -52,7 +55,8 @@ YAML
   chmod 600 "$WORK/home/.config/openstack/clouds.yaml"
 }
 
-# write_cloud MAX_INSTANCES USED_INSTANCES: the cloud's state as the API stand-in serves it.
+# write_cloud MAX_INSTANCES USED_INSTANCES: the cloud's state as the API stand-in serves it (its project id is
+# FAKE_OPENSTACK_PROJECT_ID's, set in start_fake_cloud).
 write_cloud() {
   cat >"$CLOUD_CFG" <<JSON
 {"users": {"alice": "$SECRET"}, "app_credentials": {"ddl-e2e-cred": "$APP_SECRET"}, "project": {"id": "p-e2e", "name": "ml"},
