@@ -6,7 +6,11 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/openstack.sh"
-trap 'rc=$?; kill $FAKE_CLOUD_PID 2>/dev/null; (exit $rc); cleanup' EXIT
+# gc of the cluster whose state folder the test throws away (below); also run on the way out, so that a
+# failing run leaves no nodes behind.
+gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec osleak.yaml --prefix os --older-than 0s "$@"; }
+trap 'rc=$?; [ -f osleak.yaml ] && [ ! -d "$STATE/osleak" ] && gc_other -y >/dev/null 2>&1
+      kill $FAKE_CLOUD_PID 2>/dev/null; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
 export DDL_FAKE_NODES
@@ -103,7 +107,47 @@ ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy 
 [ "$(ddl hostfile --cluster osfull | grep -c slots=)" = 2 ] || fail "hostfile after the shrink"
 ok "a worker fewer: plan names its node and resources; approved, it goes and the rest answers"
 
+# A cluster whose state folder is lost (a CI job's container gone, and with it Terraform's state): the cloud
+# still has its servers (metadata ddl_cluster/ddl_state) and its tagged Neutron resources, and ddl gc --spec,
+# run from another state folder, finds it there and removes it through the APIs. osfull, whose state folder
+# is here, is named and left alone.
+openstack_spec osleak 1
+ddl deploy osleak.yaml >leak.log 2>&1 || { cat leak.log; fail "deploy osleak"; }
+python3 - "$FAKE_OPENSTACK_RESOURCES" osleak "$STATE/osleak" <<'PY' || fail "the cloud does not carry osleak's markers"
+import json, os, sys
+reg, name, state = json.load(open(sys.argv[1])), sys.argv[2], os.path.realpath(sys.argv[3])
+servers = [s for s in reg["servers"] if s["metadata"].get("ddl_cluster") == name]
+assert len(servers) == 2 and all(os.path.realpath(s["metadata"]["ddl_state"]) == state for s in servers), servers
+for kind in ("networks", "subnets", "routers", "ports", "security_groups", "floatingips"):
+    assert any("ddl-cluster=" + name in r.get("tags", []) and "ddl" in r.get("tags", []) for r in reg[kind]), kind
+PY
+rm -rf "$STATE/osleak"
+gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
+grep -q "^would destroy osleak (found on target openstack, created 0 h ago: 2 server(s) on cloud fakecloud" gc-dry.log &&
+  grep -q "^ddl gc: not touched: osfull (openstack: its state is in " gc-dry.log ||
+  { cat gc-dry.log; fail "gc --spec --dry-run: what it would remove and what it leaves"; }
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["servers"]))' "$FAKE_OPENSTACK_RESOURCES")" = 4 ] ||
+  fail "gc --dry-run removed something"
+gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }
+grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc --spec did not remove osleak"; }
+python3 - "$FAKE_OPENSTACK_RESOURCES" <<'PY' || fail "resources of osleak left on the cloud"
+import json, sys
+reg = json.load(open(sys.argv[1]))
+left = [(k, r.get("name", r.get("id"))) for k, items in reg.items() for r in items
+        if "osleak" in json.dumps(r)]
+assert not left, left
+assert len([s for s in reg["servers"] if s["metadata"].get("ddl_cluster") == "osfull"]) == 2, reg["servers"]
+PY
+if ip netns list | grep -q "^ddl-osleak-"; then fail "nodes of osleak left"; fi
+if pgrep -f "$WORK/nodes/osleak/" >/dev/null; then fail "processes of osleak left"; fi
+[ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
+  fail "osfull after the gc of osleak"
+ok "gc --spec from another state folder: a cluster whose state folder is gone is found on the cloud and removed through its APIs; the owned one stays"
+
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull
+if pgrep -f "$WORK/nodes/osfull/" >/dev/null; then fail "processes of osfull left"; fi
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if v}; assert not left, left' \
+  "$FAKE_OPENSTACK_RESOURCES" || fail "destroy left resources on the cloud"
 assert_no_secret
 ok "destroy leaves no namespace and no state; the password was never written"

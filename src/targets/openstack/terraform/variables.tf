@@ -168,9 +168,3 @@ variable "user_data" {
   type        = string
   default     = ""
 }
-
-variable "state_dir" {
-  description = "The ddl state folder of this cluster, recorded on its servers (ddl gc)"
-  type        = string
-  default     = ""
-}
