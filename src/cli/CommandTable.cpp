@@ -33,8 +33,8 @@ constexpr CommandEntry k_commands[] = {
      bench_allreduce_command},
     {"bench train", "Training throughput and scaling over nodes x batch size", Needs::cluster,
      bench_train_command},
-    {"smoke-test", "Deploy, check, destroy (always); JUnit XML and notices", Needs::nothing,
-     smoke_test_command},
+    {"smoke-test", "Deploy, check, destroy (always), or check a deployed cluster; JUnit XML, notices",
+     Needs::nothing, smoke_test_command},
     {"gc", "Destroy leaked clusters (by name prefix and age), as scheduled pipelines need", Needs::nothing,
      gc_command},
 };

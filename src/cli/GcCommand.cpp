@@ -43,7 +43,8 @@ void add_options(CLI::App& sub, GcArgs& a) {
     sub.add_option(
         "--spec", a.specs,
         "Also ask this spec's target, with the spec's endpoint and credentials, for clusters whose "
-        "state folder is gone (repeatable; gpulab: the user's queued and running jobs)");
+        "state folder is gone (repeatable; gpulab: the user's queued and running jobs; openstack: servers "
+        "with ddl's metadata; ssh: each host's /etc/ddl/node.env)");
 }
 
 // "90s", "30m", "24h", "7d" -> seconds.

@@ -401,6 +401,7 @@ private:
 
 struct SmokeArgs {
     std::string file;
+    std::string cluster; // checks only, on this deployed cluster: no deploy, no destroy
     std::string junit;
     std::vector<std::string> notify;
     bool notify_always = false;
@@ -414,22 +415,30 @@ struct SmokeArgs {
 };
 
 void add_options(CLI::App& sub, SmokeArgs& a) {
-    sub.add_option("file", a.file, "cluster.yaml")->required();
+    auto* file = sub.add_option("file", a.file, "cluster.yaml: deployed, checked, destroyed");
+    auto* cluster =
+        sub.add_option("--cluster", a.cluster,
+                       "Check this deployed cluster (name or spec file) as it stands: no deploy, no destroy")
+            ->check(k_non_empty);
+    file->excludes(cluster);
+    sub.add_flag("--keep-on-failure", a.keep_on_failure, "Leave a failed cluster up for debugging")
+        ->excludes(cluster);
     sub.add_option("--junit", a.junit, "Write a JUnit XML report here")->check(k_non_empty);
     sub.add_option("--notify", a.notify,
                    "mailto:ADDR or a webhook URL; repeatable (SMTP settings: DDL_SMTP_*)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub.add_flag("--notify-always", a.notify_always, "Send notices also when everything passed");
-    sub.add_flag("--keep-on-failure", a.keep_on_failure, "Leave a failed cluster up for debugging");
-    sub.add_option("--before-checks", a.before_checks, "Local command to run between deploy and the checks");
+    sub.add_option("--before-checks", a.before_checks, "Local command to run before the checks");
     sub.add_option("--ssh-timeout", a.ssh_timeout_s, "Seconds to wait for SSH on every node")
         ->check(k_seconds)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(cluster);
     sub.add_option("--name-suffix", a.name_suffix,
                    "Append -SUFFIX to the cluster's name (e.g. the pipeline's id), so that two runs at once "
                    "deploy two clusters")
-        ->check(k_non_empty);
+        ->check(k_non_empty)
+        ->excludes(cluster);
     sub.add_option(
            "--history", a.history,
            "JSON-lines file of earlier runs' figures (keep it between runs): this run's is appended, and "
@@ -445,8 +454,8 @@ void add_options(CLI::App& sub, SmokeArgs& a) {
         ->capture_default_str();
 }
 
-// Deploy, one testcase per phase; then the before-checks hook. Whether every phase passed.
-bool deploy_phases(OpenCluster& oc, const SmokeArgs& a, const std::string& logs, SmokeReport& report) {
+// Deploy, one testcase per phase. Whether every phase passed.
+bool deploy_phases(OpenCluster& oc, const std::string& logs, SmokeReport& report) {
     auto& ctx = *oc.ctx;
     for (const auto& phase : phase_names()) {
         auto t0 = Clock::now();
@@ -459,15 +468,30 @@ bool deploy_phases(OpenCluster& oc, const SmokeArgs& a, const std::string& logs,
         report.results.push_back({"deploy", phase, CheckStatus::passed, since(t0), ""});
         report.figures["deploy_s"] += report.results.back().seconds;
     }
-    if (!a.before_checks.empty()) {
-        SystemProcessRunner proc;
-        auto r = proc.run({.argv = split(a.before_checks, ' ')});
-        if (!r || !r->success())
-            report.results.push_back(
-                {"deploy", "before-checks hook", CheckStatus::failed, 0,
-                 r ? describe_failure({.argv = split(a.before_checks, ' ')}, *r) : r.error().message});
-    }
     return true;
+}
+
+// The user's --before-checks command; a failure is a testcase of its own.
+void before_checks_hook(const SmokeArgs& a, SmokeReport& report) {
+    if (a.before_checks.empty()) return;
+    SystemProcessRunner proc;
+    auto r = proc.run({.argv = split(a.before_checks, ' ')});
+    if (!r || !r->success())
+        report.results.push_back(
+            {"deploy", "before-checks hook", CheckStatus::failed, 0,
+             r ? describe_failure({.argv = split(a.before_checks, ' ')}, *r) : r.error().message});
+}
+
+// The checks, then the regression checks against the history.
+void run_checks(Context& ctx, const SmokeArgs& a, const History& history, SmokeReport& report) {
+    before_checks_hook(a, report);
+    Checker(ctx, report).run_all();
+    if (a.history.empty()) return;
+    HistoryLimits limits;
+    limits.max_busbw_drop = a.max_busbw_drop_pct / 100;
+    limits.max_deploy_growth = a.max_deploy_growth_pct / 100;
+    for (auto& r : regression_checks(history, report.figures, limits))
+        report.results.push_back(std::move(r));
 }
 
 // The summary on stdout, the JUnit file and the notices.
@@ -486,19 +510,78 @@ void report_results(const Invocation& inv, const SmokeArgs& a, const SmokeReport
     }
 }
 
-int smoke_test(const Invocation& inv, const SmokeArgs& a) {
-    for (const auto& t : a.notify) {
-        if (auto s = validate_notify_target(t); !s)
-            return inv.fail(s.error().message, exit_code::k_bad_input);
-    }
-    // Mail settings are read (and checked) before anything is deployed: a missing DDL_SMTP_URL should not
-    // cost a deploy, and reading removes the password from the environment every subprocess inherits.
+// What a run needs before it touches a cluster: the mail settings and the history, read (and checked) first:
+// a missing DDL_SMTP_URL or an unreadable history should not cost a deploy, and reading the mail settings
+// removes the password from the environment every subprocess inherits. nullopt: refused (rc set).
+struct SmokeInputs {
     std::optional<SmtpSettings> smtp;
+    History history;
+};
+
+std::optional<SmokeInputs> read_inputs(const Invocation& inv, const SmokeArgs& a, int& rc) {
+    rc = exit_code::k_bad_input;
+    SmokeInputs in;
+    for (const auto& t : a.notify) {
+        if (auto s = validate_notify_target(t); !s) {
+            inv.fail(s.error().message, rc);
+            return std::nullopt;
+        }
+    }
     if (needs_smtp(a.notify)) {
         auto s = smtp_settings_from_env();
-        if (!s) return inv.fail("--notify mailto: " + s.error().message, exit_code::k_bad_input);
-        smtp = std::move(*s);
+        if (!s) {
+            inv.fail("--notify mailto: " + s.error().message, rc);
+            return std::nullopt;
+        }
+        in.smtp = std::move(*s);
     }
+    if (!a.history.empty()) {
+        auto h = read_history(a.history);
+        if (!h) {
+            inv.fail(h.error().message, rc);
+            return std::nullopt;
+        }
+        in.history = std::move(*h);
+        if (in.history.unreadable_lines > 0)
+            inv.say("--history " + a.history + ": " + std::to_string(in.history.unreadable_lines) +
+                    " line(s) are not a run's JSON object; left out");
+    }
+    return in;
+}
+
+// --cluster: the checks on a deployed cluster as it stands, under its lock (no deploy or destroy meanwhile);
+// nothing is deployed or destroyed.
+int smoke_deployed(const Invocation& inv, const SmokeArgs& a, const SmokeInputs& in) {
+    int rc = 0;
+    auto oc = open_cluster(inv.g.state_dir, a.cluster, true, "ddl smoke-test --cluster " + a.cluster, &rc);
+    if (!oc) return inv.fail(oc.error().message, rc);
+    auto& ctx = *(*oc)->ctx;
+    for (const auto& phase : phase_names()) {
+        if (!ctx.state.phase_done(phase))
+            return inv.fail("cluster " + ctx.state.cluster + " is not fully deployed (phase " + phase +
+                                " has not finished): run `ddl deploy` first, or give the spec file to "
+                                "smoke-test without --cluster to deploy, check and destroy it",
+                            exit_code::k_bad_input);
+    }
+    SmokeReport report;
+    report.cluster = ctx.state.cluster;
+    run_checks(ctx, a, in.history, report);
+    if (!a.history.empty()) {
+        if (auto s = append_history(a.history, report, utc_now_iso()); !s) inv.say(s.error().message);
+    }
+    report_results(inv, a, report, in.smtp, ctx.cluster_dir() + "/logs");
+    return report.passed() ? exit_code::k_ok : exit_code::k_failure;
+}
+
+int smoke_test(const Invocation& inv, const SmokeArgs& a) {
+    int rc = 0;
+    auto in = read_inputs(inv, a, rc);
+    if (!in) return rc;
+    if (!a.cluster.empty()) return smoke_deployed(inv, a, *in);
+    if (a.file.empty())
+        return inv.fail("smoke-test needs the spec file to deploy, check and destroy (ddl smoke-test "
+                        "cluster.yaml), or --cluster NAME to check a deployed cluster",
+                        exit_code::k_bad_input);
     auto loaded = load_spec_file(a.file);
     if (!loaded.spec) {
         std::cerr << loaded.diagnostics.format_text();
@@ -525,38 +608,20 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
         }
     }
     const Spec& spec = *loaded.spec;
-    // The history is read before anything is deployed: an unreadable file should not cost a deploy.
-    History history;
-    if (!a.history.empty()) {
-        auto h = read_history(a.history);
-        if (!h) return inv.fail(h.error().message, exit_code::k_bad_input);
-        history = std::move(*h);
-        if (history.unreadable_lines > 0)
-            inv.say("--history " + a.history + ": " + std::to_string(history.unreadable_lines) +
-                    " line(s) are not a run's JSON object; left out");
-    }
     SmokeReport report;
     report.cluster = spec.name;
     DeployOptions opts;
     opts.yes = true;
     opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
-    int rc = 0;
     auto oc = open_for_deploy(inv.g.state_dir, spec, spec_file, opts, "ddl smoke-test " + a.file, rc);
     if (!oc) return inv.fail(oc.error().message, rc);
     auto& ctx = *(*oc)->ctx;
     std::string logs = ctx.cluster_dir() + "/logs";
 
-    bool deployed = deploy_phases(**oc, a, logs, report);
+    bool deployed = deploy_phases(**oc, logs, report);
     if (!deployed) report.figures.erase("deploy_s"); // a part of a deploy is no deploy time
     if (deployed && !g_interrupted) {
-        Checker(ctx, report).run_all();
-        if (!a.history.empty()) {
-            HistoryLimits limits;
-            limits.max_busbw_drop = a.max_busbw_drop_pct / 100;
-            limits.max_deploy_growth = a.max_deploy_growth_pct / 100;
-            for (auto& r : regression_checks(history, report.figures, limits))
-                report.results.push_back(std::move(r));
-        }
+        run_checks(ctx, a, in->history, report);
     } else if (deployed) {
         report.results.push_back(
             {"checks", "interrupted", CheckStatus::failed, 0, "SIGINT/SIGTERM before the checks"});
@@ -578,7 +643,7 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
     if (!a.history.empty()) {
         if (auto s = append_history(a.history, report, utc_now_iso()); !s) inv.say(s.error().message);
     }
-    report_results(inv, a, report, smtp, logs);
+    report_results(inv, a, report, in->smtp, logs);
     return report.passed() ? exit_code::k_ok : exit_code::k_failure;
 }
 

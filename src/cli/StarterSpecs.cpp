@@ -33,9 +33,7 @@ hostfile:
 } // namespace
 
 Result<std::string> starter_spec(const std::string& target, const std::string& name) {
-    const TargetKind* kind = nullptr;
-    for (const auto& e : target_registry())
-        if (e.kind.name() == target) kind = &e.kind;
+    const TargetKind* kind = find_target_kind(target);
     if (!kind) return Error{"unknown target \"" + target + "\""};
     kainjow::mustache::mustache tmpl(std::string(k_header) + kind->starter_body() + k_common);
     kainjow::mustache::data data;

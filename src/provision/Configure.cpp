@@ -206,6 +206,9 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     nlohmann::json controller_vars = *login;
     controller_vars["ddl_dist_dir"] = dist_dir();
     controller_vars["ddl_controller_root"] = controller_root();
+    std::error_code ec;
+    controller_vars["ddl_state_dir"] =
+        std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
                        "-e", "@" + secrets, "-e", controller_vars.dump()},
               .cwd = data_dir() + "/playbooks",

@@ -150,6 +150,13 @@ expect 2 init -o ""
 expect 2 "${G[@]}" hostfile --cluster fltb -o ""
 expect 2 "${G[@]}" bench train --cluster fltb --out ""
 expect 2 "${G[@]}" smoke-test good.yaml --junit ""
+# smoke-test takes the spec to deploy, or --cluster for a deployed one: not both, not neither.
+expect 2 "${G[@]}" smoke-test
+grep -q "or --cluster NAME to check a deployed cluster" "$LOGS/err" || fail "smoke-test without a spec: $(cat "$LOGS/err")"
+expect 2 "${G[@]}" smoke-test good.yaml --cluster fltb
+expect 2 "${G[@]}" smoke-test --cluster fltb --keep-on-failure
+expect 2 "${G[@]}" smoke-test --cluster no-such-cluster
+grep -q 'no cluster "no-such-cluster"' "$LOGS/err" || fail "smoke-test --cluster naming no cluster: $(cat "$LOGS/err")"
 for v in "/nonexistent-ddl/x" "$BAD8/x" "$HUGE/x" "/proc/version/x"; do expect 1 init -o "$v"; done
 
 # Spec values: each key gets each kind of garbage; `ddl validate` must answer exit 2 with a located error.

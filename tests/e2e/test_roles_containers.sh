@@ -3,7 +3,7 @@
 # local cluster with `local.nodes_as: containers` (systemd in rootful podman containers, apt through the
 # cluster's apt-cacher-ng). Checks: ssh_mesh, the shared folder over sshfs (this kernel has no nfsd: the
 # auto transport falls back), Jupyter from apt with the cluster token, node exporters + Prometheus; the GPU
-# roles' skip path; a second configure run with changed=0 on every node; `ddl smoke-test` passing its
+# roles' skip path; a second configure run with changed=0 on every node; `ddl smoke-test --cluster` passing its
 # NFS, Jupyter and Prometheus checks; a check-mode rehearsal of the GPU roles, the DCGM exporter and Grafana.
 source "$(dirname "$0")/lib.sh"
 command -v podman >/dev/null || fail "podman missing (scripts/install-deps.sh installs it)"
@@ -108,15 +108,21 @@ ddl exec --cluster "$name" -- 'test ! -e /etc/modprobe.d/ddl-blacklist-nouveau.c
   >/dev/null || fail "check mode changed a node"
 ok "check mode rehearses the driver, container toolkit, CUDA runtime + NCCL, DCGM exporter and Grafana on every node without changing them"
 
-ddl destroy -y "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
-assert_gone "$name"
 t0=$SECONDS
-# Every check passes, the allreduce too.
-ddl smoke-test "$name.yaml" --junit smoke.xml >smoke.out 2>&1 || { cat smoke.out; fail "smoke test"; }
-echo "smoke test: $((SECONDS - t0)) s"
+# Every check passes, the allreduce too: the checks alone (--cluster), on the nodes as configured above (a
+# whole smoke-test's deploy and destroy are test_smoke's).
+ddl smoke-test --cluster "$name" --junit smoke.xml >smoke.out 2>&1 || { cat smoke.out; fail "smoke test"; }
+echo "smoke test (checks only): $((SECONDS - t0)) s"
 for c in "nfs read (worker1)" "nfs read (worker2)" "jupyter (master) .*answers with the token, refuses without" "prometheus (master)" \
          "allreduce (all slots).*exact"; do
   grep -q "ok   checks   $c" smoke.out || { cat smoke.out; fail "smoke check $c"; }
 done
+python3 -c 'import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+assert [s.get("name") for s in r] == ["checks"] and r.get("failures") == "0", (r.attrib, [s.get("name") for s in r])' smoke.xml ||
+  fail "smoke-test --cluster: JUnit holds more than the checks, or a failure"
+ddl exec --cluster "$name" -- true >/dev/null || fail "smoke-test --cluster left the cluster unusable"
+ok "ddl smoke-test --cluster passes the shared-folder, Jupyter, Prometheus and allreduce checks on the configured nodes and leaves them up"
+
+ddl destroy -y "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
 assert_gone "$name"
-ok "ddl smoke-test passes the shared-folder, Jupyter, Prometheus and allreduce checks on the configured nodes"

@@ -57,6 +57,26 @@ ddl hostfile --cluster sshjump | grep -q "^$priv slots=1$" || fail "hostfile nam
 ddl run --cluster sshjump -- ddl-allreduce-test -b 1M -e 1M -n 2 >jrun.out 2>&1 || { cat jrun.out; fail "allreduce through jumps"; }
 grep -q "all results exact" jrun.out || fail "allreduce result through jumps"
 [ "$(ddl ssh --cluster sshjump gamma -- hostname)" = worker2 ] || fail "ddl ssh through user@host:port"
+ok "jump hosts (by name and as user@host:port): deploy, run, ssh"
+
+# sshjump's state folder is lost (a CI job's container thrown away): gc --spec from another state folder asks
+# every host of the spec (beta and gamma through their jump hosts) for ddl's node file, lists the cluster,
+# and removes what ddl installed there; --dry-run removes nothing.
+mv "$STATE/sshjump" "$WORK/sshjump-lost"
+gc_jump() { "$DDL" --state-dir "$WORK/other-state" gc --spec jump.yaml --prefix ssh --older-than 0s --target none "$@"; }
+gc_jump --dry-run >gcd.log 2>&1 || { cat gcd.log; fail "gc --spec --dry-run on ssh hosts"; }
+grep -q "^would destroy sshjump (found on target ssh, .*ddl's files on 3 host(s): alpha, beta, gamma" gcd.log ||
+  { cat gcd.log; fail "gc --spec --dry-run does not list sshjump on its 3 hosts"; }
+ddl exec --cluster sshbast -- 'test -e /opt/ddl/bin/ddl-allreduce-test && grep -q "^DDL_STATE_DIR=.*/sshjump$" /etc/ddl/node.env' ||
+  fail "gc --dry-run removed files, or the node file names no state folder"
+gc_jump -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec on ssh hosts"; }
+grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc --spec did not remove sshjump"; }
+ddl exec --cluster sshbast -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test && test ! -e /etc/ddl/node.env' ||
+  fail "gc --spec left ddl's files on the hosts"
+ok "gc --spec from another state folder: ddl's files on ssh hosts whose state folder is gone are found and removed, through jump hosts"
+# destroy through the jump hosts, from the state folder found again (what gc removed is gone already).
+mv "$WORK/sshjump-lost" "$STATE/sshjump"
 ddl destroy -y sshjump >jd.log 2>&1 || { cat jd.log; fail "destroy through jumps"; }
-ddl exec --cluster sshbast -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test' || fail "destroy through jumps left files"
-ok "jump hosts (by name and as user@host:port): deploy, run, ssh, destroy"
+assert_gone sshjump
+ddl exec --cluster sshbast -- true >/dev/null || fail "destroy through jumps harmed the machines"
+ok "destroy through jump hosts"

@@ -1,7 +1,7 @@
 // libFuzzer target: the spec loader and validator on arbitrary bytes. Every input must give either a
 // Spec or diagnostics; a Spec must serialize; nothing may crash, leak or trip a sanitizer.
 #include "spec/SpecLoader.hpp"
-#include "targets/Registry.hpp"
+#include "targets/Kinds.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -74,7 +74,7 @@ Status SshTarget::provision(Context& ctx) {
     return {};
 }
 
-std::string SshTarget::cleanup_script(const Spec& spec) {
+std::string SshTarget::cleanup_script(const Spec& spec, const std::string& cluster) {
     std::vector<std::string> rm{"rm", "-rf"};
     for (const auto& p : installed_paths())
         rm.push_back(p);
@@ -84,7 +84,8 @@ std::string SshTarget::cleanup_script(const Spec& spec) {
         // machine that still has the engine.
         auto engine = shell_join(spec.container_engine_argv());
         script = "if command -v " + shell_quote(spec.runtime.container_engine) + " >/dev/null; then ids=$(" +
-                 engine + " ps --all --quiet --filter " + shell_quote("label=ddl.training=" + spec.name) +
+                 engine + " ps --all --quiet --filter " +
+                 shell_quote("label=ddl.training=" + (cluster.empty() ? spec.name : cluster)) +
                  ") || exit 1; if [ -n \"$ids\" ]; then " + engine +
                  " rm --force $ids >/dev/null || exit 1; fi; fi; ";
     }

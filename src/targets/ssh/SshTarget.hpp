@@ -16,12 +16,19 @@ public:
     // The spec's hosts by name, each described by where ddl reaches it.
     std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
 
+    // `ddl gc --spec FILE` (SshFound.cpp): every host of the spec is asked for its /etc/ddl/node.env, which
+    // names the cluster and the state folder that configured it; destroy_found runs cleanup_script there.
+    bool finds_clusters_with_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
+                                                         ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+
     // What destroy removes on every host.
     static const std::vector<std::string>& installed_paths();
     // The shell command destroy runs on every host: the cluster's training containers (when the spec
     // names an image and the host has the engine), then installed_paths(); through `sudo -n` for a user
-    // other than root.
-    static std::string cleanup_script(const Spec& spec);
+    // other than root. `cluster`: the name the containers are labelled with (empty: the spec's).
+    static std::string cleanup_script(const Spec& spec, const std::string& cluster = "");
 };
 
 } // namespace ddl

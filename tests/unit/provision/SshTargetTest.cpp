@@ -3,6 +3,8 @@
 #include "targets/ssh/SshTarget.hpp"
 
 #include "spec/SpecLoader.hpp"
+#include "support/Fakes.hpp"
+#include "support/ScriptedProcess.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -15,6 +17,8 @@
 #include <unistd.h>
 
 using namespace ddl;
+using ddl::test::FakeProgress;
+using ddl::test::ScriptedProcess;
 
 namespace {
 
@@ -101,4 +105,83 @@ TEST_CASE(
     user.stub("sudo");
     CHECK(user.run(SshTarget::cleanup_script(ssh_spec(""))) == 0);
     CHECK(user.logged().rfind("id -u\nsudo -n sh -c rm -rf /opt/ddl/bin", 0) == 0);
+}
+
+// `ddl gc --spec` on the ssh target: every host of the spec is asked for /etc/ddl/node.env over OpenSSH.
+namespace {
+
+// Three hosts, b reached through a; the key is a file that exists (the loader checks it).
+Spec three_hosts() {
+    static const TempDir dir("ddl-gc-ssh-test");
+    const std::string key = dir.path() + "/k";
+    REQUIRE(write_file_atomic(key, "not a real key\n", 0600));
+    auto r = load_spec_string(
+        "apiVersion: ddl/v1\nname: lab\ntarget: ssh\naccess: {user: u, private_key: " + key +
+            "}\n"
+            "ssh: {hosts: [{name: a, address: 192.0.2.1}, {name: b, address: 10.0.0.2, jump: a},"
+            " {name: c, address: 192.0.2.3, port: 2222}]}\nruntime: {image: 'ghcr.io/x/y:1'}\n",
+        "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec.has_value());
+    return *r.spec;
+}
+
+std::string node_env(const std::string& cluster, const std::string& state, int age) {
+    return "# Written by ddl's common role\nDDL_CLUSTER=" + cluster + "\nDDL_NODE=x\nDDL_STATE_DIR=" + state +
+           "\nDDL_MARKER_AGE=" + std::to_string(age) + "\n";
+}
+
+} // namespace
+
+TEST_CASE(
+    "gc --spec on ssh hosts groups the node files by cluster, youngest host's age, through jump hosts") {
+    ScriptedProcess proc;
+    proc.when("ssh ", {{0, node_env("lab-7", "/st/lab-7", 100), ""},
+                       {0, node_env("lab-7", "/st/lab-7", 40), ""},
+                       {0, "", ""}}); // c: nothing of ddl's
+    SshTarget t;
+    auto found = t.find_clusters_with(three_hosts(), proc);
+    REQUIRE(found);
+    REQUIRE(found->size() == 1);
+    const auto& f = found->front();
+    CHECK(f.cluster == "lab-7");
+    CHECK(f.state_dir == "/st/lab-7");
+    CHECK(f.age_s == 40);
+    CHECK(f.detail == "ddl's files on 2 host(s): a, b");
+    REQUIRE(proc.commands.size() == 3);
+    const auto& a = proc.commands[0].argv;
+    CHECK(join(a, " ").find("StrictHostKeyChecking=accept-new") != std::string::npos);
+    CHECK(join(a, " ").find("-p 22 -l u 192.0.2.1 ") != std::string::npos);
+    CHECK(join(a, " ").find("-i " + three_hosts().access.private_key + " ") != std::string::npos);
+    CHECK(a.back().find("/etc/ddl/node.env") != std::string::npos);
+    const std::string b = join(proc.commands[1].argv, " ");
+    CHECK(b.find("ProxyCommand=ssh ") != std::string::npos);
+    CHECK(b.find("-W '[%h]:%p' -l u 192.0.2.1") != std::string::npos); // through a
+    CHECK(b.find("-l u 10.0.0.2 ") != std::string::npos);
+    CHECK(join(proc.commands[2].argv, " ").find("-p 2222 -l u 192.0.2.3 ") != std::string::npos);
+
+    // Removing: the same hosts, host keys pinned now, the cleanup with the found cluster's container label.
+    ScriptedProcess rm;
+    rm.when("ssh ", {{0, "", ""}});
+    FakeProgress progress;
+    REQUIRE(t.destroy_found(f, rm, progress));
+    REQUIRE(rm.commands.size() == 2);
+    for (const auto& c : rm.commands) {
+        CHECK(join(c.argv, " ").find("StrictHostKeyChecking=yes") != std::string::npos);
+        CHECK(c.argv.back() == SshTarget::cleanup_script(three_hosts(), "lab-7"));
+    }
+    CHECK(rm.commands[0].argv.back().find("label=ddl.training=lab-7") != std::string::npos);
+}
+
+TEST_CASE("gc --spec on ssh hosts removes nothing when a host does not answer, and names it") {
+    ScriptedProcess proc;
+    proc.when("ssh ", {{0, node_env("lab-7", "/st/lab-7", 100), ""},
+                       {255, "", "ssh: connect to host 10.0.0.2 port 22: No route to host"},
+                       {0, "", ""}});
+    SshTarget t;
+    auto found = t.find_clusters_with(three_hosts(), proc);
+    REQUIRE_FALSE(found);
+    CHECK(found.error().message.find("1 did not answer (nothing was removed)") != std::string::npos);
+    CHECK(found.error().message.find("b (10.0.0.2)") != std::string::npos);
+    CHECK(found.error().message.find("No route to host") != std::string::npos);
 }
