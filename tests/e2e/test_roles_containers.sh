@@ -4,7 +4,8 @@
 # cluster's apt-cacher-ng). Checks: ssh_mesh, the shared folder over sshfs (this kernel has no nfsd: the
 # auto transport falls back), Jupyter from apt with the cluster token, node exporters + Prometheus; the GPU
 # roles' skip path; a second configure run with changed=0 on every node; `ddl smoke-test --cluster` passing its
-# NFS, Jupyter and Prometheus checks; a check-mode rehearsal of the GPU roles, the DCGM exporter and Grafana.
+# NFS, Jupyter and Prometheus checks; a check-mode rehearsal of the GPU roles, the DCGM exporter and Grafana;
+# `ddl gc` of the cluster once its state folder is thrown away.
 source "$(dirname "$0")/lib.sh"
 command -v podman >/dev/null || fail "podman missing (scripts/install-deps.sh installs it)"
 name=rolesct
@@ -124,5 +125,12 @@ assert [s.get("name") for s in r] == ["checks"] and r.get("failures") == "0", (r
 ddl exec --cluster "$name" -- true >/dev/null || fail "smoke-test --cluster left the cluster unusable"
 ok "ddl smoke-test --cluster passes the shared-folder, Jupyter, Prometheus and allreduce checks on the configured nodes and leaves them up"
 
-ddl destroy -y "$name" >x.log 2>&1 || { cat x.log; fail destroy; }
+# The state folder thrown away (a CI job's container gone): gc from another state folder finds the cluster
+# in this machine's records and removes its containers, namespaces and its own apt proxy, which it finds by
+# its command line now that its pid file is gone.
+pgrep -f "apt-cacher-ng -c $STATE/$name/apt-proxy" >/dev/null || fail "the cluster's apt proxy is not running"
+rm -rf "${STATE:?}/$name"
+"$DDL" --state-dir "$WORK/other-state" gc -y --older-than 0s --prefix "$name" >gc.log 2>&1 || { cat gc.log; fail "gc of a container-node cluster"; }
+grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc did not remove $name"; }
 assert_gone "$name"
+ok "gc of a container-node cluster whose state folder is gone: containers, namespaces and its apt proxy removed"

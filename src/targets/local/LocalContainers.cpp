@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -51,6 +52,24 @@ std::optional<pid_t> live_pid(const std::string& pid_file, const std::string& ma
     auto cmdline = read_file("/proc/" + std::to_string(*pid) + "/cmdline");
     if (!cmdline || cmdline->find(marker) == std::string::npos) return std::nullopt;
     return static_cast<pid_t>(*pid);
+}
+
+// The apt-cacher-ng processes started with `-c dir`, found by their command line: the pid file may be gone
+// with the state folder (`ddl gc` of a cluster whose folder was thrown away).
+std::vector<pid_t> proxy_processes(const std::string& dir) {
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+        auto pid = parse_int(it->path().filename().string());
+        if (!pid || *pid <= 1) continue;
+        auto cmdline = read_file(it->path().string() + "/cmdline");
+        if (!cmdline) continue; // gone meanwhile
+        const auto argv = split(*cmdline, '\0');
+        if (argv.empty() || std::filesystem::path(argv[0]).filename() != "apt-cacher-ng") continue;
+        for (std::size_t i = 1; i + 1 < argv.size(); ++i)
+            if (argv[i] == "-c" && argv[i + 1] == dir) out.push_back(static_cast<pid_t>(*pid));
+    }
+    return out;
 }
 
 // Detaches every mount below `dir` (deepest first): debootstrap mounts /proc and /sys inside its target
@@ -138,12 +157,12 @@ Status LocalContainers::ensure_apt_proxy() {
 
 void LocalContainers::stop_apt_proxy() {
     const std::string dir = proxy_dir();
-    auto pid = live_pid(dir + "/pid", dir);
-    if (!pid) return;
-    kill(*pid, SIGTERM);
-    for (int i = 0; i < 40 && live_pid(dir + "/pid", dir); ++i)
+    for (pid_t pid : proxy_processes(dir))
+        kill(pid, SIGTERM);
+    for (int i = 0; i < 40 && !proxy_processes(dir).empty(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (live_pid(dir + "/pid", dir)) kill(*pid, SIGKILL);
+    for (pid_t pid : proxy_processes(dir))
+        kill(pid, SIGKILL);
 }
 
 Status LocalContainers::ensure_image() {
