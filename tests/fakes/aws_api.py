@@ -87,8 +87,6 @@ and string to sign the stand-in expected); never a secret, a token or a signatur
 """
 import argparse
 import base64
-import contextlib
-import fcntl
 import datetime
 import fnmatch
 import hashlib
@@ -104,6 +102,10 @@ import time
 import urllib.parse
 import uuid
 from xml.sax.saxutils import escape
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import openstack_api  # noqa: E402  the registry's locking and ddl-fake-nodes handling, shared
 
 EC2_VERSION = "2016-11-15"
 EC2_NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
@@ -560,28 +562,11 @@ STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 4
 NODES_LOCK = threading.Lock()
 
 
-@contextlib.contextmanager
 def registry(path, write=False):
     """The region at PATH as a dict of REGION_KINDS lists, under flock(2) on PATH.lock (shared to read,
-    exclusive to change: the Terraform stand-in changes it too); with write, saved atomically at the end."""
-    with open(path + ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
-        try:
-            try:
-                with open(path) as f:
-                    text = f.read()
-            except FileNotFoundError:
-                text = ""
-            reg = json.loads(text) if text.strip() else {}
-            for kind in REGION_KINDS:
-                reg.setdefault(kind, [])
-            yield reg
-            if write:
-                with open(path + ".tmp", "w") as f:
-                    json.dump(reg, f, indent=1)
-                os.replace(path + ".tmp", path)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    exclusive to change: the Terraform stand-in changes it too); with write, saved atomically at the end.
+    The OpenStack stand-in's registry does the locking and saving."""
+    return openstack_api.registry(path, write, REGION_KINDS)
 
 
 def new_id(prefix):
@@ -652,9 +637,6 @@ def terminate_instances(cfg, req):
     ids = req.lists.get("InstanceId", [])
     if not ids:
         raise ApiError(400, "MissingParameter", "The request must contain the parameter InstanceId")
-    sys.dont_write_bytecode = True
-    sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-    import openstack_api  # ddl-fake-nodes handling shared with the OpenStack stand-in
     out = []
     with NODES_LOCK:
         with registry(region_path(cfg), write=True) as reg:
