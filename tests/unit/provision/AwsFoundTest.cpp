@@ -5,6 +5,7 @@
 // test_aws.
 #include "spec/SpecLoader.hpp"
 #include "support/Fakes.hpp"
+#include "support/RequestLog.hpp"
 #include "targets/Registry.hpp"
 #include "targets/aws/AwsTarget.hpp"
 #include "util/Process.hpp"
@@ -167,12 +168,7 @@ struct Region : AwsTransport {
         return *r.spec;
     }
 
-    std::size_t at(const std::string& line) const {
-        for (std::size_t i = 0; i < log.size(); ++i)
-            if (starts_with(log[i], line)) return i;
-        FAIL("no request " << line << " in:\n" << join(log, "\n"));
-        return 0;
-    }
+    std::size_t at(const std::string& line) const { return test::log_index(log, line); }
 };
 
 } // namespace
