@@ -284,7 +284,7 @@ expect "DeleteKeyPair of a key that is gone succeeds, as EC2's does" 200 "<retur
 # --- a second opinion from AWS's SDK core, where it is installed ----------------------------------------
 write_config
 if "$py" -c 'import botocore' 2>/dev/null; then
-  if "$py" "$fakes/check_aws_api_with_botocore.py" "$url" "$work/tls/ca.pem" "$KEY" "$SECRET" "$TMP_KEY" "$TMP_SECRET" "$TOKEN"; then
+  if "$py" "$fakes/check_aws_api_with_botocore.py" "$url" "$work/tls/ca.pem" "$KEY" "$SECRET" "$TMP_KEY" "$TMP_SECRET" "$TOKEN" region; then
     passed=$((passed + 1))
   else
     failed=1
