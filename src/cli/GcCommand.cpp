@@ -43,7 +43,8 @@ void add_options(CLI::App& sub, GcArgs& a) {
     sub.add_option(
         "--spec", a.specs,
         "Also ask this spec's target, with the spec's endpoint and credentials, for clusters whose "
-        "state folder is gone (repeatable; gpulab: the user's queued and running jobs)");
+        "state folder is gone (repeatable; gpulab: the user's queued and running jobs; openstack: the "
+        "cloud's servers; aws: the region's instances)");
 }
 
 // "90s", "30m", "24h", "7d" -> seconds.
