@@ -173,7 +173,8 @@ struct Region : AwsTransport {
 
 } // namespace
 
-TEST_CASE("clusters are found from the instances' ddl tags, across pages, with their state folder and age") {
+TEST_CASE(
+    "aws clusters are found from the instances' ddl tags, across pages, with their state folder and age") {
     Region region;
     auto target = region.target();
     SystemProcessRunner proc;
@@ -197,7 +198,7 @@ TEST_CASE("clusters are found from the instances' ddl tags, across pages, with t
     CHECK((*found)[1].state_dir == "/home/u/.ddl/c2");
 }
 
-TEST_CASE("a found cluster is removed in the order EC2 accepts, after its instances are terminated") {
+TEST_CASE("a found aws cluster is removed in the order EC2 accepts, after its instances are terminated") {
     Region region;
     auto target = region.target();
     SystemProcessRunner proc;
@@ -240,7 +241,7 @@ TEST_CASE("a found cluster is removed in the order EC2 accepts, after its instan
         CHECK(region.log[region.at("DescribeVpcs")].find(f) != std::string::npos);
 }
 
-TEST_CASE("what EC2 refuses is named, what is gone counts as removed, and gc can run again") {
+TEST_CASE("what EC2 refuses is named, what is gone counts as removed, and an aws gc can run again") {
     Region region;
     region.fail["DeleteVpc"] =
         refused("DependencyViolation", "The vpc 'vpc-1' has dependencies and cannot be deleted.");
