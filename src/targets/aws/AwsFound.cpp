@@ -152,9 +152,16 @@ Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, 
         return *items;
     };
 
-    std::vector<std::string> ids;
+    std::vector<std::string> recorded;
     for (const auto& i : found.record["instances"])
-        if (i.is_string()) ids.push_back(i.get<std::string>());
+        if (i.is_string()) recorded.push_back(i.get<std::string>());
+    // Only those not yet terminated: TerminateInstances refuses the whole call (InvalidInstanceID.NotFound)
+    // when one of its ids no longer exists, and a filter never does.
+    auto live = ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
+    if (!live) return live.error();
+    std::vector<std::string> ids;
+    for (const auto& i : *live)
+        ids.push_back(i.id);
     std::vector<std::pair<std::string, std::string>> terminate;
     for (std::size_t n = 0; n < ids.size(); ++n)
         terminate.emplace_back("InstanceId." + std::to_string(n + 1), ids[n]);

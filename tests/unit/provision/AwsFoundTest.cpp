@@ -207,8 +207,13 @@ TEST_CASE("a found aws cluster is removed in the order EC2 accepts, after its in
     region.log.clear();
     test::FakeProgress progress;
     REQUIRE(target.destroy_found((*found)[0], proc, progress).ok());
+    const auto listed = region.at("DescribeInstances Filter.1.Name=instance-id&Filter.1.Value.1=i-1");
     const auto terminate = region.at("TerminateInstances InstanceId.1=i-1&InstanceId.2=i-2");
-    const auto waited = region.at("DescribeInstances Filter.1.Name=instance-id&Filter.1.Value.1=i-1");
+    REQUIRE(region.log.size() > terminate + 1);
+    const auto waited = terminate + 1;
+    CHECK(
+        starts_with(region.log[waited], "DescribeInstances Filter.1.Name=instance-id&Filter.1.Value.1=i-1"));
+    CHECK(listed < terminate);
     const auto revoke = region.at("RevokeSecurityGroupIngress GroupId=sg-s&IpPermissions.1.IpProtocol=tcp&"
                                   "IpPermissions.1.FromPort=22&IpPermissions.1.ToPort=22&"
                                   "IpPermissions.1.Groups.1.GroupId=sg-n");
@@ -261,4 +266,18 @@ TEST_CASE("what EC2 refuses is named, what is gone counts as removed, and an aws
     CHECK(m.find("run ddl gc again") != std::string::npos);
     region.at("DeleteKeyPair KeyPairId=key-1");
     region.at("DeletePlacementGroup GroupName=c1-nodes");
+}
+
+TEST_CASE("an aws instance terminated since it was found is not sent to TerminateInstances again") {
+    Region region;
+    auto target = region.target();
+    SystemProcessRunner proc;
+    auto found = target.find_clusters_with(Region::spec(), proc);
+    REQUIRE(found.ok());
+    region.terminated.insert("i-2");
+    region.log.clear();
+    test::FakeProgress progress;
+    REQUIRE(target.destroy_found((*found)[0], proc, progress).ok());
+    const auto terminate = region.at("TerminateInstances ");
+    CHECK(region.log[terminate] == "TerminateInstances InstanceId.1=i-1");
 }
