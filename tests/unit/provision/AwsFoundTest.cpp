@@ -69,6 +69,7 @@ struct Region : AwsTransport {
     std::vector<std::string> log;             // "Action k=v&k=v" of every request (Version left out)
     std::map<std::string, HttpResponse> fail; // Action -> answer instead
     std::set<std::string> terminated;
+    std::string terminate_after_find; // an instance EC2 terminates between gc's find and its removal
 
     Result<HttpResponse> post(const AwsRequest& req, const AwsCredentials&) override {
         std::map<std::string, std::string> p;
@@ -169,6 +170,18 @@ struct Region : AwsTransport {
     }
 
     std::size_t at(const std::string& line) const { return test::log_index(log, line); }
+
+    // Cluster c1 as gc --spec finds it, then removed (the log then starts with the removal's requests).
+    Status remove_c1(AwsTarget& target) {
+        SystemProcessRunner proc;
+        auto found = target.find_clusters_with(spec(), proc);
+        REQUIRE(found.ok());
+        REQUIRE_FALSE(found->empty());
+        log.clear();
+        if (!terminate_after_find.empty()) terminated.insert(terminate_after_find);
+        test::FakeProgress progress;
+        return target.destroy_found((*found)[0], proc, progress);
+    }
 };
 
 } // namespace
@@ -201,12 +214,7 @@ TEST_CASE(
 TEST_CASE("a found aws cluster is removed in the order EC2 accepts, after its instances are terminated") {
     Region region;
     auto target = region.target();
-    SystemProcessRunner proc;
-    auto found = target.find_clusters_with(Region::spec(), proc);
-    REQUIRE(found.ok());
-    region.log.clear();
-    test::FakeProgress progress;
-    REQUIRE(target.destroy_found((*found)[0], proc, progress).ok());
+    REQUIRE(region.remove_c1(target).ok());
     const auto listed = region.at("DescribeInstances Filter.1.Name=instance-id&Filter.1.Value.1=i-1");
     const auto terminate = region.at("TerminateInstances InstanceId.1=i-1&InstanceId.2=i-2");
     REQUIRE(region.log.size() > terminate + 1);
@@ -253,11 +261,7 @@ TEST_CASE("what EC2 refuses is named, what is gone counts as removed, and an aws
     region.fail["DeleteSubnet"] =
         refused("InvalidSubnetID.NotFound", "The subnet ID 'subnet-1' does not exist");
     auto target = region.target();
-    SystemProcessRunner proc;
-    auto found = target.find_clusters_with(Region::spec(), proc);
-    REQUIRE(found.ok());
-    test::FakeProgress progress;
-    auto st = target.destroy_found((*found)[0], proc, progress);
+    auto st = region.remove_c1(target);
     REQUIRE_FALSE(st.ok());
     const std::string& m = st.error().message;
     CHECK(m.find("VPC vpc-1: EC2 DeleteVpc answered DependencyViolation (The vpc 'vpc-1' has dependencies") !=
@@ -271,13 +275,8 @@ TEST_CASE("what EC2 refuses is named, what is gone counts as removed, and an aws
 TEST_CASE("an aws instance terminated since it was found is not sent to TerminateInstances again") {
     Region region;
     auto target = region.target();
-    SystemProcessRunner proc;
-    auto found = target.find_clusters_with(Region::spec(), proc);
-    REQUIRE(found.ok());
-    region.terminated.insert("i-2");
-    region.log.clear();
-    test::FakeProgress progress;
-    REQUIRE(target.destroy_found((*found)[0], proc, progress).ok());
+    region.terminate_after_find = "i-2";
+    REQUIRE(region.remove_c1(target).ok());
     const auto terminate = region.at("TerminateInstances ");
     CHECK(region.log[terminate] == "TerminateInstances InstanceId.1=i-1");
 }
