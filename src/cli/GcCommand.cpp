@@ -44,7 +44,7 @@ void add_options(CLI::App& sub, GcArgs& a) {
         "--spec", a.specs,
         "Also ask this spec's target, with the spec's endpoint and credentials, for clusters whose "
         "state folder is gone (repeatable; gpulab: the user's queued and running jobs; openstack: servers "
-        "with ddl's metadata; ssh: each host's /etc/ddl/node.env)");
+        "with ddl's metadata; aws: the region's tagged instances; ssh: each host's /etc/ddl/node.env)");
 }
 
 // "90s", "30m", "24h", "7d" -> seconds.
@@ -119,12 +119,21 @@ Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& g
 }
 
 // Of what target `t` still has: the clusters with the prefix, at least `age` old, whose state folder is
-// gone, added to `out`; those whose state is in another state folder are named in `elsewhere`.
+// gone, added to `out`; those whose state is in another state folder, or that record none, are named in
+// `elsewhere`.
 void keep_leaked(const StateStore& store, const std::string& t, const std::shared_ptr<TargetDriver>& driver,
                  std::vector<FoundCluster>& found, const std::string& prefix, long long age,
                  std::vector<std::string>& elsewhere, std::vector<Candidate>& out) {
     for (auto& f : found) {
         if (!starts_with(f.cluster, prefix) || !is_dns_label(f.cluster)) continue;
+        // Made by a ddl that recorded no state folder on the target: whether it is still in use cannot be
+        // told from here, so it is named and left alone.
+        if (f.state_dir.empty()) {
+            elsewhere.push_back(f.cluster + " (" + t +
+                                ": it records no state folder, as a ddl older than the target's markers "
+                                "deployed it; remove it with `ddl destroy` where its state is)");
+            continue;
+        }
         if (path_exists(f.state_dir + "/state.json")) {
             if (f.state_dir != store.cluster_dir(f.cluster))
                 elsewhere.push_back(f.cluster + " (" + t + ": its state is in " + f.state_dir + ")");

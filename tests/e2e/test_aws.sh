@@ -5,11 +5,14 @@
 # creates the instances as real local nodes (ddl-fake-nodes --bastion: only the master reachable from this
 # machine). Everything after provision is real: SSH to the workers through the master, configure, probe,
 # hostfile, exec; destroy leaves nothing behind, and the secret key is never in argv, a child's
-# environment, or anything ddl writes.
+# environment, or anything ddl writes. The two stand-ins share one simulated region, so a cluster whose state
+# folder is lost is found there by `ddl gc --spec` and removed through the EC2 API.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/aws.sh"
-trap 'rc=$?; kill $FAKE_AWS_PID 2>/dev/null; (exit $rc); cleanup' EXIT
+gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec awsleak.yaml --prefix aws --older-than 0s "$@"; }
+trap 'rc=$?; [ -f awsleak.yaml ] && [ ! -d "$STATE/awsleak" ] && gc_other -y >/dev/null 2>&1
+      kill $FAKE_AWS_PID 2>/dev/null; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
 export DDL_FAKE_NODES
@@ -89,7 +92,48 @@ PY
 ddl exec --cluster awsfull --nodes worker2 -- true || fail "exec on a worker through the master"
 ok "status shows the workers behind the master; exec on every node"
 
+# A cluster whose state folder is lost (a CI job's container gone, and with it Terraform's state): the region
+# still has its instances (tags ddl-cluster, ddl-managed, ddl-state) and its tagged VPC, subnet, gateway,
+# route table, security groups and key pair, and ddl gc --spec, run from another state folder, finds it there
+# and removes it through the EC2 API. awsfull, whose state folder is here, is named and left alone.
+aws_spec awsleak 1
+ddl deploy awsleak.yaml >leak.log 2>&1 || { cat leak.log; fail "deploy awsleak"; }
+python3 - "$FAKE_AWS_RESOURCES" awsleak "$STATE/awsleak" <<'PY' || fail "the region does not carry awsleak's tags"
+import json, os, sys
+reg, name, state = json.load(open(sys.argv[1])), sys.argv[2], os.path.realpath(sys.argv[3])
+tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
+inst = [i for i in reg["instances"] if tags(i).get("ddl-cluster") == name and i["instanceState"]["name"] == "running"]
+assert len(inst) == 2 and all(os.path.realpath(tags(i)["ddl-state"]) == state for i in inst), inst
+for kind in ("vpcs", "subnets", "internet_gateways", "route_tables", "security_groups", "key_pairs"):
+    assert any(tags(r).get("ddl-cluster") == name and tags(r).get("ddl-managed") == "true" for r in reg[kind]), kind
+PY
+rm -rf "$STATE/awsleak"
+gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
+grep -q "^would destroy awsleak (found on target aws, created 0 h ago: 2 instance(s) in region us-east-1" gc-dry.log &&
+  grep -q "^ddl gc: not touched: awsfull (aws: its state is in " gc-dry.log ||
+  { cat gc-dry.log; fail "gc --spec --dry-run: what it would remove and what it leaves"; }
+[ "$(python3 -c 'import json,sys; print(sum(i["instanceState"]["name"] == "running" for i in json.load(open(sys.argv[1]))["instances"]))' "$FAKE_AWS_RESOURCES")" = 5 ] ||
+  fail "gc --dry-run removed something"
+gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }
+grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc --spec did not remove awsleak"; }
+python3 - "$FAKE_AWS_RESOURCES" <<'PY' || fail "resources of awsleak left in the region"
+import json, sys
+reg = json.load(open(sys.argv[1]))
+left = [(k, r) for k, items in reg.items() for r in items if "awsleak" in json.dumps(r) and
+        not (k == "instances" and r["instanceState"]["name"] == "terminated")]
+assert not left, left
+assert sum("awsfull" in json.dumps(i) and i["instanceState"]["name"] == "running" for i in reg["instances"]) == 3
+PY
+if ip netns list | grep -q "^ddl-awsleak-"; then fail "nodes of awsleak left"; fi
+if pgrep -f "$WORK/nodes/awsleak/" >/dev/null; then fail "processes of awsleak left"; fi
+[ "$(ddl exec --cluster awsfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
+  fail "awsfull after the gc of awsleak"
+ok "gc --spec from another state folder: a cluster whose state folder is gone is found in the region and removed through the EC2 API; the owned one stays"
+
 FAKE_TF_FAIL_DESTROY=1 ddl destroy -y awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone awsfull
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if v and k != "instances"}
+assert not left and all(i["instanceState"]["name"] == "terminated" for i in r["instances"]), left' \
+  "$FAKE_AWS_RESOURCES" || fail "destroy left resources in the region"
 assert_no_secret
 ok "destroy (one DependencyViolation retried) leaves no node and no state; the secret was never written"

@@ -143,6 +143,24 @@ if pgrep -f "$WORK/nodes/osleak/" >/dev/null; then fail "processes of osleak lef
 [ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "osfull after the gc of osleak"
 ok "gc --spec from another state folder: a cluster whose state folder is gone is found on the cloud and removed through its APIs; the owned one stays"
+# Servers that record no state folder (a ddl older than the ddl_state metadata deployed them): whether the
+# cluster is still used cannot be told, so gc names it and leaves it alone.
+python3 - "$FAKE_OPENSTACK_RESOURCES" "$DDL_SOURCE_DIR/tests/fakes" <<'PY' || fail "dropping osfull's ddl_state"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from openstack_api import registry
+with registry(sys.argv[1], write=True) as reg:
+    for s in reg["servers"]:
+        if s["metadata"].get("ddl_cluster") == "osfull":
+            s["metadata"].pop("ddl_state", None)
+PY
+gc_other -y >gc-old.log 2>&1 || { cat gc-old.log; fail "gc with servers that record no state folder"; }
+grep -q "not touched: osfull (openstack: it records no state folder" gc-old.log && grep -q "^gc: 0 destroyed, 0 failed" gc-old.log ||
+  { cat gc-old.log; fail "gc did not leave alone a cluster that records no state folder"; }
+[ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
+  fail "osfull after a gc that should have left it alone"
+ok "gc --spec names and leaves alone a cluster whose servers record no state folder"
 
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull

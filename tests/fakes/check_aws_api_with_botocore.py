@@ -3,7 +3,9 @@
 the replies with its EC2 and Service Quotas models, so a shape or a signature the SDKs would not accept fails
 here. Run by test_aws_api.sh when botocore is installed (it is not a dependency of ddl).
 
-  check_aws_api_with_botocore.py URL CA_FILE KEY SECRET TMP_KEY TMP_SECRET TOKEN
+  check_aws_api_with_botocore.py URL CA_FILE KEY SECRET TMP_KEY TMP_SECRET TOKEN [region]
+With "region", the stand-in serves test_aws_api.sh's simulated region after its cluster c1 was removed: its
+terminated instances and the NotFound answers of what is gone are parsed too.
 Prints one line per check; exit 1 when one fails.
 """
 import sys
@@ -65,4 +67,14 @@ check("GetServiceQuota of an unknown quota", lambda: sq.get_service_quota(Servic
 check("GetServiceQuota with an unknown key",
       lambda: client("service-quotas", "AKIDUNKNOWN000000000").get_service_quota(ServiceCode="ec2", QuotaCode="L-DB2E81BA"),
       (403, "UnrecognizedClientException"))
+if sys.argv[8:9] == ["region"]:
+    check("DescribeInstances parsed: terminated instances, launch time, tags",
+          lambda: [i for r in ec2.describe_instances(Filters=[{"Name": "tag:ddl-cluster", "Values": ["c1"]}],
+                                                     MaxResults=5)["Reservations"] for i in r["Instances"]],
+          lambda insts: len(insts) == 5 and all(i["State"]["Name"] == "terminated" and i["LaunchTime"].year == 2026 and
+                                                {"Key": "ddl-state", "Value": "/ci/.ddl/c1"} in i["Tags"] for i in insts))
+    check("DescribeSecurityGroups by tag after the groups are gone",
+          lambda: ec2.describe_security_groups(Filters=[{"Name": "tag:ddl-cluster", "Values": ["c1"]}])["SecurityGroups"],
+          lambda groups: groups == [])
+    check("DeleteVpc of a VPC that is gone", lambda: ec2.delete_vpc(VpcId="vpc-1"), (400, "InvalidVpcID.NotFound"))
 sys.exit(1 if failed else 0)

@@ -279,10 +279,10 @@ AUTO_DELETE_PORT_OWNERS = ("network:dhcp", "network:distributed", "network:float
 
 
 @contextlib.contextmanager
-def registry(path, write=False):
-    """The registry at PATH as a dict of REGISTRY_KINDS lists, under flock(2) on PATH.lock (shared to read,
-    exclusive to change, as both stand-ins change it). With write, the dict is saved (atomically) when the
-    block ends without an exception."""
+def registry(path, write=False, kinds=None):
+    """The registry at PATH as a dict of KINDS lists (default REGISTRY_KINDS), under flock(2) on PATH.lock
+    (shared to read, exclusive to change, as both stand-ins change it). With write, the dict is saved
+    (atomically) when the block ends without an exception. tests/fakes/aws_api.py keeps its region so too."""
     with open(path + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
         try:
@@ -292,7 +292,7 @@ def registry(path, write=False):
             except FileNotFoundError:
                 text = ""
             reg = json.loads(text) if text.strip() else {}
-            for kind in REGISTRY_KINDS:
+            for kind in kinds or REGISTRY_KINDS:
                 reg.setdefault(kind, [])
             yield reg
             if write:

@@ -3,6 +3,11 @@
 # "Error codes for the Amazon EC2 API" (…/APIReference/errors-overview.html), Service Quotas "GetServiceQuota"
 # (https://docs.aws.amazon.com/servicequotas/2019-06-24/apireference/API_GetServiceQuota.html) and "Create a
 # signed AWS API request" (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html).
+# For the simulated region (--resources): the EC2 API Reference pages of DescribeInstances, TerminateInstances,
+# DescribeSecurityGroups, RevokeSecurityGroupIngress, DeleteSecurityGroup, DeleteSubnet, DetachInternetGateway,
+# DeleteInternetGateway, DeleteRouteTable, DeleteVpc, DeleteKeyPair, DeletePlacementGroup
+# (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_<Action>.html) and the Amazon VPC User Guide's
+# "Delete your VPC" (what must go before a VPC can).
 # Checks tests/fakes/aws_api.py, the EC2 + Service Quotas stand-in, with requests signed by curl's own SigV4
 # (--aws-sigv4, curl >= 7.75; POST with a form body for EC2 and with a JSON body for Service Quotas): good
 # requests answer in the documented shapes, and what AWS refuses is refused with AWS's codes and statuses.
@@ -179,10 +184,107 @@ write_config 600
 ec2 "$KEY:$SECRET" "Action=DescribeImages&$V&ImageId.1=ami-0123456789abcdef0"
 expect "10 minutes off is still accepted" 200 "<imageId>ami-0123456789abcdef0</imageId>"
 
+# --- the simulated region: what ddl gc lists and deletes, refused in the order EC2 refuses it ----------
+kill "$pid"; wait "$pid" 2>/dev/null || true
+rm -f "$work/port"
+"$py" - "$work/region.json" <<'PY'
+import json, sys
+t = lambda name: [{"key": "ddl-cluster", "value": "c1"}, {"key": "ddl-managed", "value": "true"}, {"key": "Name", "value": name}]
+json.dump({
+  "vpcs": [{"vpcId": "vpc-1", "cidrBlock": "10.42.0.0/16", "state": "available", "tagSet": t("c1-vpc")}],
+  "subnets": [{"subnetId": "subnet-1", "vpcId": "vpc-1", "cidrBlock": "10.42.0.0/16", "tagSet": t("c1-subnet")}],
+  "internet_gateways": [{"internetGatewayId": "igw-1", "attachmentSet": [{"vpcId": "vpc-1", "state": "available"}],
+                         "tagSet": t("c1-igw")}],
+  "route_tables": [{"routeTableId": "rtb-main", "vpcId": "vpc-1", "associationSet": [{"routeTableAssociationId": "rtbassoc-m",
+                    "routeTableId": "rtb-main", "main": True}], "tagSet": []},
+                   {"routeTableId": "rtb-1", "vpcId": "vpc-1", "associationSet": [{"routeTableAssociationId": "rtbassoc-1",
+                    "routeTableId": "rtb-1", "subnetId": "subnet-1", "main": False}], "tagSet": t("c1-routes")}],
+  "security_groups": [
+    {"groupId": "sg-n", "groupName": "c1-nodes", "vpcId": "vpc-1", "tagSet": t("c1-nodes"),
+     "ipPermissions": [{"ipProtocol": "-1", "groups": [{"groupId": "sg-n"}]}], "ipPermissionsEgress": []},
+    {"groupId": "sg-s", "groupName": "c1-ssh", "vpcId": "vpc-1", "tagSet": t("c1-ssh"),
+     "ipPermissions": [{"ipProtocol": "tcp", "fromPort": 22, "toPort": 22, "groups": [{"groupId": "sg-n"}]}],
+     "ipPermissionsEgress": []}],
+  "instances": [{"instanceId": "i-%d" % n, "instanceState": {"code": 16, "name": "running"}, "subnetId": "subnet-1",
+                 "vpcId": "vpc-1", "ipAddress": "203.0.113.%d" % n, "launchTime": "2026-11-20T10:00:00.000Z",
+                 "groupSet": [{"groupId": "sg-n"}, {"groupId": "sg-s"}],
+                 "tagSet": t("c1-node%d" % n) + [{"key": "ddl-state", "value": "/ci/.ddl/c1"}]} for n in range(1, 8)],
+  "key_pairs": [{"keyPairId": "key-1", "keyName": "c1-key", "tagSet": t("c1-key")}],
+  "placement_groups": [{"groupName": "c1-nodes", "strategy": "cluster", "state": "available", "tagSet": t("c1-nodes")}]},
+  open(sys.argv[1], "w"))
+PY
+start_standin "$fakes/aws_api.py" "$work/aws.json" --resources "$work/region.json"
+A="$KEY:$SECRET"
+TAGS="Filter.1.Name=tag:ddl-managed&Filter.1.Value.1=true&Filter.2.Name=tag:ddl-cluster&Filter.2.Value.1=c1"
+ec2 "$A" "Action=DescribeInstances&$V&$TAGS&Filter.3.Name=instance-state-name&Filter.3.Value.1=running&MaxResults=5"
+expect "DescribeInstances by tag, first page" 200 "<DescribeInstancesResponse $NS>" "<reservationSet><item><reservationId>" \
+  "<instancesSet><item><instanceId>i-1</instanceId>" "<instanceState><code>16</code><name>running</name></instanceState>" \
+  "<launchTime>2026-11-20T10:00:00.000Z</launchTime>" "<item><key>ddl-state</key><value>/ci/.ddl/c1</value></item>" "<nextToken>"
+token=$(sed -n 's|.*<nextToken>\(.*\)</nextToken>.*|\1|p' <<<"$body")
+ec2 "$A" "Action=DescribeInstances&$V&$TAGS&MaxResults=5&NextToken=$token"
+expect "DescribeInstances, second page" 200 "<instanceId>i-6</instanceId>" "<instanceId>i-7</instanceId>"
+grep -q "<nextToken>" <<<"$body" && { echo "FAIL: a nextToken on the last page"; failed=1; }
+ec2 "$A" "Action=DescribeInstances&$V&Filter.1.Name=tag:ddl-cluster&Filter.1.Value.1=other"
+expect "DescribeInstances by a tag nobody has: empty set" 200 "<reservationSet></reservationSet>"
+ec2 "$A" "Action=DescribeVpcs&$V&$TAGS"
+expect "DescribeVpcs by tag" 200 "<vpcSet><item><vpcId>vpc-1</vpcId>"
+ec2 "$A" "Action=DeleteVpc&$V&VpcId=vpc-1"
+expect "DeleteVpc with a subnet, groups and a gateway in it" 400 "<Code>DependencyViolation</Code>"
+ec2 "$A" "Action=DeleteSubnet&$V&SubnetId=subnet-1"
+expect "DeleteSubnet under running instances" 400 "<Code>DependencyViolation</Code>"
+ec2 "$A" "Action=DetachInternetGateway&$V&InternetGatewayId=igw-1&VpcId=vpc-1"
+expect "DetachInternetGateway while instances have public addresses" 400 "<Code>DependencyViolation</Code>" "mapped public address"
+ids=$(for n in 1 2 3 4 5 6 7; do printf '&InstanceId.%d=i-%d' "$n" "$n"; done)
+ec2 "$A" "Action=TerminateInstances&$V$ids"
+expect "TerminateInstances" 200 "<instancesSet><item><instanceId>i-1</instanceId><currentState><code>32</code><name>shutting-down</name>" \
+  "<previousState><code>16</code><name>running</name>"
+sleep 1.2
+ec2 "$A" "Action=DescribeInstances&$V&Filter.1.Name=instance-id&Filter.1.Value.1=i-1"
+expect "a terminated instance is still listed, terminated" 200 "<name>terminated</name>"
+ec2 "$A" "Action=DeleteSecurityGroup&$V&GroupId=sg-n"
+expect "DeleteSecurityGroup of a group another group's rule names" 400 "<Code>DependencyViolation</Code>"
+ec2 "$A" "Action=DescribeSecurityGroups&$V&$TAGS"
+expect "DescribeSecurityGroups by tag" 200 "<securityGroupInfo><item><groupId>sg-n</groupId>" "<groups><item><groupId>sg-n</groupId></item></groups>"
+ec2 "$A" "Action=RevokeSecurityGroupIngress&$V&GroupId=sg-s&IpPermissions.1.IpProtocol=tcp&IpPermissions.1.FromPort=22&IpPermissions.1.ToPort=22&IpPermissions.1.Groups.1.GroupId=sg-n"
+expect "RevokeSecurityGroupIngress of the rule naming the other group" 200 "<return>true</return>"
+ec2 "$A" "Action=RevokeSecurityGroupIngress&$V&GroupId=sg-s&IpPermissions.1.IpProtocol=tcp&IpPermissions.1.FromPort=22&IpPermissions.1.ToPort=22&IpPermissions.1.Groups.1.GroupId=sg-n"
+expect "RevokeSecurityGroupIngress of a rule no longer there" 400 "<Code>InvalidPermission.NotFound</Code>"
+for g in sg-n sg-s; do
+  ec2 "$A" "Action=DeleteSecurityGroup&$V&GroupId=$g"
+  expect "DeleteSecurityGroup $g (its own rule goes with it)" 200 "<return>true</return>"
+done
+ec2 "$A" "Action=DeleteSecurityGroup&$V&GroupId=sg-n"
+expect "DeleteSecurityGroup again" 400 "<Code>InvalidGroup.NotFound</Code>"
+ec2 "$A" "Action=DeleteRouteTable&$V&RouteTableId=rtb-1"
+expect "DeleteRouteTable still associated with a subnet" 400 "<Code>DependencyViolation</Code>"
+ec2 "$A" "Action=DeleteSubnet&$V&SubnetId=subnet-1"
+expect "DeleteSubnet once the instances are terminated" 200 "<return>true</return>"
+ec2 "$A" "Action=DeleteInternetGateway&$V&InternetGatewayId=igw-1"
+expect "DeleteInternetGateway while attached" 400 "<Code>DependencyViolation</Code>"
+ec2 "$A" "Action=DetachInternetGateway&$V&InternetGatewayId=igw-1&VpcId=vpc-1"
+expect "DetachInternetGateway" 200 "<return>true</return>"
+ec2 "$A" "Action=DetachInternetGateway&$V&InternetGatewayId=igw-1&VpcId=vpc-1"
+expect "DetachInternetGateway again" 400 "<Code>Gateway.NotAttached</Code>"
+ec2 "$A" "Action=DeleteVpc&$V&VpcId=vpc-1"
+expect "DeleteVpc with its gateway detached but a route table left" 400 "<Code>DependencyViolation</Code>"
+for call in "DeleteInternetGateway&InternetGatewayId=igw-1" "DeleteRouteTable&RouteTableId=rtb-1" "DeleteVpc&VpcId=vpc-1" \
+            "DeleteKeyPair&KeyPairId=key-1" "DeletePlacementGroup&GroupName=c1-nodes"; do
+  ec2 "$A" "Action=$call&$V"
+  expect "${call%%&*}" 200 "<return>true</return>"
+done
+ec2 "$A" "Action=DeleteVpc&$V&VpcId=vpc-1"
+expect "DeleteVpc again" 400 "<Code>InvalidVpcID.NotFound</Code>"
+ec2 "$A" "Action=DeletePlacementGroup&$V&GroupName=c1-nodes"
+expect "DeletePlacementGroup again" 400 "<Code>InvalidPlacementGroup.Unknown</Code>"
+ec2 "$A" "Action=DeleteKeyPair&$V&KeyName=c1-key"
+expect "DeleteKeyPair of a key that is gone succeeds, as EC2's does" 200 "<return>true</return>"
+"$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if k != "instances" and v}; assert not left, left' \
+  "$work/region.json" || { echo "FAIL: the region is not empty"; failed=1; }
+
 # --- a second opinion from AWS's SDK core, where it is installed ----------------------------------------
 write_config
 if "$py" -c 'import botocore' 2>/dev/null; then
-  if "$py" "$fakes/check_aws_api_with_botocore.py" "$url" "$work/tls/ca.pem" "$KEY" "$SECRET" "$TMP_KEY" "$TMP_SECRET" "$TOKEN"; then
+  if "$py" "$fakes/check_aws_api_with_botocore.py" "$url" "$work/tls/ca.pem" "$KEY" "$SECRET" "$TMP_KEY" "$TMP_SECRET" "$TOKEN" region; then
     passed=$((passed + 1))
   else
     failed=1

@@ -7,7 +7,7 @@ namespace ddl {
 // Defined in the build tree's TerraformModuleData.cpp (cmake/embed_files.cmake).
 const std::map<std::string, std::string>& aws_module_files();
 
-nlohmann::json AwsInputs::tfvars(const Spec& s, const std::string& public_key) {
+nlohmann::json AwsInputs::tfvars(const Spec& s, const std::string& public_key, const std::string& state_dir) {
     const auto& a = s.target_section<AwsSpec>();
     std::string key = trim(public_key);
     // worker_instance_type must be valid even without workers; the master's type is then never used.
@@ -35,6 +35,7 @@ nlohmann::json AwsInputs::tfvars(const Spec& s, const std::string& public_key) {
                            {"placement_group", a.placement_group}};
     // Without a key the variable is left to the user, as Terraform users pass one: -var, TF_VAR_public_key.
     if (!key.empty()) vars["public_key"] = key;
+    if (!state_dir.empty()) vars["state_dir"] = state_dir;
     return vars;
 }
 

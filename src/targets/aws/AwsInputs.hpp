@@ -17,9 +17,11 @@ inline constexpr const char* k_aws_terraform_dir = "aws/terraform";
 class AwsInputs {
 public:
     // terraform.tfvars.json: every variable of variables.tf that the spec decides, and public_key when
-    // one is known (without it Terraform asks for var.public_key, as for any required variable). Left out
-    // (the module's default): user_data.
-    static nlohmann::json tfvars(const Spec& spec, const std::string& public_key);
+    // one is known (without it Terraform asks for var.public_key, as for any required variable), and
+    // state_dir when known (the instances' ddl-state tag, for `ddl gc --spec`). Left out (the module's
+    // default): user_data.
+    static nlohmann::json tfvars(const Spec& spec, const std::string& public_key,
+                                 const std::string& state_dir = "");
     // The module's *.tf files by name, as compiled into ddl.
     static const std::map<std::string, std::string>& module_files();
 };

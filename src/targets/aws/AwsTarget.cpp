@@ -54,7 +54,7 @@ std::function<void(const TerraformEvent&)> progress_sink(Progress& progress) {
     };
 }
 
-// Timeout of each pre-flight API call: DDL_AWS_TIMEOUT (seconds) or 30 s.
+// Timeout of each EC2 API call: DDL_AWS_TIMEOUT (seconds) or 30 s.
 std::chrono::milliseconds api_timeout(const AwsCredentials::Sources& src) {
     auto v = parse_int(src.getenv("DDL_AWS_TIMEOUT"));
     if (v && *v > 0 && *v < 3600) return std::chrono::seconds(*v);
@@ -79,6 +79,8 @@ AwsTarget::AwsTarget()
 
 Result<RenderInputs> AwsTarget::render_inputs(Context& ctx) {
     RenderInputs in;
+    std::error_code ec;
+    in.state_dir = std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
     if (!ctx.spec.access.private_key.empty()) {
         std::string pub = ctx.spec.access.private_key + ".pub";
         auto text = read_file(pub);
@@ -93,6 +95,10 @@ Result<RenderInputs> AwsTarget::render_inputs(Context& ctx) {
     if (!key) return key.error();
     in.public_key = trim(*key);
     return in;
+}
+
+std::unique_ptr<AwsTransport> AwsTarget::make_transport() const {
+    return m_deps.make_transport(api_timeout(m_deps.sources));
 }
 
 Result<TerraformRunner> AwsTarget::make_runner(const Context& ctx, const std::string& choice) {
@@ -113,7 +119,7 @@ Result<RenderedFiles> AwsTarget::render(const Spec& s, const RenderInputs& in) c
     const std::string dir = std::string(k_aws_terraform_dir) + "/";
     for (const auto& [name, text] : AwsInputs::module_files())
         f[dir + name] = text;
-    f[dir + "terraform.tfvars.json"] = json_file(AwsInputs::tfvars(s, in.public_key));
+    f[dir + "terraform.tfvars.json"] = json_file(AwsInputs::tfvars(s, in.public_key, in.state_dir));
     return f;
 }
 
@@ -134,7 +140,7 @@ Status AwsTarget::preflight(const Context& ctx) {
             creds->delegated_by +
             ", which ddl's pre-flight cannot follow; deploy with --skip-preflight (Terraform follows it "
             "itself), or give the profile static keys"};
-    auto transport = m_deps.make_transport(api_timeout(m_deps.sources));
+    auto transport = make_transport();
     Ec2Client client(*transport, *creds);
     AwsPreflight check(client);
     auto result = check.run(ctx.spec);

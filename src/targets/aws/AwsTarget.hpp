@@ -34,6 +34,15 @@ public:
     // The node diff and `terraform plan` (no plan file) of the rendered module against a copy of the state.
     Status plan(const PlanRequest& req, DeployPlan& out) override;
 
+    // `ddl gc --spec FILE`: the clusters whose instances (tag ddl-managed=true, not terminated) run in the
+    // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
+    // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
+    // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
+    bool finds_clusters_with_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
+                                                         ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+
     static std::string work_dir(const Context& ctx) { return ctx.cluster_dir() + "/terraform"; }
     // The nodes in the module's outputs (master_public_ip, master_private_ip, worker_private_ips,
     // ssh_user); an Error names a missing or malformed output.
@@ -43,6 +52,8 @@ public:
 private:
     Result<TerraformRunner> make_runner(const Context& ctx, const std::string& tool_choice);
     Status copy_rendered_module(const Context& ctx) const;
+    // A transport with the API timeout (DDL_AWS_TIMEOUT seconds, else 30 s).
+    std::unique_ptr<AwsTransport> make_transport() const;
 
     Deps m_deps;
 };

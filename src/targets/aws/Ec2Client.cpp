@@ -215,6 +215,136 @@ Result<std::optional<ImageInfo>> Ec2Client::describe_image(const std::string& id
     return std::optional<ImageInfo>{info};
 }
 
+namespace {
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+void add_filters(Params& p, const std::vector<Ec2Filter>& filters) {
+    for (std::size_t i = 0; i < filters.size(); ++i) {
+        const std::string f = "Filter." + std::to_string(i + 1);
+        p.emplace_back(f + ".Name", filters[i].name);
+        for (std::size_t j = 0; j < filters[i].values.size(); ++j)
+            p.emplace_back(f + ".Value." + std::to_string(j + 1), filters[i].values[j]);
+    }
+}
+
+std::map<std::string, std::string> tags_of(const pugi::xml_node& n) {
+    std::map<std::string, std::string> out;
+    for (auto t : n.child("tagSet").children("item"))
+        out[t.child("key").text().as_string()] = t.child("value").text().as_string();
+    return out;
+}
+
+// How each kind is listed: the action, the set element of its answer and the id and name elements of
+// each item (API Reference, "Response Elements" of each Describe* action).
+struct KindInfo {
+    const char* action;
+    const char* set;
+    const char* id;
+    const char* name;
+};
+
+KindInfo kind_info(Ec2Kind kind) {
+    switch (kind) {
+    case Ec2Kind::security_group:
+        return {"DescribeSecurityGroups", "securityGroupInfo", "groupId", "groupName"};
+    case Ec2Kind::subnet:
+        return {"DescribeSubnets", "subnetSet", "subnetId", ""};
+    case Ec2Kind::internet_gateway:
+        return {"DescribeInternetGateways", "internetGatewaySet", "internetGatewayId", ""};
+    case Ec2Kind::route_table:
+        return {"DescribeRouteTables", "routeTableSet", "routeTableId", ""};
+    case Ec2Kind::vpc:
+        return {"DescribeVpcs", "vpcSet", "vpcId", ""};
+    case Ec2Kind::key_pair:
+        return {"DescribeKeyPairs", "keySet", "keyPairId", "keyName"};
+    case Ec2Kind::placement_group:
+        return {"DescribePlacementGroups", "placementGroupSet", "groupName", "groupName"};
+    }
+    return {"", "", "", ""};
+}
+
+// Codes that say the resource (or the attachment) no longer exists: the Invalid*.NotFound family of
+// "Error codes for the Amazon EC2 API", a placement group's InvalidPlacementGroup.Unknown and a detached
+// gateway's Gateway.NotAttached.
+bool means_gone(const std::string& code) {
+    return ends_with(code, ".NotFound") || code == "InvalidPlacementGroup.Unknown" ||
+           code == "Gateway.NotAttached";
+}
+
+constexpr int k_max_pages = 100;
+
+} // namespace
+
+Status Ec2Client::describe_pages(const std::string& action, const std::vector<Ec2Filter>& filters,
+                                 const std::function<void(const pugi::xml_node&)>& page) {
+    const std::string what = "EC2 " + action;
+    std::string token;
+    for (int n = 0; n < k_max_pages; ++n) {
+        Params p;
+        add_filters(p, filters);
+        if (!token.empty()) p.emplace_back("NextToken", token);
+        auto r = ec2(action, p);
+        if (!r) return r.error();
+        if (r->status != 200) return api_error(what, r->code, r->message, r->status);
+        auto doc = parse_xml(r->body, what);
+        if (!doc) return doc.error();
+        auto root = doc->document_element();
+        page(root);
+        token = root.child("nextToken").text().as_string();
+        if (token.empty()) return {};
+    }
+    return Error{what + ": still a nextToken after " + std::to_string(k_max_pages) + " pages"};
+}
+
+Result<std::vector<Ec2Instance>> Ec2Client::describe_instances(const std::vector<Ec2Filter>& filters) {
+    std::vector<Ec2Instance> out;
+    auto st = describe_pages("DescribeInstances", filters, [&out](const pugi::xml_node& root) {
+        for (auto reservation : root.child("reservationSet").children("item"))
+            for (auto i : reservation.child("instancesSet").children("item"))
+                out.push_back({text_at(i, "instanceId"), text_at(i, "instanceState/name"),
+                               text_at(i, "launchTime"), tags_of(i)});
+    });
+    if (!st) return st.error();
+    return out;
+}
+
+Result<std::vector<Ec2Object>> Ec2Client::describe(Ec2Kind kind, const std::vector<Ec2Filter>& filters) {
+    const KindInfo k = kind_info(kind);
+    std::vector<Ec2Object> out;
+    auto st = describe_pages(k.action, filters, [&out, &k](const pugi::xml_node& root) {
+        for (auto item : root.child(k.set).children("item")) {
+            Ec2Object o;
+            o.id = text_at(item, k.id);
+            auto tags = tags_of(item);
+            o.name = tags.count("Name") ? tags["Name"] : (*k.name ? text_at(item, k.name) : std::string());
+            for (auto a : item.child("attachmentSet").children("item"))
+                o.attached_vpcs.emplace_back(a.child("vpcId").text().as_string());
+            for (auto a : item.child("associationSet").children("item"))
+                o.main = o.main || a.child("main").text().as_bool();
+            for (auto perm : item.child("ipPermissions").children("item"))
+                for (auto g : perm.child("groups").children("item"))
+                    o.group_rules.push_back({text_at(perm, "ipProtocol"), text_at(perm, "fromPort"),
+                                             text_at(perm, "toPort"), text_at(g, "groupId")});
+            out.push_back(std::move(o));
+        }
+    });
+    if (!st) return st.error();
+    return out;
+}
+
+Result<Ec2Change> Ec2Client::change(const std::string& action, const Params& params) {
+    auto r = ec2(action, params);
+    if (!r) return r.error();
+    Ec2Change c;
+    c.status = r->status;
+    c.code = r->code;
+    c.message = r->message;
+    c.done = r->status == 200;
+    c.gone = !c.done && means_gone(r->code);
+    return c;
+}
+
 Result<std::optional<double>> Ec2Client::ec2_quota(const std::string& quota_code) {
     AwsRequest req{
         m_creds.quotas_endpoint,

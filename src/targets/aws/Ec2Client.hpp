@@ -1,5 +1,5 @@
 #pragma once
-// The few AWS API calls ddl's pre-flight makes, signed with Signature Version 4 by libcurl
+// The few AWS API calls ddl's pre-flight and `ddl gc --spec` make, signed with Signature Version 4 by libcurl
 // (CURLOPT_AWS_SIGV4 "aws:amz:REGION:SERVICE"; the session token, which curl does not know, as a signed
 // X-Amz-Security-Token header): EC2's Query API (POST / with a form body, XML answers read with pugixml)
 // and Service Quotas' JSON 1.1 API. Errors carry the API's own Code and Message.
@@ -7,12 +7,17 @@
 #include "targets/aws/AwsCredentials.hpp"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace pugi {
+class xml_node;
+}
 
 namespace ddl {
 
@@ -52,6 +57,44 @@ struct ImageInfo {
     int root_gb = 0;
 };
 
+// One Filter.N of an EC2 Describe* call: any of `values` matches.
+struct Ec2Filter {
+    std::string name;
+    std::vector<std::string> values;
+};
+
+// An instance as DescribeInstances lists it.
+struct Ec2Instance {
+    std::string id, state, launch_time; // state: instanceState/name; launch_time: ISO 8601, UTC
+    std::map<std::string, std::string> tags;
+};
+
+// What the AWS module creates besides instances, in the order `ddl gc` deletes it.
+enum class Ec2Kind { security_group, subnet, internet_gateway, route_table, vpc, key_pair, placement_group };
+
+// An ingress rule of a security group that names another group (the part RevokeSecurityGroupIngress
+// needs to take it out again).
+struct Ec2GroupRule {
+    std::string protocol, from_port, to_port, group_id;
+};
+
+// One resource of an Ec2Kind as its Describe* call lists it.
+struct Ec2Object {
+    std::string id;                         // sg-, subnet-, igw-, rtb-, vpc-, key-; a placement group's name
+    std::string name;                       // the Name tag, else the resource's own name
+    std::vector<std::string> attached_vpcs; // internet gateway: the VPCs it is attached to
+    std::vector<Ec2GroupRule> group_rules;  // security group: its ingress rules naming a group
+    bool main = false;                      // route table: the VPC's main one
+};
+
+// The answer to a change (TerminateInstances, Delete*, Detach*, Revoke*): done, already gone (the
+// action's *.NotFound code), or refused with EC2's code and message (DependencyViolation, ...).
+struct Ec2Change {
+    bool done = false, gone = false;
+    long status = 0;
+    std::string code, message;
+};
+
 class Ec2Client {
 public:
     Ec2Client(AwsTransport& transport, AwsCredentials creds)
@@ -67,6 +110,14 @@ public:
     // none applied (NoSuchResourceException).
     Result<std::optional<double>> ec2_quota(const std::string& quota_code);
 
+    // Every instance matching all `filters` (DescribeInstances, following NextToken).
+    Result<std::vector<Ec2Instance>> describe_instances(const std::vector<Ec2Filter>& filters);
+    // Every resource of `kind` matching all `filters` (DescribeSecurityGroups, DescribeSubnets, ...).
+    Result<std::vector<Ec2Object>> describe(Ec2Kind kind, const std::vector<Ec2Filter>& filters);
+    // One change; an Error only when no answer came.
+    Result<Ec2Change> change(const std::string& action,
+                             const std::vector<std::pair<std::string, std::string>>& params);
+
     const AwsCredentials& credentials() const { return m_creds; }
 
 private:
@@ -76,6 +127,10 @@ private:
     };
     Result<Reply> ec2(const std::string& action,
                       const std::vector<std::pair<std::string, std::string>>& params);
+    // Every page of Describe* `action` with `filters`, following nextToken; `page` reads each answer's
+    // root element.
+    Status describe_pages(const std::string& action, const std::vector<Ec2Filter>& filters,
+                          const std::function<void(const pugi::xml_node&)>& page);
 
     AwsTransport& m_transport;
     AwsCredentials m_creds;

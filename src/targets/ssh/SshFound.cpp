@@ -137,12 +137,13 @@ Result<std::vector<FoundCluster>> SshTarget::find_clusters_with(const Spec& spec
         auto env = env_lines(r->out);
         const std::string cluster = env["DDL_CLUSTER"];
         const std::string state_dir = env["DDL_STATE_DIR"];
-        if (cluster.empty() || state_dir.empty()) continue; // nothing of ddl's, or no folder named
+        if (cluster.empty()) continue; // nothing of ddl's
+        // A node file without DDL_STATE_DIR (an older ddl): found with no folder, which gc leaves alone.
         auto& found = by_cluster[cluster];
         const long long age = parse_int(env["DDL_MARKER_AGE"]).value_or(0);
         found.age_s = found.record.contains("hosts") ? std::min(found.age_s, age) : age;
         found.cluster = cluster;
-        found.state_dir = state_dir;
+        if (found.state_dir.empty()) found.state_dir = state_dir;
         found.record["hosts"].push_back(to_json(*route));
         found.record["script"] = cleanup_script(spec, cluster);
     }

@@ -10,13 +10,16 @@ TMP_KEY=ASIADDLE2E0000000002 # temporary credentials (profile "temp"): key, secr
 TMP_SECRET="PLANTED-AwsTmpSecret-$$-$RANDOM"
 TOKEN="PLANTED-AwsToken-$$-$RANDOM$RANDOM"
 
-# start_fake_aws: the API stand-in on a free port, ~/.aws/credentials with the key, endpoints exported.
+# start_fake_aws: the API stand-in on a free port, ~/.aws/credentials with the key, endpoints exported. The
+# stand-in and the Terraform stand-in share one simulated region, $FAKE_AWS_RESOURCES: what Terraform
+# creates is listed, terminated and deleted through the EC2 API as in a real region.
 start_fake_aws() {
   "$FAKES/make_test_ca.sh" "$WORK/tls"
   AWS_CFG="$WORK/aws.json"
+  export FAKE_AWS_RESOURCES="$WORK/region.json"
   write_aws 64
   python3 "$FAKES/aws_api.py" --cert "$WORK/tls/server.pem" --key "$WORK/tls/server.key" \
-    --config "$AWS_CFG" --port-file "$WORK/aws.port" &
+    --config "$AWS_CFG" --port-file "$WORK/aws.port" --resources "$FAKE_AWS_RESOURCES" &
   FAKE_AWS_PID=$!
   for _ in $(seq 100); do [ -s "$WORK/aws.port" ] && break; sleep 0.05; done
   [ -s "$WORK/aws.port" ] || fail "the AWS API stand-in did not start"

@@ -4,6 +4,7 @@
 // answers the same calls in the e2e suite test_openstack.
 #include "spec/SpecLoader.hpp"
 #include "support/Fakes.hpp"
+#include "support/RequestLog.hpp"
 #include "support/ScriptedHttp.hpp"
 #include "targets/Registry.hpp"
 #include "targets/openstack/OpenstackTarget.hpp"
@@ -133,12 +134,7 @@ struct Cloud {
         return *r.spec;
     }
 
-    std::size_t at(const std::string& line) const {
-        for (std::size_t i = 0; i < log.size(); ++i)
-            if (starts_with(log[i], line)) return i;
-        FAIL("no request " << line << " in:\n" << join(log, "\n"));
-        return 0;
-    }
+    std::size_t at(const std::string& line) const { return test::log_index(log, line); }
 };
 
 } // namespace

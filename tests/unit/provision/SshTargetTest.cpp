@@ -136,13 +136,17 @@ std::string node_env(const std::string& cluster, const std::string& state, int a
 TEST_CASE(
     "gc --spec on ssh hosts groups the node files by cluster, youngest host's age, through jump hosts") {
     ScriptedProcess proc;
-    proc.when("ssh ", {{0, node_env("lab-7", "/st/lab-7", 100), ""},
-                       {0, node_env("lab-7", "/st/lab-7", 40), ""},
-                       {0, "", ""}}); // c: nothing of ddl's
+    proc.when("ssh ",
+              {{0, node_env("lab-7", "/st/lab-7", 100), ""},
+               {0, node_env("lab-7", "/st/lab-7", 40), ""},
+               {0, "# an older ddl's node file\nDDL_CLUSTER=old-1\nDDL_NODE=c\nDDL_MARKER_AGE=9\n", ""}});
     SshTarget t;
     auto found = t.find_clusters_with(three_hosts(), proc);
     REQUIRE(found);
-    REQUIRE(found->size() == 1);
+    REQUIRE(found->size() == 2);
+    // c's cluster is found without a state folder (gc names it and leaves it alone).
+    CHECK(found->back().cluster == "old-1");
+    CHECK(found->back().state_dir.empty());
     const auto& f = found->front();
     CHECK(f.cluster == "lab-7");
     CHECK(f.state_dir == "/st/lab-7");

@@ -58,7 +58,8 @@ Spec load(const fs::path& file) {
 
 } // namespace
 
-TEST_CASE("terraform.tfvars.json sets every variable of the aws module except user_data, and nothing else") {
+TEST_CASE("terraform.tfvars.json sets every variable of the aws module except user_data and state_dir (known "
+          "at deploy), and nothing else") {
     auto vars = module_variables();
     CHECK(vars.size() >= 20);
     CHECK(vars.at("ami_id").has_default);
@@ -70,7 +71,7 @@ TEST_CASE("terraform.tfvars.json sets every variable of the aws module except us
         for (auto it = tfvars.begin(); it != tfvars.end(); ++it)
             CHECK(vars.count(it.key()) == 1);
         for (const auto& [name, v] : vars)
-            if (name != "user_data") CHECK(tfvars.contains(name));
+            if (name != "user_data" && name != "state_dir") CHECK(tfvars.contains(name));
     }
 }
 
@@ -92,6 +93,13 @@ TEST_CASE("aws terraform.tfvars.json takes its values from the spec") {
     CHECK(tfvars["public_key"] == "ssh-ed25519 AAAAkey c");
     auto none = AwsInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml"), "");
     CHECK_FALSE(none.contains("public_key")); // left to the user, as any required Terraform variable
+}
+
+TEST_CASE(
+    "the aws state folder is recorded when deploy knows it, and left to the module's default otherwise") {
+    const Spec s = load(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
+    CHECK(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/srv/ci/.ddl/g5")["state_dir"] == "/srv/ci/.ddl/g5");
+    CHECK_FALSE(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c").contains("state_dir"));
 }
 
 TEST_CASE("the rendered module is the source tree's src/targets/aws/terraform, file for file") {

@@ -3,7 +3,8 @@
 # as Spot Instances and optionally in a cluster placement group.
 
 locals {
-  # On every resource, so that resources left behind can be found from the cloud's side.
+  # On every resource, so that resources left behind can be found from the cloud's side (`ddl gc --spec`;
+  # the instances also carry ddl-state, the state folder that deployed them).
   tags = {
     "ddl-cluster" = var.cluster_name
     "ddl-managed" = "true"
@@ -97,7 +98,7 @@ resource "aws_instance" "master" {
     }
   }
 
-  tags = merge(local.tags, { Name = "${var.cluster_name}-master", "ddl-role" = "master" })
+  tags = merge(local.tags, { Name = "${var.cluster_name}-master", "ddl-role" = "master", "ddl-state" = var.state_dir })
 
   # Destroyed before the route to the internet gateway (the gateway cannot be detached while
   # instances hold public addresses), created after it (cloud-init may need the Internet).
@@ -151,7 +152,7 @@ resource "aws_instance" "worker" {
     }
   }
 
-  tags = merge(local.tags, { Name = "${var.cluster_name}-worker-${count.index}", "ddl-role" = "worker" })
+  tags = merge(local.tags, { Name = "${var.cluster_name}-worker-${count.index}", "ddl-role" = "worker", "ddl-state" = var.state_dir })
 
   depends_on = [aws_route_table_association.cluster, aws_vpc_security_group_egress_rule.ipv4]
 

@@ -16,6 +16,17 @@ variable "cluster_name" {
   }
 }
 
+variable "state_dir" {
+  description = "The ddl state folder that deployed this cluster, recorded in the instances' ddl-state tag so that `ddl gc --spec` can tell a leaked cluster from one still owned."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = length(var.state_dir) <= 256
+    error_message = "state_dir must be at most 256 characters: it is an EC2 tag value."
+  }
+}
+
 variable "region" {
   description = "AWS region to create the cluster in, such as us-east-1."
   type        = string
