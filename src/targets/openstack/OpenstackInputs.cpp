@@ -31,7 +31,9 @@ nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_
                            {"anti_affinity", o.anti_affinity}};
     // Without a key the variable is left to the user, as Terraform users pass one: -var, TF_VAR_public_key.
     if (!key.empty()) vars["public_key"] = key;
-    if (!state_dir.empty()) vars["state_dir"] = state_dir;
+    // Nova metadata values hold 255 characters: a longer path is not recorded (gc then leaves the cluster
+    // alone).
+    if (!state_dir.empty() && state_dir.size() <= 255) vars["state_dir"] = state_dir;
     return vars;
 }
 

@@ -100,6 +100,8 @@ TEST_CASE(
     const Spec s = load(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
     CHECK(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/srv/ci/.ddl/g5")["state_dir"] == "/srv/ci/.ddl/g5");
     CHECK_FALSE(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c").contains("state_dir"));
+    CHECK_FALSE(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/" + std::string(256, 'd'))
+                    .contains("state_dir")); // longer than an EC2 tag value: not recorded
 }
 
 TEST_CASE("the rendered module is the source tree's src/targets/aws/terraform, file for file") {

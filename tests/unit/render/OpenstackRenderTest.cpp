@@ -154,4 +154,6 @@ TEST_CASE("the state folder is recorded when deploy knows it, and left to the mo
     CHECK(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/srv/ci/.ddl/horovod-ref")["state_dir"] ==
           "/srv/ci/.ddl/horovod-ref");
     CHECK_FALSE(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c").contains("state_dir"));
+    CHECK_FALSE(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/" + std::string(255, 'd'))
+                    .contains("state_dir")); // longer than a Nova metadata value: not recorded
 }
