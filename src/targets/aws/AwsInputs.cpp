@@ -35,7 +35,8 @@ nlohmann::json AwsInputs::tfvars(const Spec& s, const std::string& public_key, c
                            {"placement_group", a.placement_group}};
     // Without a key the variable is left to the user, as Terraform users pass one: -var, TF_VAR_public_key.
     if (!key.empty()) vars["public_key"] = key;
-    // An EC2 tag value holds 256 characters: a longer path is not recorded (gc then leaves the cluster alone).
+    // An EC2 tag value holds 256 characters: a longer path is not recorded (gc then leaves the cluster
+    // alone).
     if (!state_dir.empty() && state_dir.size() <= 256) vars["state_dir"] = state_dir;
     return vars;
 }

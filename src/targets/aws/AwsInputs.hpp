@@ -18,8 +18,8 @@ class AwsInputs {
 public:
     // terraform.tfvars.json: every variable of variables.tf that the spec decides, and public_key when
     // one is known (without it Terraform asks for var.public_key, as for any required variable), and
-    // state_dir when known and at most 256 characters (the instances' ddl-state tag, for `ddl gc --spec`). Left out (the module's
-    // default): user_data.
+    // state_dir when known and at most 256 characters (the instances' ddl-state tag, for `ddl gc --spec`).
+    // Left out (the module's default): user_data.
     static nlohmann::json tfvars(const Spec& spec, const std::string& public_key,
                                  const std::string& state_dir = "");
     // The module's *.tf files by name, as compiled into ddl.
