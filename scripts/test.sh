@@ -69,8 +69,10 @@ clang_format() { git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-r
 stage "clang-format" clang_format
 # clang-tidy parses every source again (~10 s each here): it runs in the background at the lowest
 # priority from here on, on the cycles the fuzzers and e2e suites leave idle, and is waited for at the end.
+# One process per core: at nice 19 they take almost nothing from the stages beside them, and what is left
+# after the e2e suites (most of it, since the fuzz build got short) runs on every core.
 tidy_log=build-asan/clang-tidy.log
-setsid nice -n 19 env JOBS=1 scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
+setsid nice -n 19 env JOBS="$jobs" scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
 tidy_pid=$!
 
 stage "fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)" env FUZZ_JOBS="$jobs" tests/fuzz/run.sh 30
