@@ -1,5 +1,11 @@
 #!/usr/bin/env python3
-"""Second opinion on tests/fakes/aws_api.py from AWS's own SDK core: botocore signs the requests and parses
+"""Follows: botocore's service models ec2/2016-11-15 and service-quotas/2019-06-24 (the shapes every AWS SDK
+is generated from, https://github.com/boto/botocore/tree/develop/botocore/data), and the Amazon EC2 API
+Reference actions it calls: DescribeInstances, DescribeSecurityGroups, DeleteVpc
+(https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html and ..._DeleteVpc.html),
+with "Error codes for the Amazon EC2 API" (.../APIReference/errors-overview.html: InvalidVpcID.NotFound).
+
+Second opinion on tests/fakes/aws_api.py from AWS's own SDK core: botocore signs the requests and parses
 the replies with its EC2 and Service Quotas models, so a shape or a signature the SDKs would not accept fails
 here. Run by test_aws_api.sh when botocore is installed (it is not a dependency of ddl).
 
