@@ -38,7 +38,7 @@ Result<std::string> random_hex(std::size_t bytes) {
 
 Result<std::unique_ptr<OpenCluster>> open_cluster(const std::string& state_dir, const std::string& ref,
                                                   bool mutate, const std::string& what, int* rc) {
-    auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(state_dir), {}, {}, {}, {}, {}, {}, {}});
+    auto oc = std::make_unique<OpenCluster>(StateStore(state_dir));
     if (rc) *rc = exit_code::k_bad_input;
     auto name = resolve_cluster(oc->store, ref);
     if (!name) return name.error();
@@ -75,7 +75,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
                                                      const DeployOptions& options, const std::string& what,
                                                      int& rc) {
     rc = exit_code::k_failure;
-    auto oc = std::make_unique<OpenCluster>(OpenCluster{StateStore(state_dir), {}, {}, {}, {}, {}, {}, {}});
+    auto oc = std::make_unique<OpenCluster>(StateStore(state_dir));
     auto& store = oc->store;
     auto driver = make_target_driver(spec.target);
     if (!driver) return driver.error();

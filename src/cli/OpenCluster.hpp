@@ -7,11 +7,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace ddl::cli {
 
 // Its lock (when mutating), state, spec, driver and side effects.
 struct OpenCluster {
+    explicit OpenCluster(StateStore s) : store(std::move(s)) {}
     StateStore store;
     ClusterLock lock;
     ClusterState state;

@@ -1,22 +1,82 @@
 #include "remote/RemoteExecutor.hpp"
 
+#include "core/Log.hpp"
+
 #include <atomic>
 #include <thread>
 
 namespace ddl {
 
+namespace {
+
+// What makes two endpoints the same connection: who, where, with which key and pins, and through whom.
+std::string pool_key(const SshEndpoint& ep) {
+    std::string key = ep.label() + "\n" + ep.key_path + "\n" + ep.known_hosts_path;
+    if (ep.jump) key += "\nvia " + pool_key(*ep.jump);
+    return key;
+}
+
+} // namespace
+
+LibsshExecutor::~LibsshExecutor() {
+    if (m_connections > 0) log::debug("ssh: " + std::to_string(m_connections.load()) + " connection(s) made");
+}
+
+Result<SshSession> LibsshExecutor::connect(const SshEndpoint& ep, std::chrono::milliseconds timeout) {
+    ++m_connections;
+    return SshSession::connect(ep, timeout);
+}
+
+Result<SshSession> LibsshExecutor::take(const SshEndpoint& ep, std::chrono::milliseconds timeout,
+                                        bool& reused) {
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (auto it = m_idle.find(pool_key(ep)); it != m_idle.end()) {
+            SshSession s = std::move(it->second);
+            m_idle.erase(it);
+            reused = true;
+            return s;
+        }
+    }
+    reused = false;
+    return connect(ep, timeout);
+}
+
+void LibsshExecutor::keep(const SshEndpoint& ep, SshSession session) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_idle.emplace(pool_key(ep), std::move(session));
+}
+
 Result<ExecResult> LibsshExecutor::exec(const SshEndpoint& ep, const std::string& command,
                                         std::chrono::milliseconds timeout) {
-    auto s = SshSession::connect(ep, std::min(timeout, std::chrono::milliseconds(30000)));
+    const auto connect_timeout = std::min(timeout, std::chrono::milliseconds(30000));
+    bool reused = false;
+    auto s = take(ep, connect_timeout, reused);
     if (!s) return s.error();
-    return s->exec(command, "", timeout);
+    auto r = s->exec(command, "", timeout);
+    if (!r && reused && !s->command_started()) { // the kept connection had gone: a new one
+        s = connect(ep, connect_timeout);
+        if (!s) return s.error();
+        r = s->exec(command, "", timeout);
+    }
+    // A command that ran to its end (whatever its exit status) leaves the connection usable.
+    if (r) keep(ep, std::move(*s));
+    return r;
 }
 
 Status LibsshExecutor::upload(const SshEndpoint& ep, const std::string& content,
                               const std::string& remote_path, int mode) {
-    auto s = SshSession::connect(ep, std::chrono::seconds(30));
+    bool reused = false;
+    auto s = take(ep, std::chrono::seconds(30), reused);
     if (!s) return s.error();
-    return s->upload(content, remote_path, mode);
+    auto r = s->upload(content, remote_path, mode);
+    if (!r && reused) { // written to a temporary name and renamed: safe to do again on a new connection
+        s = connect(ep, std::chrono::seconds(30));
+        if (!s) return s.error();
+        r = s->upload(content, remote_path, mode);
+    }
+    if (r) keep(ep, std::move(*s));
+    return r;
 }
 
 Status LibsshExecutor::wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) {
@@ -27,10 +87,13 @@ Status LibsshExecutor::wait_ready(const SshEndpoint& ep, std::chrono::millisecon
         auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
         if (left.count() <= 0) break;
-        auto s = SshSession::connect(ep, std::max(left, std::chrono::milliseconds(1000)));
+        auto s = connect(ep, std::max(left, std::chrono::milliseconds(1000)));
         if (s) {
             auto r = s->exec("true", "", std::chrono::seconds(10));
-            if (r && r->ok()) return {};
+            if (r && r->ok()) {
+                keep(ep, std::move(*s));
+                return {};
+            }
             last = r ? "a test command failed" : r.error().message;
         } else {
             last = s.error().message;

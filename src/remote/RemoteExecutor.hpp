@@ -3,8 +3,11 @@
 // tests substitute a recording fake and the e2e tests use real sshd's.
 #include "remote/SshSession.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,13 +24,36 @@ public:
     virtual Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) = 0;
 };
 
+// One SSH connection per node for the executor's life: a session that served a call is kept and the
+// next call to the same endpoint (same user, host, port, key, known_hosts and jump) reuses it, so a deploy
+// reaches each node once for wait-ssh, probe and hostfile instead of once per command and file. A kept
+// session that has gone (the node rebooted) is replaced by a new one when the call had not started
+// anything on the node: exec before the command was started, upload at any point (it writes a temporary
+// file and renames it).
 class LibsshExecutor : public RemoteExecutor {
 public:
+    LibsshExecutor() = default;
+    ~LibsshExecutor() override;
+    LibsshExecutor(const LibsshExecutor&) = delete;
+    LibsshExecutor& operator=(const LibsshExecutor&) = delete;
+
     Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
                             std::chrono::milliseconds timeout) override;
     Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path,
                   int mode) override;
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) override;
+    // New connections made so far (logged at debug level when the executor ends).
+    std::size_t connections() const { return m_connections.load(); }
+
+private:
+    // A kept session for `ep` (reused = true) or a new one.
+    Result<SshSession> take(const SshEndpoint& ep, std::chrono::milliseconds timeout, bool& reused);
+    Result<SshSession> connect(const SshEndpoint& ep, std::chrono::milliseconds timeout);
+    void keep(const SshEndpoint& ep, SshSession session);
+
+    std::mutex m_mutex;
+    std::multimap<std::string, SshSession> m_idle;
+    std::atomic<std::size_t> m_connections{0};
 };
 
 // Runs fn(i) for i in [0, count) on at most `parallel` threads; returns when all are done.

@@ -88,7 +88,8 @@ SshSession::~SshSession() {
     m_bridge.reset();
 }
 
-SshSession::SshSession(SshSession&& o) noexcept : m_session(o.m_session), m_bridge(std::move(o.m_bridge)) {
+SshSession::SshSession(SshSession&& o) noexcept
+    : m_session(o.m_session), m_command_started(o.m_command_started), m_bridge(std::move(o.m_bridge)) {
     o.m_session = nullptr;
 }
 
@@ -205,6 +206,8 @@ Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milli
     // The session owns (and closes) the bridged socket from here on.
     if (inner_fd >= 0) ssh_options_set(s, SSH_OPTIONS_FD, &inner_fd);
     if (ssh_connect(s) != SSH_OK) return Error{"cannot connect to " + ep.label() + ": " + ssh_get_error(s)};
+    // Programs ddl starts later (ansible-playbook, its ssh masters) must not inherit a kept connection.
+    if (socket_t fd = ssh_get_fd(s); fd != SSH_INVALID_SOCKET) (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (auto v = verify_host(s, ep); !v) return v.error();
     ssh_key key = nullptr;
     if (ssh_pki_import_privkey_file(ep.key_path.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK)
@@ -218,12 +221,14 @@ Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milli
 
 Result<ExecResult> SshSession::exec(const std::string& command, const std::string& stdin_data,
                                     std::chrono::milliseconds timeout) {
+    m_command_started = false;
     ChannelPtr ch(ssh_channel_new(m_session));
     if (!ch) return Error{"cannot open a channel"};
     if (ssh_channel_open_session(ch.get()) != SSH_OK)
         return Error{std::string("cannot open a session channel: ") + ssh_get_error(m_session)};
     if (ssh_channel_request_exec(ch.get(), command.c_str()) != SSH_OK)
         return Error{std::string("cannot start the remote command: ") + ssh_get_error(m_session)};
+    m_command_started = true;
     if (!stdin_data.empty()) {
         std::size_t done = 0;
         while (done < stdin_data.size()) {

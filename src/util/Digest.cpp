@@ -35,24 +35,15 @@ Status Digest::add_tree(const std::string& dir) {
         add("missing folder");
         return {};
     }
-    std::vector<fs::path> entries;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-        if (it->path().filename() == "__pycache__") {
-            it.disable_recursion_pending();
-            continue;
-        }
-        auto st = it->symlink_status(ec);
-        if (!ec && (fs::is_regular_file(st) || fs::is_symlink(st))) entries.push_back(it->path());
-    }
-    if (ec) return Error{"cannot read " + dir + ": " + ec.message()};
-    std::sort(entries.begin(), entries.end());
-    for (const auto& p : entries) {
-        add(fs::relative(p, dir).string());
-        if (fs::is_symlink(fs::symlink_status(p, ec))) {
-            add("link").add(fs::read_symlink(p, ec).string());
+    auto names = list_tree_files(dir);
+    if (!names) return names.error();
+    for (const auto& name : *names) {
+        add(name);
+        const std::string path = dir + "/" + name;
+        if (fs::is_symlink(fs::symlink_status(path, ec))) {
+            add("link").add(fs::read_symlink(path, ec).string());
         } else {
-            add_file(p.string());
+            add_file(path);
         }
     }
     return {};

@@ -2,6 +2,7 @@
 
 #include "util/KillPoint.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fcntl.h>
@@ -110,6 +111,27 @@ Status remove_tree(const std::string& path) {
 bool path_exists(const std::string& path) {
     struct stat st {};
     return lstat(path.c_str(), &st) == 0;
+}
+
+Result<std::vector<std::string>> list_tree_files(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::string> names;
+    const fs::path root(dir);
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->path().filename() == "__pycache__") {
+            it.disable_recursion_pending();
+            continue;
+        }
+        auto st = it->symlink_status(ec);
+        // lexically_relative, not relative(): that one resolves links and would name a link's target.
+        if (!ec && (fs::is_regular_file(st) || fs::is_symlink(st)))
+            names.push_back(it->path().lexically_relative(root).generic_string());
+    }
+    if (ec) return Error{"cannot read " + dir + ": " + ec.message()};
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 TempDir::TempDir(const std::string& prefix) {

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace ddl {
 
@@ -18,6 +19,9 @@ Status write_file_atomic(const std::string& path, const std::string& content, mo
 Status make_dirs(const std::string& path, mode_t mode = 0700);
 Status remove_tree(const std::string& path);
 bool path_exists(const std::string& path);
+// The regular files and symbolic links under `dir` (links not followed), as paths relative to it, in name
+// order; __pycache__ folders (byte-code caches, not content) are skipped.
+Result<std::vector<std::string>> list_tree_files(const std::string& dir);
 
 // A temporary folder removed with everything in it when the object dies.
 class TempDir {

@@ -1,11 +1,25 @@
 #include "provision/Configure.hpp"
 
 #include "support/Rig.hpp"
+#include "targets/Kinds.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace ddl;
+
+namespace {
+
+NodeState master_node() {
+    NodeState m;
+    m.name = "master";
+    m.group = "master";
+    m.address = "10.0.0.11";
+    m.user = "root";
+    return m;
+}
+
+} // namespace
 
 TEST_CASE("the inventory has groups master, workers and gpu with the pinned known_hosts") {
     TempDir dir;
@@ -37,6 +51,28 @@ TEST_CASE("the inventory has groups master, workers and gpu with the pinned know
           std::string::npos);
     CHECK(inv.find("UserKnownHostsFile=" + store.cluster_dir("demo") +
                    "/known_hosts -o StrictHostKeyChecking=yes") != std::string::npos);
+    // mitogen's SSH compression off, as Ansible's own connection; OpenSSH's key exchange left as it is
+    // for nodes that are machines of their own.
+    CHECK(inv.find("    mitogen_ssh_compression: false\n") != std::string::npos);
+    CHECK(inv.find("KexAlgorithms") == std::string::npos);
+}
+
+TEST_CASE("nodes on this machine (local target) are reached with the classical key exchange") {
+    TempDir dir;
+    StateStore store(dir.path());
+    ClusterState st;
+    st.cluster = "demo";
+    st.nodes = {master_node()};
+    auto spec =
+        load_spec_string("apiVersion: ddl/v1\nname: demo\ntarget: local\nlocal:\n  nodes: 1\n", "c.yaml");
+    REQUIRE(spec.spec.has_value());
+    SystemProcessRunner proc;
+    test::FakeRemote remote;
+    test::FakeProgress progress;
+    Context ctx{*spec.spec, st, store, proc, remote, progress, {}, nullptr};
+    auto inv = render_inventory(ctx);
+    CHECK(inv.find("IdentitiesOnly=yes -o KexAlgorithms=curve25519-sha256,curve25519-sha256@libssh.org\"") !=
+          std::string::npos);
 }
 
 TEST_CASE("a node behind a bastion is reached through a ProxyCommand that pins the bastion's key too") {
@@ -135,12 +171,7 @@ struct ConfigureRig : test::ClusterRig {
         ::setenv("DDL_DATA_DIR", data.c_str(), 1);
         ::setenv("DDL_DIST_DIR", dist.c_str(), 1);
         st.cluster = "demo";
-        NodeState m;
-        m.name = "master";
-        m.group = "master";
-        m.address = "10.0.0.11";
-        m.user = "root";
-        st.nodes = {m};
+        st.nodes = {master_node()};
         REQUIRE(make_dirs(store.cluster_dir("demo") + "/rendered/ansible").ok());
         REQUIRE(write_file_atomic(store.cluster_dir("demo") + "/rendered/ansible/vars.json", "{}").ok());
     }
