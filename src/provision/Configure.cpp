@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 #include <sys/stat.h>
 
 namespace ddl {
@@ -218,8 +220,6 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     if (!login) return login.error();
     nlohmann::json controller_vars = *login;
     controller_vars["ddl_dist_dir"] = dist_dir();
-    // The runtime role copies dist/ as this one archive (packed below, once Ansible is to run).
-    controller_vars["ddl_runtime_archive"] = dir + "/runtime.tar";
     controller_vars["ddl_controller_root"] = controller_root();
     std::error_code ec;
     controller_vars["ddl_state_dir"] =
@@ -249,7 +249,18 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     }
     for (auto& n : ctx.state.nodes)
         n.configured_inputs.clear();
-    if (auto s = pack_runtime(dist_dir(), dir + "/runtime.tar"); !s) return s.error();
+    // The runtime role copies dist/ as one archive, packed for this run in a private temporary folder
+    // (not the state folder: a few MiB per cluster, and dist/'s digest already says when it changed).
+    std::optional<TempDir> runtime_dir;
+    try {
+        runtime_dir.emplace("ddl-runtime");
+    } catch (const std::exception& e) {
+        return Error{std::string(e.what()) + " for the runtime's archive: free space there or set TMPDIR"};
+    }
+    const std::string archive = runtime_dir->path() + "/runtime.tar";
+    if (auto s = pack_runtime(dist_dir(), archive); !s) return s.error();
+    controller_vars["ddl_runtime_archive"] = archive;
+    c.argv.back() = controller_vars.dump();
     kill_point("configure:before-ansible");
     // Ansible's ssh masters detach from it; adopting them counts their CPU in the phase's figure.
     OrphanReaper reaper;

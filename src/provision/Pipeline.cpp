@@ -135,7 +135,9 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         auto t0 = std::chrono::steady_clock::now();
         double cpu0 = cpu_seconds_used();
         auto replaced = driver.replace_phase(phase.id, ctx);
+        ctx.remote.keep_connections(true); // one connection per node within the phase
         auto status = replaced ? *replaced : phase.run(ctx, driver);
+        ctx.remote.keep_connections(false);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double cpu = cpu_seconds_used() - cpu0;
         if (!status) {

@@ -44,7 +44,15 @@ Result<SshSession> LibsshExecutor::take(const SshEndpoint& ep, std::chrono::mill
 
 void LibsshExecutor::keep(const SshEndpoint& ep, SshSession session) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_idle.emplace(pool_key(ep), std::move(session));
+    if (m_keep) m_idle.emplace(pool_key(ep), std::move(session));
+    // else: closed here, as it goes out of scope
+}
+
+void LibsshExecutor::keep_connections(bool on) {
+    std::multimap<std::string, SshSession> closing; // disconnected outside the lock
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_keep = on;
+    if (!on) closing.swap(m_idle);
 }
 
 Result<ExecResult> LibsshExecutor::exec(const SshEndpoint& ep, const std::string& command,

@@ -22,14 +22,18 @@ public:
                           int mode) = 0;
     // Tries to connect until it succeeds or the deadline passes (backoff 0.2 s doubling to 3 s).
     virtual Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) = 0;
+    // On: a connection that served a call may serve the next call to the same node. Off (the default):
+    // every call connects anew, and kept connections are closed. The deploy pipeline turns it on for one
+    // phase at a time, so a phase reaches each node once and nothing after it rides on a connection made
+    // before (a check that sshd still accepts connections makes a new one).
+    virtual void keep_connections(bool on) { (void)on; }
 };
 
-// One SSH connection per node for the executor's life: a session that served a call is kept and the
-// next call to the same endpoint (same user, host, port, key, known_hosts and jump) reuses it, so a deploy
-// reaches each node once for wait-ssh, probe and hostfile instead of once per command and file. A kept
-// session that has gone (the node rebooted) is replaced by a new one when the call had not started
-// anything on the node: exec before the command was started, upload at any point (it writes a temporary
-// file and renames it).
+// While keep_connections is on, a session that served a call is kept and the next call to the same
+// endpoint (same user, host, port, key, known_hosts and jump) reuses it: the hostfile phase writes both
+// files over one connection per node instead of one each. A kept session that has gone (the node
+// rebooted) is replaced by a new one when the call had not started anything on the node: exec before the
+// command was started, upload at any point (it writes a temporary file and renames it).
 class LibsshExecutor : public RemoteExecutor {
 public:
     LibsshExecutor() = default;
@@ -42,6 +46,7 @@ public:
     Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path,
                   int mode) override;
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) override;
+    void keep_connections(bool on) override;
     // New connections made so far (logged at debug level when the executor ends).
     std::size_t connections() const { return m_connections.load(); }
 
@@ -53,6 +58,7 @@ private:
 
     std::mutex m_mutex;
     std::multimap<std::string, SshSession> m_idle;
+    bool m_keep = false; // guarded by m_mutex
     std::atomic<std::size_t> m_connections{0};
 };
 
