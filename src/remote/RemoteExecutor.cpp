@@ -1,7 +1,5 @@
 #include "remote/RemoteExecutor.hpp"
 
-#include "core/Log.hpp"
-
 #include <atomic>
 #include <thread>
 
@@ -18,15 +16,6 @@ std::string pool_key(const SshEndpoint& ep) {
 
 } // namespace
 
-LibsshExecutor::~LibsshExecutor() {
-    if (m_connections > 0) log::debug("ssh: " + std::to_string(m_connections.load()) + " connection(s) made");
-}
-
-Result<SshSession> LibsshExecutor::connect(const SshEndpoint& ep, std::chrono::milliseconds timeout) {
-    ++m_connections;
-    return SshSession::connect(ep, timeout);
-}
-
 Result<SshSession> LibsshExecutor::take(const SshEndpoint& ep, std::chrono::milliseconds timeout,
                                         bool& reused) {
     {
@@ -39,7 +28,7 @@ Result<SshSession> LibsshExecutor::take(const SshEndpoint& ep, std::chrono::mill
         }
     }
     reused = false;
-    return connect(ep, timeout);
+    return SshSession::connect(ep, timeout);
 }
 
 void LibsshExecutor::keep(const SshEndpoint& ep, SshSession session) {
@@ -63,7 +52,7 @@ Result<ExecResult> LibsshExecutor::exec(const SshEndpoint& ep, const std::string
     if (!s) return s.error();
     auto r = s->exec(command, "", timeout);
     if (!r && reused && !s->command_started()) { // the kept connection had gone: a new one
-        s = connect(ep, connect_timeout);
+        s = SshSession::connect(ep, connect_timeout);
         if (!s) return s.error();
         r = s->exec(command, "", timeout);
     }
@@ -79,7 +68,7 @@ Status LibsshExecutor::upload(const SshEndpoint& ep, const std::string& content,
     if (!s) return s.error();
     auto r = s->upload(content, remote_path, mode);
     if (!r && reused) { // written to a temporary name and renamed: safe to do again on a new connection
-        s = connect(ep, std::chrono::seconds(30));
+        s = SshSession::connect(ep, std::chrono::seconds(30));
         if (!s) return s.error();
         r = s->upload(content, remote_path, mode);
     }
@@ -95,13 +84,10 @@ Status LibsshExecutor::wait_ready(const SshEndpoint& ep, std::chrono::millisecon
         auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
         if (left.count() <= 0) break;
-        auto s = connect(ep, std::max(left, std::chrono::milliseconds(1000)));
+        auto s = SshSession::connect(ep, std::max(left, std::chrono::milliseconds(1000)));
         if (s) {
             auto r = s->exec("true", "", std::chrono::seconds(10));
-            if (r && r->ok()) {
-                keep(ep, std::move(*s));
-                return {};
-            }
+            if (r && r->ok()) return {};
             last = r ? "a test command failed" : r.error().message;
         } else {
             last = s.error().message;

@@ -3,7 +3,6 @@
 // tests substitute a recording fake and the e2e tests use real sshd's.
 #include "remote/SshSession.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -36,30 +35,21 @@ public:
 // command was started, upload at any point (it writes a temporary file and renames it).
 class LibsshExecutor : public RemoteExecutor {
 public:
-    LibsshExecutor() = default;
-    ~LibsshExecutor() override;
-    LibsshExecutor(const LibsshExecutor&) = delete;
-    LibsshExecutor& operator=(const LibsshExecutor&) = delete;
-
     Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
                             std::chrono::milliseconds timeout) override;
     Status upload(const SshEndpoint& ep, const std::string& content, const std::string& remote_path,
                   int mode) override;
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) override;
     void keep_connections(bool on) override;
-    // New connections made so far (logged at debug level when the executor ends).
-    std::size_t connections() const { return m_connections.load(); }
 
 private:
     // A kept session for `ep` (reused = true) or a new one.
     Result<SshSession> take(const SshEndpoint& ep, std::chrono::milliseconds timeout, bool& reused);
-    Result<SshSession> connect(const SshEndpoint& ep, std::chrono::milliseconds timeout);
     void keep(const SshEndpoint& ep, SshSession session);
 
     std::mutex m_mutex;
     std::multimap<std::string, SshSession> m_idle;
     bool m_keep = false; // guarded by m_mutex
-    std::atomic<std::size_t> m_connections{0};
 };
 
 // Runs fn(i) for i in [0, count) on at most `parallel` threads; returns when all are done.
