@@ -1,6 +1,7 @@
 #include "provision/Configure.hpp"
 
 #include "core/Log.hpp"
+#include "provision/NodeFiles.hpp"
 #include "provision/RuntimeArchive.hpp"
 #include "spec/TargetSection.hpp"
 #include "util/CpuTime.hpp"
@@ -12,8 +13,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
-#include <stdexcept>
 #include <sys/stat.h>
 
 namespace ddl {
@@ -188,15 +187,22 @@ Result<AnsibleSummary> parse_ansible_events(const std::string& out) {
     return s;
 }
 
-std::string node_inputs(const std::string& shared, const NodeState& node) {
-    return Digest{}.add(shared).add(node.name).hex();
+namespace {
+
+// A node's configure inputs: the inputs every node shares (digest), the node's name and its identity file.
+std::string node_inputs(const Context& ctx, const std::string& shared, const NodeState& node) {
+    return Digest{}.add(shared).add(node.name).add(node_env(ctx, node)).hex();
 }
 
-bool nodes_unchanged(const std::vector<NodeState>& nodes, const std::string& shared) {
+bool nodes_unchanged(const Context& ctx, const std::string& shared) {
+    const auto& nodes = ctx.state.nodes;
     if (nodes.empty()) return false;
-    return std::all_of(nodes.begin(), nodes.end(),
-                       [&](const NodeState& n) { return n.configured_inputs == node_inputs(shared, n); });
+    return std::all_of(nodes.begin(), nodes.end(), [&](const NodeState& n) {
+        return n.configured_inputs == node_inputs(ctx, shared, n);
+    });
 }
+
+} // namespace
 
 Result<AnsibleSummary> run_configure(Context& ctx) {
     std::string playbook = data_dir() + "/playbooks/site.yml";
@@ -221,9 +227,6 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     nlohmann::json controller_vars = *login;
     controller_vars["ddl_dist_dir"] = dist_dir();
     controller_vars["ddl_controller_root"] = controller_root();
-    std::error_code ec;
-    controller_vars["ddl_state_dir"] =
-        std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
     Command c{.argv = {"ansible-playbook", "-i", dir + "/inventory.yml", playbook, "-e", "@" + rendered_vars,
                        "-e", "@" + secrets, "-e", controller_vars.dump()},
               .cwd = data_dir() + "/playbooks",
@@ -240,7 +243,7 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     choose_strategy(c);
     auto shared = shared_inputs(ctx, dir, rendered_vars, controller_vars);
     if (!shared) return shared.error();
-    if (!ctx.options.force_configure && nodes_unchanged(ctx.state.nodes, *shared)) {
+    if (!ctx.options.force_configure && nodes_unchanged(ctx, *shared)) {
         ctx.progress.note("    nothing to apply: playbooks, variables, runtime and nodes are as at the last "
                           "configure on all " +
                           std::to_string(ctx.state.nodes.size()) +
@@ -249,18 +252,19 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     }
     for (auto& n : ctx.state.nodes)
         n.configured_inputs.clear();
-    // The runtime role copies dist/ as one archive, packed for this run in a private temporary folder
-    // (not the state folder: a few MiB per cluster, and dist/'s digest already says when it changed).
-    std::optional<TempDir> runtime_dir;
-    try {
-        runtime_dir.emplace("ddl-runtime");
-    } catch (const std::exception& e) {
-        return Error{std::string(e.what()) + " for the runtime's archive: free space there or set TMPDIR"};
-    }
-    const std::string archive = runtime_dir->path() + "/runtime.tar";
-    if (auto s = pack_runtime(dist_dir(), archive); !s) return s.error();
-    controller_vars["ddl_runtime_archive"] = archive;
-    c.argv.back() = controller_vars.dump();
+    // The runtime goes to the nodes as one archive, packed in memory for this run.
+    auto archive = pack_runtime(dist_dir());
+    if (!archive) return archive.error();
+    // The runtime and each node's identity file come first, over ddl's own SSH (one command per node
+    // instead of four Ansible tasks); the roles after may use the runtime (the training container mounts
+    // it), and a cluster that fails in a role can still be found by its identity file (`ddl gc --spec`).
+    auto identity = write_node_files(
+        ctx,
+        [&](const NodeState& n) {
+            return std::vector<NodeFile>{{"/etc/ddl/node.env", node_env(ctx, n)}};
+        },
+        *archive);
+    if (!identity) return identity.error();
     kill_point("configure:before-ansible");
     // Ansible's ssh masters detach from it; adopting them counts their CPU in the phase's figure.
     OrphanReaper reaper;
@@ -283,10 +287,12 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
         return Error{"configure failed:\n      " + detail + "\n    (full log: " + ctx.cluster_dir() +
                      "/logs/ansible.jsonl)"};
     }
+    for (const auto& [host, n] : *identity)
+        summary->changed[host] += n;
     for (const auto& [host, n] : summary->changed)
         ctx.progress.node(host, std::to_string(n) + " change(s)");
     for (auto& n : ctx.state.nodes)
-        n.configured_inputs = node_inputs(*shared, n);
+        n.configured_inputs = node_inputs(ctx, *shared, n);
     return summary;
 }
 

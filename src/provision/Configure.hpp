@@ -16,11 +16,6 @@ struct AnsibleSummary {
 // Parses the JSON lines of ddl's own stdout callback (playbooks/callback_plugins/ddl_events.py).
 Result<AnsibleSummary> parse_ansible_events(const std::string& out);
 
-// A node's configure inputs: the inputs every node shares (digest) and the node's name.
-std::string node_inputs(const std::string& shared, const NodeState& node);
-// True when every node was last configured with exactly these inputs (none: false).
-bool nodes_unchanged(const std::vector<NodeState>& nodes, const std::string& shared);
-
 // Runs playbooks/site.yml with the rendered inventory; succeeds with a note when there is no playbook,
 // and without running Ansible when no node's inputs changed since the last successful configure
 // (unless ctx.options.force_configure).

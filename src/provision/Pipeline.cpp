@@ -4,6 +4,7 @@
 #include "core/Log.hpp"
 #include "provision/Configure.hpp"
 #include "provision/HostfileWriter.hpp"
+#include "provision/NodeFiles.hpp"
 #include "provision/Probe.hpp"
 #include "render/Renderer.hpp"
 #include "util/CpuTime.hpp"
@@ -66,21 +67,11 @@ Status phase_hostfile(Context& ctx, TargetDriver&) {
     if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
     kill_point("hostfile:local-written");
     // The nodes get the files every launcher reads, whatever format the spec prefers for ddl's own copy.
-    const auto files = node_hostfiles(ctx.state.nodes);
-    auto& nodes = ctx.state.nodes;
-    std::vector<Status> results(nodes.size());
-    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
-        for (const auto& [path, content] : files) {
-            results[i] = ctx.remote.upload(ctx.endpoint(nodes[i]), content, path, 0644);
-            if (!results[i]) {
-                results[i] = Error{"cannot write " + path + " on " + nodes[i].name + ": " +
-                                   results[i].error().message};
-                return;
-            }
-        }
-    });
-    for (const auto& r : results)
-        if (!r) return r;
+    std::vector<NodeFile> files;
+    for (auto& [path, content] : node_hostfiles(ctx.state.nodes))
+        files.push_back({path, content});
+    auto written = write_node_files(ctx, [&](const NodeState&) { return files; });
+    if (!written) return written.error();
     return {};
 }
 
@@ -135,9 +126,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         auto t0 = std::chrono::steady_clock::now();
         double cpu0 = cpu_seconds_used();
         auto replaced = driver.replace_phase(phase.id, ctx);
-        ctx.remote.keep_connections(true); // one connection per node within the phase
         auto status = replaced ? *replaced : phase.run(ctx, driver);
-        ctx.remote.keep_connections(false);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double cpu = cpu_seconds_used() - cpu0;
         if (!status) {

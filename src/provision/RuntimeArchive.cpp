@@ -70,7 +70,7 @@ Result<std::string> header(const std::string& name, const struct stat& st, char 
 
 } // namespace
 
-Status pack_runtime(const std::string& dist, const std::string& archive) {
+Result<std::string> pack_runtime(const std::string& dist) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::is_directory(dist, ec))
@@ -100,7 +100,7 @@ Status pack_runtime(const std::string& dist, const std::string& archive) {
         out.append((k_block - data.size() % k_block) % k_block, '\0');
     }
     out.append(2 * k_block, '\0'); // the end: two zero blocks
-    return write_file_atomic(archive, out, 0600);
+    return out;
 }
 
 } // namespace ddl

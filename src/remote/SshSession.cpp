@@ -5,7 +5,6 @@
 #include <atomic>
 #include <fcntl.h>
 #include <libssh/libssh.h>
-#include <libssh/sftp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <thread>
@@ -88,8 +87,7 @@ SshSession::~SshSession() {
     m_bridge.reset();
 }
 
-SshSession::SshSession(SshSession&& o) noexcept
-    : m_session(o.m_session), m_command_started(o.m_command_started), m_bridge(std::move(o.m_bridge)) {
+SshSession::SshSession(SshSession&& o) noexcept : m_session(o.m_session), m_bridge(std::move(o.m_bridge)) {
     o.m_session = nullptr;
 }
 
@@ -111,12 +109,6 @@ struct ChannelCloser {
 };
 using ChannelPtr = std::unique_ptr<std::remove_pointer_t<ssh_channel>, ChannelCloser>;
 
-struct SftpCloser {
-    void operator()(sftp_session s) const { sftp_free(s); }
-};
-struct SftpFileCloser {
-    void operator()(sftp_file f) const { sftp_close(f); }
-};
 struct KeyFree {
     void operator()(ssh_key k) const { ssh_key_free(k); }
 };
@@ -206,7 +198,7 @@ Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milli
     // The session owns (and closes) the bridged socket from here on.
     if (inner_fd >= 0) ssh_options_set(s, SSH_OPTIONS_FD, &inner_fd);
     if (ssh_connect(s) != SSH_OK) return Error{"cannot connect to " + ep.label() + ": " + ssh_get_error(s)};
-    // Programs ddl starts later (ansible-playbook, its ssh masters) must not inherit a kept connection.
+    // Programs ddl starts while a session is open (ansible-playbook, its ssh masters) do not inherit it.
     if (socket_t fd = ssh_get_fd(s); fd != SSH_INVALID_SOCKET) (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (auto v = verify_host(s, ep); !v) return v.error();
     ssh_key key = nullptr;
@@ -221,14 +213,12 @@ Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milli
 
 Result<ExecResult> SshSession::exec(const std::string& command, const std::string& stdin_data,
                                     std::chrono::milliseconds timeout) {
-    m_command_started = false;
     ChannelPtr ch(ssh_channel_new(m_session));
     if (!ch) return Error{"cannot open a channel"};
     if (ssh_channel_open_session(ch.get()) != SSH_OK)
         return Error{std::string("cannot open a session channel: ") + ssh_get_error(m_session)};
     if (ssh_channel_request_exec(ch.get(), command.c_str()) != SSH_OK)
         return Error{std::string("cannot start the remote command: ") + ssh_get_error(m_session)};
-    m_command_started = true;
     if (!stdin_data.empty()) {
         std::size_t done = 0;
         while (done < stdin_data.size()) {
@@ -264,29 +254,6 @@ Result<ExecResult> SshSession::exec(const std::string& command, const std::strin
     }
     r.exit_status = ssh_channel_get_exit_status(ch.get());
     return r;
-}
-
-Status SshSession::upload(const std::string& content, const std::string& remote_path, int mode) {
-    std::unique_ptr<std::remove_pointer_t<sftp_session>, SftpCloser> sftp(sftp_new(m_session));
-    if (!sftp || sftp_init(sftp.get()) != SSH_OK) return Error{"cannot start SFTP"};
-    std::string tmp = remote_path + ".ddl-tmp";
-    {
-        std::unique_ptr<std::remove_pointer_t<sftp_file>, SftpFileCloser> f(
-            sftp_open(sftp.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, static_cast<mode_t>(mode)));
-        if (!f) return Error{"cannot create " + remote_path + " on the node"};
-        std::size_t done = 0;
-        while (done < content.size()) {
-            auto chunk = std::min<std::size_t>(content.size() - done, 32768);
-            ssize_t n = sftp_write(f.get(), content.data() + done, chunk);
-            if (n < 0) return Error{"cannot write " + remote_path + " on the node"};
-            done += static_cast<std::size_t>(n);
-        }
-    }
-    sftp_chmod(sftp.get(), tmp.c_str(), static_cast<mode_t>(mode));
-    sftp_unlink(sftp.get(), remote_path.c_str());
-    if (sftp_rename(sftp.get(), tmp.c_str(), remote_path.c_str()) != SSH_OK)
-        return Error{"cannot move " + remote_path + " into place on the node"};
-    return {};
 }
 
 } // namespace ddl

@@ -47,17 +47,11 @@ public:
     // Runs `command` through the remote user's shell; stdin optional; output kept apart.
     Result<ExecResult> exec(const std::string& command, const std::string& stdin_data,
                             std::chrono::milliseconds timeout);
-    // Writes `content` to `remote_path` with `mode` over SFTP (to a temp name, then renamed).
-    Status upload(const std::string& content, const std::string& remote_path, int mode);
-    // Whether the last exec got as far as starting its command on the node (false: it failed before,
-    // e.g. on a connection that had gone, and can be tried again on a new one).
-    bool command_started() const { return m_command_started; }
 
     ssh_session_struct* raw() { return m_session; }
 
 private:
     ssh_session_struct* m_session = nullptr;
-    bool m_command_started = false;
     struct Bridge; // the bastion's session and the channel carrying this one, when reached through a jump
     std::unique_ptr<Bridge> m_bridge;
 };

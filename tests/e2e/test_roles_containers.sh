@@ -73,11 +73,10 @@ case "$*" in
 esac
 END
 chmod 755 /usr/local/bin/nvidia-smi' >/dev/null || fail "planting the vGPU stand-in"
-tar -cf runtime.tar -C "$DDL_BINARY_DIR/dist" . || fail "packing the runtime for the rehearsal"
 ANSIBLE_CONFIG="$pb/ansible.cfg" ANSIBLE_HOST_KEY_CHECKING=True ANSIBLE_PIPELINING=True ANSIBLE_FORKS=4 \
   ansible-playbook -i "$STATE/$name/ansible/inventory.yml" "$pb/site.yml" --check \
   -e "@$STATE/$name/rendered/ansible/vars.json" -e "@$STATE/$name/ansible/secrets.json" \
-  -e "{\"ddl_dist_dir\": \"$DDL_BINARY_DIR/dist\", \"ddl_runtime_archive\": \"$PWD/runtime.tar\", \"ddl_nvidia_assume_gpu\": true, \"ddl_grafana\": true, \"ddl_kernel_headers_package\": \"linux-headers-amd64\", \"ddl_runtime_backend\": \"nccl\"}" \
+  -e "{\"ddl_dist_dir\": \"$DDL_BINARY_DIR/dist\", \"ddl_nvidia_assume_gpu\": true, \"ddl_grafana\": true, \"ddl_kernel_headers_package\": \"linux-headers-amd64\", \"ddl_runtime_backend\": \"nccl\"}" \
   >check.jsonl 2>check.err || { tail check.err; grep '"failed"' check.jsonl | head; fail "check-mode rehearsal"; }
 ddl exec --cluster "$name" --nodes worker2 -- rm -f /usr/local/bin/nvidia-smi >/dev/null || fail "removing the vGPU stand-in"
 grep '"host": "worker2"' check.jsonl | grep '"task": "nvidia_driver : A vGPU guest keeps its licensed guest driver"' |

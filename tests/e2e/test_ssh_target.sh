@@ -29,8 +29,8 @@ grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (2 unchange
 ok "plan of the deployed hosts: nothing to change"
 ddl destroy -y sshhosts >d.log 2>&1 || { cat d.log; fail "destroy"; }
 [ ! -e "$STATE/sshhosts" ] || fail "state of sshhosts left"
-ddl exec --cluster sshbase -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test && test ! -e /etc/ddl/hostfile' \
-  || fail "destroy left ddl's files on the hosts"
+ddl exec --cluster sshbase -- 'test -z "$(ls -A /opt/ddl)" && test ! -e /etc/ddl/hostfile && test ! -e /etc/ddl/node.env' \
+  || { ddl exec --cluster sshbase -- 'ls -A /opt/ddl /etc/ddl'; fail "destroy left ddl's files on the hosts"; }
 ddl exec --cluster sshbase -- true >/dev/null || fail "destroy harmed the machines"
 ok "destroy removed only what ddl installed"
 # Jump hosts: machines behind a bastion (a local cluster in the bastion layout). beta jumps through

@@ -1,6 +1,7 @@
 #pragma once
-// Recording fakes for the pipeline's side-effect interfaces: the remote executor (every exec, upload and
-// wait, with a scripted probe answer), the progress sink, and a target driver that makes three nodes.
+// Recording fakes for the pipeline's side-effect interfaces: the remote executor (every exec and wait,
+// with a scripted probe answer; what each command was given on its input), the progress sink, and a target
+// driver that makes three nodes.
 #include "provision/Context.hpp"
 #include "provision/TargetDriver.hpp"
 
@@ -15,10 +16,12 @@ class FakeRemote : public RemoteExecutor {
 public:
     std::mutex mutex;
     std::vector<std::string> calls;
-    std::map<std::string, std::string> uploads; // host:path -> content
+    std::map<std::string, std::string> inputs;   // host -> the input of the last command given one
+    std::map<std::string, std::string> commands; // host -> that command
     std::string probe_output =
         "@gpus\n@cpus 8\n@mem 32000\n@os Ubuntu 22.04\n@kernel 6.1\n@hostname n\n@end\n";
     std::vector<std::string> unreachable;
+    std::vector<std::string> sudo_refuses; // hosts where a command given input fails as `sudo -n` would
 
     Result<ExecResult> exec(const SshEndpoint& ep, const std::string& command,
                             std::chrono::milliseconds) override {
@@ -26,10 +29,19 @@ public:
         calls.push_back(ep.host + ": " + command.substr(0, 20));
         return ExecResult{0, probe_output, ""};
     }
-    Status upload(const SshEndpoint& ep, const std::string& content, const std::string& path, int) override {
+    Result<ExecResult> exec_with_input(const SshEndpoint& ep, const std::string& command,
+                                       const std::string& input, std::chrono::milliseconds timeout) override {
+        {
+            std::lock_guard lock(mutex);
+            inputs[ep.host] = input;
+            commands[ep.host] = command;
+        }
+        if (input.empty()) return exec(ep, command, timeout);
         std::lock_guard lock(mutex);
-        uploads[ep.host + ":" + path] = content;
-        return {};
+        calls.push_back(ep.host + ": " + command.substr(0, 20));
+        for (const auto& h : sudo_refuses)
+            if (h == ep.host) return ExecResult{1, "", "sudo: a password is required\n"};
+        return ExecResult{0, "", ""};
     }
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds) override {
         std::lock_guard lock(mutex);

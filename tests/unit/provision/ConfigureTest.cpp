@@ -249,3 +249,31 @@ TEST_CASE("a failed configure leaves no node marked as configured, so the next o
     REQUIRE(rig.configure().ok());
     CHECK(rig.playbook_runs() == 3);
 }
+
+TEST_CASE("configure writes each node's identity file before Ansible, and stops at a node it cannot write") {
+    ConfigureRig rig;
+    NodeState w = master_node();
+    w.name = "worker1";
+    w.group = "workers";
+    w.address = "10.0.0.12";
+    rig.st.nodes.push_back(w);
+    REQUIRE(rig.configure().ok());
+    // The script is in the command, the runtime archive on its input.
+    const std::string& written = rig.remote.commands["10.0.0.12"];
+    CHECK(written.find("echo /etc/ddl/node.env;") != std::string::npos);
+    CHECK(written.find("tar --compare") != std::string::npos);
+    CHECK(rig.remote.inputs["10.0.0.12"].find("./bin/ddl-launch-local") != std::string::npos);
+    CHECK(written.find("DDL_NODE=worker1\nDDL_MASTER_ADDR=10.0.0.11\nDDL_MASTER_PORT=29500\n") !=
+          std::string::npos);
+    CHECK(written.find("DDL_STATE_DIR=" + rig.store.cluster_dir("demo") + "\n") != std::string::npos);
+
+    rig.remote.sudo_refuses = {"10.0.0.12"};
+    auto r = rig.configure(true);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find(
+              "cannot write /etc/ddl/node.env or unpack the runtime into /opt/ddl on worker1: "
+              "exit 1: sudo: a password is required (log in as root, or give the login user sudo without a "
+              "password)") != std::string::npos);
+    CHECK(rig.playbook_runs() == 1); // Ansible did not run
+    CHECK(rig.st.nodes[1].configured_inputs.empty());
+}

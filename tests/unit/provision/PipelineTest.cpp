@@ -29,8 +29,11 @@ TEST_CASE("deploy runs every phase once and a second deploy skips them all") {
     CHECK(rig.target.provisions == 1);
     for (const auto& p : phase_names())
         CHECK(rig.state.phase_done(p));
-    CHECK(rig.remote.uploads.count("192.0.2.10:/etc/ddl/hostfile") == 1);
-    CHECK(rig.remote.uploads.count("192.0.2.10:/etc/ddl/hostfile.mpich") == 1);
+    // The hostfile phase wrote both hostfiles on the master, with the node's address in them.
+    const std::string& written = rig.remote.inputs["192.0.2.10"];
+    CHECK(written.find("echo /etc/ddl/hostfile;") != std::string::npos);
+    CHECK(written.find("echo /etc/ddl/hostfile.mpich;") != std::string::npos);
+    CHECK(written.find("192.0.2.11") != std::string::npos);
     rig.progress.lines.clear();
     REQUIRE(run_deploy(ctx, rig.target, {}) == exit_code::k_ok);
     CHECK(rig.target.provisions == 1);

@@ -67,11 +67,12 @@ TEST_CASE("destroy on an ssh cluster removes its training containers, then what 
     sh.stub("docker", "c1\nc2");
     CHECK(sh.run(SshTarget::cleanup_script(
               ssh_spec("runtime: {image: nvcr.io/nvidia/pytorch:24.05-py3}\n"))) == 0);
-    CHECK(sh.logged() == "id -u\n"
-                         "docker ps --all --quiet --filter label=ddl.training=lab\n"
-                         "docker rm --force c1 c2\n"
-                         "rm -rf /opt/ddl/bin /opt/ddl/lib /opt/ddl/README /etc/ddl/hostfile "
-                         "/etc/ddl/hostfile.mpich /etc/ddl/node.env\n");
+    CHECK(sh.logged() ==
+          "id -u\n"
+          "docker ps --all --quiet --filter label=ddl.training=lab\n"
+          "docker rm --force c1 c2\n"
+          "rm -rf /opt/ddl/bin /opt/ddl/lib /opt/ddl/python /opt/ddl/cuda.json /opt/ddl/README "
+          "/opt/ddl/runtime.tar /etc/ddl/hostfile /etc/ddl/hostfile.mpich /etc/ddl/node.env\n");
 }
 
 TEST_CASE("without containers, or without the engine on the machine, only the installed files go") {
@@ -80,8 +81,9 @@ TEST_CASE("without containers, or without the engine on the machine, only the in
     sh.stub("rm");
     CHECK(sh.run(SshTarget::cleanup_script(
               ssh_spec("runtime: {image: localhost/t:1, container_engine: podman}\n"))) == 0);
-    CHECK(sh.logged() == "id -u\nrm -rf /opt/ddl/bin /opt/ddl/lib /opt/ddl/README /etc/ddl/hostfile "
-                         "/etc/ddl/hostfile.mpich /etc/ddl/node.env\n");
+    CHECK(sh.logged() ==
+          "id -u\nrm -rf /opt/ddl/bin /opt/ddl/lib /opt/ddl/python /opt/ddl/cuda.json /opt/ddl/README "
+          "/opt/ddl/runtime.tar /etc/ddl/hostfile /etc/ddl/hostfile.mpich /etc/ddl/node.env\n");
     Shell none;
     none.stub("id", "0");
     none.stub("rm");
@@ -127,7 +129,7 @@ Spec three_hosts() {
 }
 
 std::string node_env(const std::string& cluster, const std::string& state, int age) {
-    return "# Written by ddl's common role\nDDL_CLUSTER=" + cluster + "\nDDL_NODE=x\nDDL_STATE_DIR=" + state +
+    return "# Written by ddl at configure\nDDL_CLUSTER=" + cluster + "\nDDL_NODE=x\nDDL_STATE_DIR=" + state +
            "\nDDL_MARKER_AGE=" + std::to_string(age) + "\n";
 }
 
