@@ -58,5 +58,5 @@ if [ -n "${total[1]:-}" ] && [ -n "${total[16]:-}" ]; then
 fi
 if [ -n "${BASE_NOCHANGE_CPU_PER_NODE:-}" ] && [ -n "${nochange[16]:-}" ]; then
   echo "no-change configure (Ansible run) CPU per node at 16 nodes: ${nochange[16]} s against ${BASE_NOCHANGE_CPU_PER_NODE} s" \
-    "before = $(echo "scale=2; ${nochange[16]} / $BASE_NOCHANGE_CPU_PER_NODE" | bc) (target: <= 0.25)"
+    "before = $(echo "scale=4; ${nochange[16]} / $BASE_NOCHANGE_CPU_PER_NODE" | bc) (target: <= 0.25)"
 fi

@@ -13,8 +13,9 @@ std::string write_files_script(const std::vector<NodeFile>& files) {
         const std::string path = shell_quote(f.path);
         const std::string tmp = shell_quote(f.path + ".ddl-tmp");
         s += "mkdir -p " + shell_quote(std::filesystem::path(f.path).parent_path().string()) + "\n";
-        s += "printf '%s' " + shell_quote(f.content) + " >" + tmp + "\n";
-        s += "chmod 0644 " + tmp + "\n";
+        // A write that fails (a full disk) leaves no half-written file beside the real one.
+        s += "if ! { printf '%s' " + shell_quote(f.content) + " >" + tmp + " && chmod 0644 " + tmp +
+             "; }; then rm -f " + tmp + "; exit 1; fi\n";
         s += "if cmp -s " + tmp + " " + path + " && [ \"$(stat -c %a " + path + ")\" = 644 ]; then rm -f " +
              tmp + "; else mv -f " + tmp + " " + path + "; echo " + path + "; fi\n";
     }

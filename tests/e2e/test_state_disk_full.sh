@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The state folder on a full file system (a 1 MiB tmpfs): every command that must write reports
+# The state folder on a full file system (a 16 MiB tmpfs, filled up): every command that must write reports
 # "No space left on device" with the path, state.json keeps its previous content byte for byte, no
-# temp file of the failed atomic write is left, and after space is freed deploy converges.
+# temp file of the failed atomic write is left, and after space is freed deploy converges. The namespace
+# nodes' /etc/ddl and /opt/ddl are folders of the state folder too: what ddl writes on the nodes (the
+# runtime, node.env, the hostfiles) meets the same full disk, and leaves no temp file either.
 source "$(dirname "$0")/lib.sh"
 use_ping_playbook # the roles are not what is tested here
 STATE="$WORK/small"
 mkdir -p "$STATE"
-mount -t tmpfs -o size=1m,mode=0700 ddl-flt-tmpfs "$STATE"
+mount -t tmpfs -o size=16m,mode=0700 ddl-flt-tmpfs "$STATE" # the runtime on 2 nodes: 2 x 1.6 MiB, 2 x that while unpacking
 # lib.sh's cleanup destroys the clusters; the tmpfs goes after that.
 trap 'rc=$?; for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy -y "$c" >/dev/null 2>&1 || true; done
       umount "$STATE" 2>/dev/null || umount -l "$STATE"; rm -rf "$WORK"; exit $rc' EXIT
 spec fltd 2
 fill() { dd if=/dev/zero of="$STATE/fill" bs=4k >/dev/null 2>&1 || true; }
 no_temp_files() {
-  local left; left=$(find "$STATE" -name '.*.tmp??????' -o -name '*.tmp' | grep -v "^$STATE/fill$" || true)
+  local left; left=$(find "$STATE" -name '.*.tmp??????' -o -name '*.tmp' -o -name '*.ddl-tmp' | grep -v "^$STATE/fill$" || true)
   [ -z "$left" ] || fail "half-written files left after $1: $left"
 }
 tries=0
