@@ -38,7 +38,7 @@ std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat 
     return {};
 }
 
-std::vector<std::pair<std::string, std::string>> node_hostfiles(const std::vector<NodeState>& nodes) {
+std::vector<NodeFile> node_hostfiles(const std::vector<NodeState>& nodes) {
     return {{"/etc/ddl/hostfile", format_hostfile(nodes, HostfileFormat::horovod)},
             {"/etc/ddl/hostfile.mpich", format_hostfile(nodes, HostfileFormat::mpich)}};
 }

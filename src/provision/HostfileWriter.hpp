@@ -1,4 +1,5 @@
 #pragma once
+#include "provision/NodeFiles.hpp"
 #include "spec/Spec.hpp"
 #include "state/ClusterState.hpp"
 
@@ -16,7 +17,7 @@ std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat 
 
 // What every node gets, whatever the spec's format: /etc/ddl/hostfile in the syntax that Open MPI's
 // mpirun and Horovod's horovodrun both read (the Horovod form above), and /etc/ddl/hostfile.mpich for
-// MPICH's mpiexec -f. Pairs of (path on the node, content).
-std::vector<std::pair<std::string, std::string>> node_hostfiles(const std::vector<NodeState>& nodes);
+// MPICH's mpiexec -f.
+std::vector<NodeFile> node_hostfiles(const std::vector<NodeState>& nodes);
 
 } // namespace ddl

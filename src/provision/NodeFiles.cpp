@@ -58,8 +58,7 @@ std::string node_env(const Context& ctx, const NodeState& node) {
            ctx.spec.name + "\nDDL_NODE=" + node.name + "\nDDL_MASTER_ADDR=" + master_address +
            "\nDDL_MASTER_PORT=" + std::to_string(ctx.spec.runtime.master_port) +
            "\n# The controller's state folder of this cluster: `ddl gc --spec` (target ssh) finds a cluster "
-           "whose "
-           "folder is gone by this file, and ages it by the file's modification time.\nDDL_STATE_DIR=" +
+           "whose folder is gone by this file, and ages it by the file's modification time.\nDDL_STATE_DIR=" +
            state_dir + "\n";
 }
 

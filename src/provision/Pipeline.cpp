@@ -67,9 +67,7 @@ Status phase_hostfile(Context& ctx, TargetDriver&) {
     if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
     kill_point("hostfile:local-written");
     // The nodes get the files every launcher reads, whatever format the spec prefers for ddl's own copy.
-    std::vector<NodeFile> files;
-    for (auto& [path, content] : node_hostfiles(ctx.state.nodes))
-        files.push_back({path, content});
+    auto files = node_hostfiles(ctx.state.nodes); // the same set for every node
     auto written = write_node_files(ctx, [&](const NodeState&) { return files; });
     if (!written) return written.error();
     return {};

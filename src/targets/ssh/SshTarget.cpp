@@ -1,5 +1,6 @@
 #include "targets/ssh/SshTarget.hpp"
 
+#include "provision/NodeFiles.hpp"
 #include "util/Strings.hpp"
 
 #include <unistd.h>
@@ -91,9 +92,8 @@ std::string SshTarget::cleanup_script(const Spec& spec, const std::string& clust
                  " rm --force $ids >/dev/null || exit 1; fi; fi; ";
     }
     script += shell_join(rm);
-    // The machines' own users are often not root: what the roles installed with become, sudo removes.
-    return "if [ \"$(id -u)\" = 0 ]; then sh -c " + shell_quote(script) + "; else sudo -n sh -c " +
-           shell_quote(script) + "; fi";
+    // The machines' own users are often not root: what the roles and ddl installed as root, sudo removes.
+    return root_shell_command(script);
 }
 
 std::vector<PlannedNode> SshTarget::planned_nodes(const Spec& spec) const {

@@ -46,14 +46,14 @@ TEST_CASE("every node gets /etc/ddl/hostfile for mpirun and horovodrun and /etc/
     const std::vector<NodeState> nodes{node("master", "10.0.0.1", 2), node("worker1", "10.0.0.2", 4)};
     const auto files = node_hostfiles(nodes);
     REQUIRE(files.size() == 2);
-    CHECK(files[0].first == "/etc/ddl/hostfile");
-    CHECK(files[0].second == "10.0.0.1 slots=2\n10.0.0.2 slots=4\n");
-    CHECK(horovod_accepts(files[0].second));
-    CHECK(files[1].first == "/etc/ddl/hostfile.mpich");
-    CHECK(files[1].second == "10.0.0.1:2\n10.0.0.2:4\n");
-    CHECK(hydra_accepts(files[1].second));
+    CHECK(files[0].path == "/etc/ddl/hostfile");
+    CHECK(files[0].content == "10.0.0.1 slots=2\n10.0.0.2 slots=4\n");
+    CHECK(horovod_accepts(files[0].content));
+    CHECK(files[1].path == "/etc/ddl/hostfile.mpich");
+    CHECK(files[1].content == "10.0.0.1:2\n10.0.0.2:4\n");
+    CHECK(hydra_accepts(files[1].content));
     // Open MPI reads the same file: ddl's own parser (which follows Open MPI's syntax) agrees.
-    auto parsed = runtime::parse_hostfile(files[0].second, "hostfile");
+    auto parsed = runtime::parse_hostfile(files[0].content, "hostfile");
     REQUIRE(parsed);
     CHECK(runtime::total_slots(*parsed) == 6);
 }
@@ -61,11 +61,11 @@ TEST_CASE("every node gets /etc/ddl/hostfile for mpirun and horovodrun and /etc/
 TEST_CASE("IPv6 nodes appear by name in the files horovodrun, mpirun and mpiexec read") {
     const std::vector<NodeState> nodes{node("master", "2001:db8::1", 1), node("worker1", "2001:db8::2", 1)};
     const auto files = node_hostfiles(nodes);
-    CHECK(files[0].second == "master slots=1\nworker1 slots=1\n");
-    CHECK(horovod_accepts(files[0].second));
-    CHECK(files[1].second == "master:1\nworker1:1\n");
-    CHECK(hydra_accepts(files[1].second));
-    CHECK(format_hostfile(nodes, HostfileFormat::horovod) == files[0].second);
+    CHECK(files[0].content == "master slots=1\nworker1 slots=1\n");
+    CHECK(horovod_accepts(files[0].content));
+    CHECK(files[1].content == "master:1\nworker1:1\n");
+    CHECK(hydra_accepts(files[1].content));
+    CHECK(format_hostfile(nodes, HostfileFormat::horovod) == files[0].content);
     // Open MPI 4.1's mpirun reads a bare IPv6 address but cannot route to the daemon it starts there
     // (tests/e2e/test_ipv6.sh): its format uses the names too.
     const auto openmpi = format_hostfile(nodes, HostfileFormat::openmpi);

@@ -62,11 +62,21 @@ TEST_CASE("the node files command runs its script as root, through sudo -n for a
     const std::string cmd = root_shell_command();
     CHECK(cmd.find("exec sh -s") != std::string::npos);
     CHECK(cmd.find("exec sudo -n sh -s") != std::string::npos);
-    // As this (root) user, the command runs the script it is given.
+    if (::geteuid() != 0) return; // what follows switches users
     SystemProcessRunner proc;
+    // As root, the command runs the script it is given.
     auto r = proc.run(Command{.argv = {"sh", "-c", cmd}, .stdin_data = "echo ran as $(id -u)\n"});
     REQUIRE(r.ok());
-    if (::geteuid() == 0) CHECK(r->out == "ran as 0\n");
+    CHECK(r->out == "ran as 0\n");
+    // As another user (nobody), it never runs the script as that user: it asks sudo -n, which refuses
+    // without a rule for the user (or is not installed): a non-zero exit that names sudo.
+    auto other = proc.run(
+        Command{.argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", cmd},
+                .stdin_data = "echo ran as $(id -u)\n"});
+    REQUIRE(other.ok());
+    CHECK(other->exit_code != 0);
+    CHECK(other->out.empty());
+    CHECK(other->err.find("sudo") != std::string::npos);
 }
 
 TEST_CASE("the runtime is unpacked from the archive on standard input only when a file differs") {
