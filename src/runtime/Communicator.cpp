@@ -4,23 +4,48 @@
 #include "runtime/Rendezvous.hpp"
 #include "runtime/TcpRing.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 namespace ddl::runtime {
 
 namespace {
 
-// Rank 0 decides for everyone: ranks choosing differently would wait on each other forever.
-BackendKind agree_on_backend(Rendezvous& rv, BackendKind requested) {
+// Rank 0 decides for everyone: ranks choosing differently would wait on each other forever. With backend
+// auto every rank first says whether NCCL can start there, so that one node without a usable CUDA runtime or
+// NCCL (a driver too old for them, libraries missing) makes the whole job fall back to TCP with one line
+// saying why, instead of failing at ncclCommInitRank.
+BackendKind agree_on_backend(Rendezvous& rv, BackendKind requested, int local_rank, std::string& note) {
+    std::string mine;
+    if (requested == BackendKind::automatic) {
+        const NcclReadiness r = nccl_readiness(rv.rank(), local_rank);
+        mine = std::string(r.has_gpu ? "1" : "0") + r.problem;
+    }
+    std::vector<std::string> all =
+        requested == BackendKind::automatic ? rv.gather_to_root(mine) : std::vector<std::string>{};
     std::string choice;
     if (rv.rank() == 0) {
         BackendKind kind = requested;
-        if (kind == BackendKind::automatic)
-            kind = cuda_device_count() > 0 ? BackendKind::nccl : BackendKind::tcp;
-        choice = backend_kind_name(kind);
+        if (kind == BackendKind::automatic) {
+            kind = BackendKind::nccl;
+            bool any_gpu = false;
+            for (std::size_t r = 0; r < all.size(); ++r) {
+                const std::string& a = all[r];
+                any_gpu = any_gpu || (!a.empty() && a[0] == '1');
+                if (a.size() > 1 && kind == BackendKind::nccl) {
+                    kind = BackendKind::tcp;
+                    note = "backend auto: tcp, since NCCL cannot start on " +
+                           rv.describe(static_cast<int>(r)) + ": " + a.substr(1);
+                }
+            }
+            if (!any_gpu) note.clear(); // CPU nodes: TCP is the plan, not a fallback
+        }
+        choice = std::string(backend_kind_name(kind)) + "\n" + note;
     }
     rv.broadcast_from_root(choice);
-    return choice == "nccl" ? BackendKind::nccl : BackendKind::tcp;
+    const std::size_t nl = choice.find('\n');
+    note = nl == std::string::npos ? std::string() : choice.substr(nl + 1);
+    return choice.substr(0, nl) == "nccl" ? BackendKind::nccl : BackendKind::tcp;
 }
 
 } // namespace
@@ -28,7 +53,11 @@ BackendKind agree_on_backend(Rendezvous& rv, BackendKind requested) {
 Communicator::Communicator(const CommOptions& opts) : m_opts(opts) {
     m_rendezvous = std::make_unique<Rendezvous>(opts);
     try {
-        if (agree_on_backend(*m_rendezvous, opts.backend) == BackendKind::nccl) {
+        const BackendKind kind =
+            agree_on_backend(*m_rendezvous, opts.backend, opts.local_rank, m_backend_note);
+        if (!m_backend_note.empty() && m_rendezvous->rank() == 0)
+            std::fprintf(stderr, "ddlcomm: %s\n", m_backend_note.c_str());
+        if (kind == BackendKind::nccl) {
             m_backend = make_nccl_backend(*m_rendezvous, opts);
             if (!m_backend)
                 throw CommError(
@@ -53,6 +82,10 @@ Communicator::~Communicator() = default;
 
 const char* Communicator::backend_name() const {
     return m_backend->name();
+}
+
+std::string Communicator::backend_libraries() const {
+    return std::string(m_backend->name()) == "nccl" ? nccl_libraries_description() : std::string();
 }
 
 std::string Communicator::describe_peer(int rank) const {

@@ -38,6 +38,11 @@ public:
     [[nodiscard]] int local_size() const { return m_opts.local_size; }
     [[nodiscard]] const CommOptions& options() const { return m_opts; }
     [[nodiscard]] const char* backend_name() const;
+    // Why backend auto chose TCP on a cluster with GPUs ("" otherwise); rank 0 also prints it once.
+    [[nodiscard]] const std::string& backend_note() const { return m_backend_note; }
+    // The CUDA runtime and NCCL the NCCL backend loaded ("CUDA runtime 13.0 (libcudart.so.13), NCCL
+    // 2.28.3"); "" with the TCP backend.
+    [[nodiscard]] std::string backend_libraries() const;
     // "rank 3 (10.0.0.4:41234)"
     [[nodiscard]] std::string describe_peer(int rank) const;
 
@@ -62,6 +67,7 @@ private:
     CommOptions m_opts;
     std::unique_ptr<Rendezvous> m_rendezvous;
     std::unique_ptr<Backend> m_backend;
+    std::string m_backend_note;
     std::optional<CommError> m_failure;
 };
 

@@ -1,7 +1,9 @@
 #include "runtime/CudaLibraries.hpp"
 
 #include "runtime/CommError.hpp"
+#include "runtime/CudaCompat.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -52,7 +54,7 @@ std::string host_name() {
     return buf.data();
 }
 
-void bind_cudart(void* h, CudaLoad& l) {
+void bind_cudart(void* h, const std::string& what, CudaLoad& l) {
     std::string missing;
     CudaLibraries& a = l.api;
     bind(h, "cudaGetDeviceCount", a.get_device_count, missing);
@@ -68,8 +70,9 @@ void bind_cudart(void* h, CudaLoad& l) {
     bind(h, "cudaPointerGetAttributes", a.pointer_get_attributes, missing);
     bind(h, "cudaGetLastError", a.get_last_error, missing);
     bind(h, "cudaGetErrorString", a.get_error_string, missing);
+    bind(h, "cudaRuntimeGetVersion", a.runtime_get_version, missing);
     l.cudart = missing.empty();
-    if (!l.cudart) l.cudart_error = cudart_soname() + " lacks " + missing;
+    if (!l.cudart) l.cudart_error = what + " lacks " + missing;
 }
 
 void bind_nccl(void* h, CudaLoad& l) {
@@ -84,6 +87,7 @@ void bind_nccl(void* h, CudaLoad& l) {
     bind(h, "ncclAllReduce", a.all_reduce, missing);
     bind(h, "ncclBroadcast", a.broadcast, missing);
     bind(h, "ncclAllGather", a.all_gather, missing);
+    bind(h, "ncclGetVersion", a.nccl_get_version, missing);
     l.nccl = missing.empty();
     if (!l.nccl) l.nccl_error = nccl_soname() + " lacks " + missing + " (NCCL 2.14 or newer is needed)";
 }
@@ -95,30 +99,151 @@ std::string env_or_empty(const char* name) {
 
 // Loaded once per process; the handles stay open for its lifetime.
 const CudaLoad& loaded() {
-    static const CudaLoad l =
-        load_cuda_libraries(env_or_empty("DDL_CUDART_LIBRARY"), env_or_empty("DDL_NCCL_LIBRARY"));
+    static const CudaLoad l = [] {
+        const std::string cudart_file = env_or_empty("DDL_CUDART_LIBRARY");
+        std::string why;
+        std::vector<int> majors;
+        if (cudart_file.empty())
+            majors = cuda_major_order(read_driver(), env_or_empty("DDL_CUDA_MAJOR"), why);
+        if (cudart_file.empty() && majors.empty()) {
+            CudaLoad none;
+            none.cudart_error = why;
+            return none;
+        }
+        return load_cuda_libraries(cudart_file, env_or_empty("DDL_NCCL_LIBRARY"), majors);
+    }();
     return l;
+}
+
+// The driver API's few calls used before a runtime is chosen; their ABI has not changed since CUDA 4.
+using CuInit = int (*)(unsigned int);
+using CuIntOut = int (*)(int*);
+using CuDeviceGet = int (*)(int*, int);
+using CuDeviceGetAttribute = int (*)(int*, int, int);
+constexpr int k_cu_attribute_cc_major = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int k_cu_attribute_cc_minor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+
+std::string majors_text(const std::vector<int>& majors) {
+    std::string out;
+    for (const int m : majors)
+        out += (out.empty() ? "" : ", ") + cudart_soname(m);
+    return out;
 }
 
 } // namespace
 
-std::string cudart_soname() {
-    return "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
+std::string cudart_soname(int major) {
+    return "libcudart.so." + std::to_string(major);
 }
 
 std::string nccl_soname() {
     return "libnccl.so." + std::to_string(NCCL_MAJOR);
 }
 
-CudaLoad load_cuda_libraries(const std::string& cudart_file, const std::string& nccl_file) {
+DriverInfo read_driver() {
+    DriverInfo d;
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+        d.error = std::string("libcuda.so.1 not found (") + dlerror() + ")";
+        return d;
+    }
+    auto init = reinterpret_cast<CuInit>(dlsym(h, "cuInit"));
+    auto version = reinterpret_cast<CuIntOut>(dlsym(h, "cuDriverGetVersion"));
+    auto count = reinterpret_cast<CuIntOut>(dlsym(h, "cuDeviceGetCount"));
+    auto device = reinterpret_cast<CuDeviceGet>(dlsym(h, "cuDeviceGet"));
+    auto attribute = reinterpret_cast<CuDeviceGetAttribute>(dlsym(h, "cuDeviceGetAttribute"));
+    if (init == nullptr || version == nullptr || count == nullptr || device == nullptr ||
+        attribute == nullptr) {
+        d.error = "libcuda.so.1 lacks the driver API";
+        return d;
+    }
+    if (version(&d.cuda_version) != 0) {
+        d.error = "cuDriverGetVersion failed";
+        return d;
+    }
+    if (const int rc = init(0); rc != 0) {
+        d.error = "cuInit failed with CUresult " + std::to_string(rc);
+        return d;
+    }
+    if (count(&d.gpus) != 0) d.gpus = 0;
+    for (int i = 0; i < d.gpus; ++i) {
+        int dev = 0;
+        int cc_major = 0;
+        int cc_minor = 0;
+        if (device(&dev, i) != 0 || attribute(&cc_major, k_cu_attribute_cc_major, dev) != 0 ||
+            attribute(&cc_minor, k_cu_attribute_cc_minor, dev) != 0)
+            continue;
+        const int cc = cc_major * 10 + cc_minor;
+        d.min_cc = d.min_cc == 0 ? cc : std::min(d.min_cc, cc);
+    }
+    d.known = true;
+    return d;
+}
+
+std::vector<int> cuda_major_order(const DriverInfo& driver, const std::string& forced, std::string& why) {
+    std::vector<int> out;
+    if (!forced.empty()) {
+        for (const CudaMajor& m : k_cuda_majors)
+            if (std::to_string(m.major) == forced) return {m.major};
+        why = "DDL_CUDA_MAJOR=" + forced + " is not a CUDA major this runtime loads (" + majors_text([] {
+                  std::vector<int> all;
+                  for (const CudaMajor& m : k_cuda_majors)
+                      all.push_back(m.major);
+                  return all;
+              }()) +
+              ")";
+        return out;
+    }
+    for (const CudaMajor& m : k_cuda_majors) {
+        const bool driver_ok = !driver.known || driver.cuda_version / 1000 >= m.major;
+        const bool gpus_ok =
+            !driver.known || driver.min_cc == 0 || driver.min_cc >= m.min_cc_major * 10 + m.min_cc_minor;
+        if (driver_ok && gpus_ok) out.push_back(m.major);
+    }
+    if (out.empty()) {
+        const CudaMajor& oldest = k_cuda_majors.back();
+        why = "the NVIDIA driver runs CUDA " + std::to_string(driver.cuda_version / 1000) + "." +
+              std::to_string(driver.cuda_version % 1000 / 10) +
+              " and the oldest GPU has compute capability " + std::to_string(driver.min_cc / 10) + "." +
+              std::to_string(driver.min_cc % 10) + ": no CUDA major this runtime loads fits (CUDA " +
+              std::to_string(oldest.major) + " needs driver branch " + std::to_string(oldest.min_driver) +
+              "+ and compute capability " + std::to_string(oldest.min_cc_major) + "." +
+              std::to_string(oldest.min_cc_minor) + "+)";
+    }
+    return out;
+}
+
+CudaLoad load_cuda_libraries(const std::string& cudart_file, const std::string& nccl_file,
+                             const std::vector<int>& majors) {
     CudaLoad l;
-    const Opened cudart = open_library(cudart_file, cudart_soname());
-    if (cudart.handle != nullptr)
-        bind_cudart(cudart.handle, l);
-    else
-        l.cudart_error =
-            (cudart_file.empty() ? cudart_soname() : cudart_file) + " not found (" + cudart.error + ")";
+    if (!cudart_file.empty()) {
+        const Opened cudart = open_library(cudart_file, "");
+        if (cudart.handle != nullptr)
+            bind_cudart(cudart.handle, cudart_file, l);
+        else
+            l.cudart_error = cudart_file + " not found (" + cudart.error + ")";
+    } else {
+        for (const int major : majors) {
+            const Opened cudart = open_library("", cudart_soname(major));
+            if (cudart.handle == nullptr) {
+                l.cudart_error += (l.cudart_error.empty() ? "" : "; ") + cudart.error;
+                continue;
+            }
+            l.cudart_error.clear();
+            bind_cudart(cudart.handle, cudart_soname(major), l);
+            if (l.cudart) {
+                l.cuda_major = major;
+                break;
+            }
+        }
+        if (!l.cudart && l.cudart_error.find("lacks") == std::string::npos)
+            l.cudart_error = majors_text(majors) + " not found (" + l.cudart_error + ")";
+    }
     if (!l.cudart) return l; // NCCL itself needs the CUDA runtime
+    if (l.cuda_major == 0 && l.api.runtime_get_version != nullptr) {
+        int v = 0;
+        if (l.api.runtime_get_version(&v) == cudaSuccess) l.cuda_major = v / 1000;
+    }
     const Opened nccl = open_library(nccl_file, nccl_soname());
     if (nccl.handle != nullptr)
         bind_nccl(nccl.handle, l);
@@ -129,19 +254,36 @@ CudaLoad load_cuda_libraries(const std::string& cudart_file, const std::string& 
 
 std::string cuda_missing_message(const CudaLoad& l) {
     if (l.cudart && l.nccl) return {};
-    const std::string major = std::to_string(CUDART_VERSION / 1000);
-    const std::string minor = std::to_string(CUDART_VERSION % 1000 / 10);
+    const std::string runtime = l.cuda_major != 0 ? "the CUDA " + std::to_string(l.cuda_major) + " runtime"
+                                                  : "a CUDA runtime the driver runs";
     return "backend nccl on " + host_name() + ": " + (!l.cudart ? l.cudart_error : l.nccl_error) +
-           "; install the CUDA " + major + " runtime and NCCL 2 (cuda-cudart-" + major + "-" + minor +
-           " and libnccl2 from NVIDIA's CUDA repository: the runtime role does on GPU nodes) or choose "
+           "; install " + runtime +
+           " and the NCCL 2 build made for it (cuda-cudart-<major>-<minor> and "
+           "libnccl2=<version>+cuda<major>.<minor> "
+           "from NVIDIA's CUDA repository: the runtime role does on GPU nodes, docs/gpus.md) or choose "
            "runtime.backend: tcp";
+}
+
+std::string cuda_libraries_description() {
+    const CudaLoad& l = loaded();
+    if (!l.cudart || !l.nccl) return {};
+    int rt = 0;
+    int nc = 0;
+    if (l.api.runtime_get_version(&rt) != cudaSuccess) rt = 0;
+    if (l.api.nccl_get_version(&nc) != ncclSuccess) nc = 0;
+    // NCCL 2.9+ encodes its version as major*10000 + minor*100 + patch.
+    return "CUDA runtime " + std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10) + " (" +
+           cudart_soname(l.cuda_major) + "), NCCL " + std::to_string(nc / 10000) + "." +
+           std::to_string(nc % 10000 / 100) + "." + std::to_string(nc % 100);
 }
 
 std::string cuda_device_count_message(const std::string& cuda_error, bool no_usable_driver) {
     std::string m = "backend nccl on " + host_name() + ": cudaGetDeviceCount: " + cuda_error;
     if (no_usable_driver)
-        m += " (no NVIDIA driver loaded, or one older than CUDA " + std::to_string(CUDART_VERSION / 1000) +
-             " needs: see docs/gpus.md, or choose runtime.backend: tcp)";
+        m += " (no NVIDIA driver loaded, or one older than CUDA " + std::to_string(loaded().cuda_major) +
+             " needs: set DDL_CUDA_MAJOR to an older major, install the runtime the driver runs "
+             "(docs/gpus.md), "
+             "or choose runtime.backend: tcp)";
     return m;
 }
 

@@ -265,6 +265,28 @@ int cuda_device_count() {
     return n;
 }
 
+NcclReadiness nccl_readiness(int rank, int local_rank) {
+    NcclReadiness r;
+    const int gpus = cuda_device_count();
+    r.has_gpu = gpus > 0;
+    if (!r.has_gpu) {
+        r.problem = "no GPU";
+        return r;
+    }
+    try {
+        (void)cuda_libraries();
+    } catch (const CommError& e) {
+        r.problem = e.what();
+        return r;
+    }
+    r.problem = gpu_per_rank_message(rank, local_rank, gpus);
+    return r;
+}
+
+std::string nccl_libraries_description() {
+    return cuda_libraries_description();
+}
+
 std::unique_ptr<Backend> make_nccl_backend(Rendezvous& rendezvous, const CommOptions& opts) {
     return std::make_unique<NcclBackend>(rendezvous, opts, cuda_libraries());
 }

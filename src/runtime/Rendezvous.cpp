@@ -311,6 +311,33 @@ void Rendezvous::broadcast_from_root(std::string& blob) {
     blob = std::move(msg->payload);
 }
 
+std::vector<std::string> Rendezvous::gather_to_root(const std::string& mine) {
+    std::vector<std::string> all;
+    const auto deadline = Clock::now() + m_opts.bootstrap_timeout;
+    if (m_rank != 0) {
+        if (auto st = send_message(m_control[0], MessageType::blob, mine, deadline); !st)
+            throw CommError(CommErrorKind::bootstrap, "sending to " + describe(0) + ": " + st.error().message,
+                            0, m_peers[0].host);
+        return all;
+    }
+    all.resize(static_cast<std::size_t>(m_size));
+    all[0] = mine;
+    for (int r = 1; r < m_size; ++r) {
+        auto msg = recv_message(m_control[static_cast<std::size_t>(r)], deadline);
+        if (!msg)
+            throw CommError(CommErrorKind::bootstrap,
+                            "waiting for " + describe(r) + ": " + msg.error().message, r,
+                            m_peers[static_cast<std::size_t>(r)].host);
+        if (msg->type == MessageType::abort) {
+            Reader rd(msg->payload);
+            const int culprit = static_cast<int>(rd.u32()) - 1;
+            fail_from_control(culprit, rd.str());
+        }
+        all[static_cast<std::size_t>(r)] = std::move(msg->payload);
+    }
+    return all;
+}
+
 void Rendezvous::append_control_fds(std::vector<pollfd>& fds) const {
     for (std::size_t i = 0; i < m_control.size(); ++i) {
         if (m_control[i].valid() && !m_departed[i]) fds.push_back(pollfd{m_control[i].fd(), POLLIN, 0});

@@ -50,6 +50,8 @@ public:
 
     // Sends `blob` from rank 0 to every rank over the control plane (NCCL's unique id).
     void broadcast_from_root(std::string& blob);
+    // Sends `mine` from every rank to rank 0, which gets them indexed by rank (others get an empty list).
+    [[nodiscard]] std::vector<std::string> gather_to_root(const std::string& mine);
 
     // Control plane polling: append the control fds to a poll set, then let process_control look at
     // the revents from `first` on. Throws CommError when a peer failed or a failure was relayed.

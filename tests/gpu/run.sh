@@ -12,6 +12,10 @@
 #   6 torch.txt     PyTorch DDP on the GPU through ddl_torch's hook (device pointers, no staging) beside
 #                   DDP on NCCL
 #   7 capi.txt      libddlcomm's C API on CUDA tensors: out-of-place allreduce, allgather, broadcast, fusion
+#   8 majors.txt    every CUDA runtime major found on the machine (the system's, those frameworks bundle):
+#                   the runtime loaded against each (DDL_CUDART_LIBRARY), exact for float/half sum/avg; the
+#                   major the runtime picks by itself; DDL_CUDA_MAJOR for a major not installed (its one-line
+#                   error); backend auto falling back to TCP, with its line, where NCCL cannot start
 # usage: tests/gpu/run.sh DIST OUTDIR   (ANSIBLE_PY: a folder holding the `ansible` package, when the
 #        machine has no Ansible; DDL_CUDART_LIBRARY/DDL_NCCL_LIBRARY: the libraries, when ld.so has neither)
 set -uo pipefail
@@ -119,7 +123,46 @@ EOF
         timeout 120 python3 "$here/ddlcomm_cuda.py" || bad "C API on CUDA tensors"
 } >"$out/capi.txt" 2>&1
 
-for f in driver role load exact ranks torch capi; do
+# 8. One runtime for every CUDA major: each libcudart.so.<major> on this machine, loaded explicitly.
+{
+    step "CUDA runtimes on this machine"
+    mapfile -t cudarts < <(find / -xdev \( -path /proc -o -path /sys \) -prune -o -name 'libcudart.so.[0-9]*' -print 2>/dev/null |
+        grep -E 'libcudart\.so\.[0-9]+$' | sort)
+    printf '%s\n' "${cudarts[@]}"
+    [ "${#cudarts[@]}" -gt 0 ] || bad "no libcudart.so.<major> found"
+    for lib in "${cudarts[@]}"; do
+        for t in float half; do
+            for op in sum avg; do
+                step "$lib: 1 rank, $t $op"
+                DDL_CUDART_LIBRARY=$lib DDL_BACKEND=nccl timeout 60 "$bin/ddl-allreduce-test" -b 4K -e 64M -f 16 -n 3 \
+                    --type $t --op $op || bad "allreduce with $lib ($t $op)"
+            done
+        done
+    done
+    step "the major the runtime picks by itself (driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1))"
+    env -u DDL_CUDART_LIBRARY DDL_BACKEND=nccl timeout 60 "$bin/ddl-allreduce-test" --size 1M -n 1 | grep '^#' ||
+        bad "allreduce with the runtime's own choice"
+    for m in 13 12 11; do
+        ls /usr/local/cuda/lib64/libcudart.so.$m >/dev/null 2>&1 && continue
+        ldconfig -p | grep -q "libcudart.so.$m " && continue
+        step "DDL_CUDA_MAJOR=$m, not installed here (must fail with one line)"
+        if env -u DDL_CUDART_LIBRARY DDL_CUDA_MAJOR=$m DDL_BACKEND=nccl timeout 60 "$bin/ddl-allreduce-test" --size 1M -n 1; then
+            bad "DDL_CUDA_MAJOR=$m loaded a runtime that is not there"
+        fi
+        break
+    done
+    step "backend auto where NCCL cannot start (no NCCL library): falls back to tcp with one line"
+    DDL_NCCL_LIBRARY=/nonexistent/libnccl.so.2 DDL_BACKEND=auto timeout 60 "$bin/ddl-allreduce-test" --size 1M -n 1 \
+        >"$out/auto.log" 2>&1 || bad "backend auto did not fall back"
+    cat "$out/auto.log"
+    grep -q "backend auto: tcp, since NCCL cannot start" "$out/auto.log" || bad "no fallback line"
+    gpus=$(nvidia-smi -L | grep -c '^GPU')
+    step "backend auto, $((gpus + 1)) ranks on $gpus GPU(s): one rank has no GPU of its own, so tcp"
+    DDL_BACKEND=auto DDL_BOOTSTRAP_TIMEOUT_S=30 timeout 90 "$bin/ddl-launch-local" -np $((gpus + 1)) -- \
+        "$bin/ddl-allreduce-test" -b 4K -e 1M -f 16 -n 3 || bad "backend auto with more ranks than GPUs"
+} >"$out/majors.txt" 2>&1
+
+for f in driver role load exact ranks torch capi majors; do
     echo "######## $f"
     cat "$out/$f.txt"
 done

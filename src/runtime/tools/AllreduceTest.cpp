@@ -166,12 +166,15 @@ int main(int argc, char** argv) {
         const char* where = device ? "device" : "host";
         std::string json = "{\"ranks\": " + std::to_string(n) + ", \"backend\": \"" + comm->backend_name() +
                            "\", \"op\": \"" + (args.op == ReduceOp::sum ? "sum" : "avg") +
-                           "\", \"buffers\": \"" + where + "\", \"results\": [";
+                           "\", \"buffers\": \"" + where + "\", \"libraries\": \"" +
+                           comm->backend_libraries() + "\", \"results\": [";
         if (comm->rank() == 0 && !args.json) {
             std::printf("# ddl-allreduce-test: %d ranks, backend %s, op %s, %s buffers, %d iterations (+%d "
                         "warm-up)\n",
                         n, comm->backend_name(), args.op == ReduceOp::sum ? "sum" : "avg", where, args.iters,
                         args.warmup);
+            if (const std::string libs = comm->backend_libraries(); !libs.empty())
+                std::printf("# libraries: %s\n", libs.c_str());
             std::printf("# %12s %12s %6s %12s %12s %12s %8s\n", "size(B)", "count", "type", "time(us)",
                         "algbw(GB/s)", "busbw(GB/s)", "#wrong");
         }
