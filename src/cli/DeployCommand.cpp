@@ -85,12 +85,21 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
     auto oc = open_for_deploy(inv.g.state_dir, spec, a.file, opts, "ddl deploy " + a.file, rc);
     if (!oc) return inv.fail(oc.error().message, rc);
     auto& ctx = *(*oc)->ctx;
-    ctx.approve = [&ctx](const std::string& what, const std::vector<std::string>& changes) {
-        return approve_on_terminal(ctx, what, changes);
+    bool refused = false;
+    ctx.approve = [&ctx, &refused](const std::string& what, const std::vector<std::string>& changes) {
+        Status s = approve_on_terminal(ctx, what, changes);
+        refused = refused || !s;
+        return s;
     };
     ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
                       std::to_string(spec.node_count()) + " node(s))");
     rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
+    // Nothing was changed: the cluster's record goes back to what it was, so `run` and `hostfile` still
+    // work on nodes that are all still up.
+    if (refused && (*oc)->before) {
+        if (auto s = (*oc)->store.save(*(*oc)->before); !s)
+            inv.say("cannot restore the cluster's state: " + s.error().message);
+    }
     if (rc == exit_code::k_ok)
         ctx.progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
                           "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name + "`");

@@ -89,6 +89,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
         auto st = store.load(spec.name);
         if (!st) return st.error();
         state = std::move(*st);
+        oc->before = state;
         if (state.target != spec.target) {
             rc = exit_code::k_bad_input;
             return Error{"cluster " + spec.name + " exists on target " + state.target +

@@ -17,6 +17,9 @@ struct OpenCluster {
     StateStore store;
     ClusterLock lock;
     ClusterState state;
+    // The state as it was before this command (deploy, smoke-test) reconciled it with the spec: put back
+    // when the command changes nothing after all (a refused or declined approval). Empty for a new cluster.
+    std::optional<ClusterState> before;
     SystemProcessRunner proc;
     LibsshExecutor remote;
     ConsoleProgress progress;

@@ -40,12 +40,17 @@ Status phase_wait_ssh(Context& ctx, TargetDriver&) {
         ctx.progress.node(nodes[i].name, results[i] ? "SSH ready" : results[i].error().message);
     });
     std::vector<std::string> failed;
+    bool timed_out = false;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!results[i]) failed.push_back(nodes[i].name);
+        if (results[i]) continue;
+        failed.push_back(nodes[i].name);
+        // A changed host key or a refused login stops at once; only a silent node waits out the deadline.
+        timed_out = timed_out || results[i].error().message.find("not ready after") != std::string::npos;
     }
     if (!failed.empty())
-        return Error{"SSH not reachable on " + join(failed, ", ") + " within " +
-                     std::to_string(ctx.options.ssh_deadline.count() / 1000) + " s"};
+        return Error{"SSH not reachable on " + join(failed, ", ") +
+                     (timed_out ? " within " + std::to_string(ctx.options.ssh_deadline.count() / 1000) + " s"
+                                : " (see the node lines above)")};
     return {};
 }
 

@@ -73,3 +73,29 @@ Result<std::string> parse_openssh_public_key(const std::string& text, const std:
 }
 
 } // namespace ddl
+
+namespace ddl {
+
+Status forget_host_key(const std::string& path, const std::string& host, int port) {
+    if (!path_exists(path)) return {};
+    auto text = read_file(path);
+    if (!text) return text.error();
+    const std::string name = port == 22 ? host : "[" + host + "]:" + std::to_string(port);
+    std::string kept;
+    bool removed = false;
+    for (const auto& line : split_lines(*text)) {
+        const std::string hosts = line.substr(0, line.find(' '));
+        bool match = false;
+        for (const auto& h : split(hosts, ','))
+            match = match || h == name;
+        if (match) {
+            removed = true;
+            continue;
+        }
+        if (!line.empty()) kept += line + "\n";
+    }
+    if (!removed) return {};
+    return write_file_atomic(path, kept, 0600);
+}
+
+} // namespace ddl

@@ -35,6 +35,26 @@ ok "configure converged, a forced second run changed nothing"
 ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy"; }
 [ "$(grep -c 'already done, skipped' second.log)" = 6 ] || { cat second.log; fail "second deploy was not a no-op"; }
 ok "second deploy is a no-op"
+# One name, one cluster per machine: another state folder's plan and deploy of this name are refused,
+# naming the folder that owns it; its destroy forgets its own record and leaves the nodes alone.
+other() { "$DDL" --state-dir "$WORK/other" "$@"; }
+rc=0; other plan life.yaml >o-plan.log 2>&1 || rc=$?
+[ $rc != 0 ] && grep -q "cluster life already runs on this machine, deployed from the state folder $STATE" o-plan.log ||
+  { cat o-plan.log; fail "plan from another state folder: exit $rc"; }
+rc=0; other deploy life.yaml >o-deploy.log 2>&1 || rc=$?
+[ $rc != 0 ] && grep -q "already runs on this machine, deployed from the state folder $STATE" o-deploy.log &&
+  grep -q "ddl --state-dir $STATE status life" o-deploy.log || { cat o-deploy.log; fail "deploy from another state folder: exit $rc"; }
+other destroy -y life >o-destroy.log 2>&1 || { cat o-destroy.log; fail "destroy from the other folder"; }
+grep -q "its nodes are left alone" o-destroy.log || { cat o-destroy.log; fail "destroy from the other folder: no note"; }
+ddl exec --cluster life -- true >/dev/null || fail "the other folder's deploy or destroy touched the cluster"
+ddl status life | grep -q "hostfile=done" || fail "the first folder's state changed"
+ok "one name, one cluster: another state folder's plan and deploy are refused naming the owner; its destroy leaves the nodes"
+# smoke-test deploys and destroys its own cluster: never one that is already deployed.
+rc=0; ddl smoke-test life.yaml >smoke.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "cluster life already exists in $STATE" smoke.log && grep -q "smoke-test --cluster life" smoke.log ||
+  { cat smoke.log; fail "smoke-test of a deployed cluster: exit $rc"; }
+ddl exec --cluster life -- true >/dev/null || fail "smoke-test touched a deployed cluster"
+ok "smoke-test FILE refuses a cluster already deployed from FILE (exit 2, offering --cluster and --name-suffix)"
 ddl status life | grep -q "hostfile=done" || fail "status"
 ddl list >list.out || fail "ddl list"
 grep -Eq '^life +local +4 +[0-9]+[smh] +ready +-$' list.out || { cat list.out; fail "ddl list row"; }
@@ -69,12 +89,29 @@ rc=0; ddl deploy life.yaml </dev/null >shrink.log 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "delete node worker3 (.*namespace ddl-life-worker3)" shrink.log && grep -q "run again with -y" shrink.log ||
   { cat shrink.log; fail "a re-deploy dropping a node without -y: exit $rc, expected 2 with the plan"; }
 ip netns list | grep -q "^ddl-life-worker3 " || fail "the refused re-deploy removed worker3"
+ddl status life | grep -q "hostfile=done" || { ddl status life; fail "the refused re-deploy changed the phase records"; }
+[ "$(ddl hostfile --cluster life | grep -c slots=)" = 4 ] || fail "hostfile after a refused re-deploy"
+ddl run --cluster life -- true >run.log 2>&1 || { cat run.log; fail "run after a refused re-deploy"; }
 ddl deploy -y life.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with one node fewer"; }
 ! ip netns list | grep -q "^ddl-life-worker3 " || fail "worker3's namespace left after the approved re-deploy"
 ! pgrep -f "$STATE/life/nodes/worker3/" >/dev/null || fail "worker3's processes left"
 [ "$(ddl hostfile --cluster life | grep -c slots=)" = 3 ] || fail "hostfile after the shrink"
 ddl exec --cluster life -- true >/dev/null || fail "the remaining nodes do not answer"
-ok "a re-deploy with a node fewer shows it and needs approval; approved, the node is gone and the rest answers"
+ok "a re-deploy with a node fewer shows it and needs approval (refused: nothing changed, run works); approved, the node is gone and the rest answers"
+# Grow past the first size: the node ddl removed comes back with a new host key, which ddl forgot with the
+# node, and a node the cluster never had is new to the others; every node reaches both by name.
+sed -i 's/nodes: 3/nodes: 5/' life.yaml
+ddl deploy life.yaml >grow.log 2>&1 || { cat grow.log; fail "grow 3 -> 5 after a shrink"; }
+for w in worker3 worker4; do
+  ddl exec --cluster life --nodes master,worker1 -- ssh -o BatchMode=yes $w hostname >grow-ssh.log 2>&1 ||
+    { cat grow-ssh.log; fail "ssh $w from master and worker1 after the grow"; }
+  [ "$(grep -c "$w\$" grow-ssh.log)" = 2 ] || { cat grow-ssh.log; fail "ssh $w: hostnames"; }
+done
+[ "$(ddl hostfile --cluster life | grep -c slots=)" = 5 ] || fail "hostfile after the grow"
+ddl exec --cluster life --nodes worker1 -- 'grep -c slots= /etc/ddl/hostfile' | grep -q '\] 5$' || fail "hostfile on an old node after the grow"
+ok "4 -> 3 -> 5: the re-created node's new host key is accepted, every node reaches the old and the new by name"
+sed -i 's/nodes: 5/nodes: 3/' life.yaml
+ddl deploy -y life.yaml >shrink2.log 2>&1 || { cat shrink2.log; fail "shrink again"; }
 # A cluster deployed with a spec a later ddl refuses (here a driver branch this ddl's CUDA cannot use) stays
 # manageable: commands use the spec as deployed and warn.
 python3 - "$STATE/life/state.json" <<'PY'

@@ -10,7 +10,10 @@
 #include "util/Strings.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <mutex>
 #include <signal.h>
@@ -19,6 +22,34 @@
 #include <unistd.h>
 
 namespace ddl {
+
+namespace {
+
+// A file a running node sees through a bind mount (its /etc/hosts): rewritten in place, so the node's view
+// (which holds the inode, not the name) changes with it; a rename would leave the node the old file.
+Status rewrite_in_place(const std::string& path, const std::string& content, mode_t mode) {
+    if (!path_exists(path)) return write_file_atomic(path, content, mode);
+    if (read_file(path).value_or("") == content) return {};
+    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+    std::size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const std::string why = std::strerror(errno);
+            close(fd);
+            return Error{"cannot write " + path + ": " + why};
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    const bool synced = fsync(fd) == 0;
+    close(fd);
+    if (!synced) return Error{"cannot write " + path + ": " + std::strerror(errno)};
+    return {};
+}
+
+} // namespace
 
 Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index) {
     const auto& node = plan.nodes[index];
@@ -93,8 +124,9 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
         std::string name, content;
         mode_t mode;
     };
-    for (const auto& f : std::vector<F>{{"hosts", hosts, 0644},
-                                        {"hostname", node.name + "\n", 0644},
+    // Every node's /etc/hosts names every node: a grown cluster's running nodes learn the new names.
+    if (auto s = rewrite_in_place(dir + "/hosts", hosts, 0644); !s) return s;
+    for (const auto& f : std::vector<F>{{"hostname", node.name + "\n", 0644},
                                         {"resolv.conf", resolv, 0644},
                                         {"bashrc", "", 0644},
                                         {"authorized_keys", authorized_keys, 0600},

@@ -28,12 +28,6 @@ const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
 // them (also what `ddl gc` finds when the cluster's state folder is gone); both change only under `lock`,
 // so one cluster's destroy never removes a folder another cluster's provision relies on.
 
-std::string registry_id(const Context& ctx) {
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", stable_hash(ctx.cluster_dir()));
-    return ctx.state.cluster + "." + hex;
-}
-
 bool link_exists(const Context& ctx, const std::string& name, const std::string& netns = "") {
     Command c{.argv = {"ip"}};
     if (!netns.empty()) c.argv.insert(c.argv.end(), {"-n", netns});
@@ -78,6 +72,12 @@ std::vector<std::string> bridge_addresses(const LocalPlan& plan) {
 
 } // namespace
 
+std::string LocalTarget::registry_id(const Context& ctx) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", stable_hash(ctx.cluster_dir()));
+    return ctx.state.cluster + "." + hex;
+}
+
 // The plan the provision phase carries out: names, subnet, bridge, veths.
 Result<RenderedFiles> LocalTarget::render(const Spec& s, const RenderInputs&) const {
     RenderedFiles f;
@@ -87,25 +87,6 @@ Result<RenderedFiles> LocalTarget::render(const Spec& s, const RenderInputs&) co
 
 Status LocalTarget::reshape_links(const Context& ctx, std::uint64_t bps) {
     return shape_links(ctx, LocalPlan::from_json(ctx.state.target_data.at("plan")), bps);
-}
-
-Status LocalTarget::preflight(const Context& ctx) {
-    if (geteuid() != 0)
-        return Error{
-            "target local needs root: it creates network namespaces, a bridge and veth links, shapes them "
-            "with tc and starts an sshd per node. Run ddl as root (e.g. sudo ddl deploy " +
-            ctx.spec.source_file + ")"};
-    for (const char* tool : {"ip", "tc", "nsenter", "unshare", "mount"}) {
-        if (find_in_path(tool).empty())
-            return Error{std::string("target local needs `") + tool +
-                         "` on PATH; install iproute2 and util-linux"};
-    }
-    if (access(LocalTarget::k_sshd, X_OK) != 0)
-        return Error{"target local needs the OpenSSH server (" + std::string(k_sshd) +
-                     "); install it with: apt-get install openssh-server"};
-    if (ctx.spec.target_section<LocalSpec>().nodes_as == "containers")
-        return LocalContainers::check_tools(LocalPlan::from_spec(ctx.spec));
-    return {};
 }
 
 Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
@@ -451,6 +432,9 @@ Status LocalTarget::remove_dropped_nodes(Context& ctx, const LocalPlan& plan) {
     remove_nodes(ctx, dropped, problems);
     for (const auto& n : dropped) {
         (void)remove_tree(ctx.cluster_dir() + "/nodes/" + n.name);
+        // Its host key goes with it: a node of this name made later is a new machine with a new key.
+        if (auto s = forget_host_key(ctx.known_hosts_path(), n.address, 22); !s)
+            problems.push_back(s.error().message);
         ctx.progress.node(n.name, "removed (no longer in the spec)");
     }
     if (!problems.empty()) return Error{join(problems, "; ")};
@@ -458,6 +442,13 @@ Status LocalTarget::remove_dropped_nodes(Context& ctx, const LocalPlan& plan) {
 }
 
 Status LocalTarget::destroy(Context& ctx) {
+    // A folder whose deploy was refused (the name runs from another folder) owns no node of that name.
+    if (auto owner = owner_elsewhere(ctx); owner && !registered_here(ctx)) {
+        ctx.progress.note("cluster " + ctx.state.cluster + " on this machine belongs to the state folder " +
+                          std::filesystem::path(*owner).parent_path().string() +
+                          ": its nodes are left alone; only this folder's record of it is removed");
+        return {};
+    }
     auto& td = ctx.state.target_data;
     LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
     std::vector<std::string> problems;

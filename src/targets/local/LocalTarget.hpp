@@ -16,6 +16,8 @@ public:
     Status destroy(Context& ctx) override;
     // The nodes of LocalPlan::from_spec, described by kind (namespace or container image) and address.
     std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
+    // Refused while the cluster's name runs from another state folder on this machine (LocalChecks.cpp).
+    Status plan(const PlanRequest& req, DeployPlan& out) override;
     bool can_reshape_links() const override { return true; }
     Status reshape_links(const Context& ctx, std::uint64_t bps) override;
 
@@ -43,6 +45,12 @@ public:
     static std::uint64_t tbf_burst_bytes(std::uint64_t bps);
 
 private:
+    // The state folder of another cluster of this name running on this machine (k_registry/users), if any.
+    static std::optional<std::string> owner_elsewhere(const Context& ctx);
+    // Whether this state folder's cluster has its record in k_registry/users (it provisioned nodes).
+    static bool registered_here(const Context& ctx);
+    // Its record's file name in k_registry/users: the cluster's name and a hash of its state folder.
+    static std::string registry_id(const Context& ctx);
     Status setup_bridge(const Context& ctx, const LocalPlan& plan);
     Status setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index);
     Status write_node_files(const Context& ctx, const LocalPlan& plan, std::size_t index);
