@@ -1,10 +1,13 @@
 #pragma once
 // CommOptions: everything a communicator needs to bootstrap, and where each value comes from in the
-// environment. Precedence: DDL_* (set by `ddl run`), then OpenMPI's OMPI_COMM_WORLD_*, then Slurm's
-// SLURM_*, then torchrun's RANK/WORLD_SIZE/LOCAL_RANK. MASTER_ADDR/MASTER_PORT are read as
-// DDL_MASTER_* first, then the torch names. Under srun (SLURM_PROCID), the local size comes from the
-// step's tasks per node at SLURM_NODEID and, when no master address is given, the master is the first
-// host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST).
+// environment. Rank, size, local rank and local size: the launcher's variables, in the order of
+// LauncherVars.hpp (ddl run, Open MPI, MPICH's Hydra, Horovod, Slurm, torchrun; a size-1 job started N
+// times is refused there). The master's address: DDL_MASTER_ADDR, then MASTER_ADDR, then under srun
+// (ranks from SLURM_*) the first host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), then for a job of
+// more than one rank the node's node.env (DDL_MASTER_ADDR there; NodeEnv.hpp; DDL_NODE_ENV names another
+// file, empty: none), else 127.0.0.1. The port: DDL_MASTER_PORT, then MASTER_PORT, then node.env's
+// DDL_MASTER_PORT (jobs of more than one), else 29500. Under srun the local size comes from the step's
+// tasks per node at SLURM_NODEID.
 #include "util/Result.hpp"
 
 #include <chrono>
