@@ -1,11 +1,13 @@
 #include "runtime/CommOptions.hpp"
 
 #include "runtime/LauncherVars.hpp"
+#include "runtime/Net.hpp"
 #include "runtime/NodeEnv.hpp"
 #include "runtime/SlurmHostlist.hpp"
 #include "util/Strings.hpp"
 
 #include <cstdlib>
+#include <unistd.h>
 #include <vector>
 
 namespace ddl::runtime {
@@ -65,8 +67,10 @@ ddl::Status apply_node_env(const GetEnv& getenv, CommOptions& opts, bool master_
     if (!file) return file.error();
     if (!*file) return {};
     const NodeEnv& env = **file;
-    if (const NodeEnvValue* v = env.find("DDL_MASTER_ADDR"); v != nullptr && !master_given)
+    if (const NodeEnvValue* v = env.find("DDL_MASTER_ADDR"); v != nullptr && !master_given) {
         opts.master_addr = v->value;
+        opts.master_from = path;
+    }
     if (const NodeEnvValue* v = env.find("DDL_MASTER_PORT"); v != nullptr && !port_given) {
         auto port = parse_int(v->value);
         if (!port || *port < 1 || *port > 65535)
@@ -165,8 +169,21 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
 }
 
 ddl::Result<CommOptions> comm_options_from_env() {
-    return comm_options_from_env(
-        [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+    auto opts =
+        comm_options_from_env([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+    if (!opts || opts->rank != 0 || opts->master_from.empty()) return opts;
+    // mpirun and mpiexec start rank 0 on their hostfile's first host; node.env names the first host of
+    // ddl's hostfiles. Another order would leave the other ranks calling a master nobody listens on.
+    auto local = is_local_address(opts->master_addr);
+    if (local && *local) return opts;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return ddl::Error{"rank 0 runs on " + std::string(host) + ", but the master is DDL_MASTER_ADDR=" +
+                      opts->master_addr + " from " + opts->master_from +
+                      " (the first node of ddl's hostfiles, where mpirun and mpiexec start rank 0" +
+                      (local ? std::string() : "; " + local.error().message) +
+                      "): list the hostfile's nodes in ddl's order, or pass every rank MASTER_ADDR=" + host +
+                      " (mpirun -x, mpiexec -genv)"};
 }
 
 } // namespace ddl::runtime

@@ -26,6 +26,8 @@ struct CommOptions {
     int local_size = 1;
     std::string master_addr = "127.0.0.1";
     int master_port = 29500;
+    // The node.env file the master's address came from; empty: a variable or the default gave it.
+    std::string master_from;
     // Interface whose address this rank advertises to its peers; empty: the first interface that is
     // not loopback and not docker* (loopback when the master address is a loopback address).
     std::string iface;
@@ -48,6 +50,9 @@ using GetEnv = std::function<const char*(const char*)>;
 // Reads CommOptions from the environment (`getenv` substitutes ::getenv in tests). An Error names the
 // variable and its bad value, or says that no launcher variables were found when size > 1 cannot be known.
 [[nodiscard]] ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv);
+// The same from the process environment; when the master's address came from node.env, rank 0 also checks
+// that it runs there (an Error saying where it runs and how to name its node instead of a bootstrap that
+// times out).
 [[nodiscard]] ddl::Result<CommOptions> comm_options_from_env();
 
 [[nodiscard]] const char* backend_kind_name(BackendKind kind);
