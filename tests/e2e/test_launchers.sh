@@ -78,7 +78,7 @@ ok "mpiexec -f /etc/ddl/hostfile.mpich -n 4 ddl-allreduce-test: one job of 4 ran
 refused() {
   local log=$1 expected=$2; shift 2
   if ddl exec --cluster lnch --nodes master -- "$* /opt/ddl/bin/ddl-allreduce-test -b 4 -e 4 -n 1 -w 0" >"$log" 2>&1; then
-    cat "$log"; fail "a job of one started 4 times ran: $*"
+    cat "$log"; fail "a launch that should be refused ran: $*"
   fi
   grep -qF "$expected" "$log" || { cat "$log"; fail "no refusal naming the launcher: $*"; }
   ! grep -q "ranks, backend" "$log" || { cat "$log"; fail "a rank ran alone: $*"; }
@@ -86,12 +86,13 @@ refused() {
 refused pmiport.log "started by MPICH's Hydra (mpiexec) (PMI_PORT is set)" mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 4 -pmi-port
 refused size1.log "DDL_SIZE=1 (ddl run) but PMI_SIZE=4" DDL_RANK=0 DDL_SIZE=1 mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 4
 ok "mpiexec -pmi-port, and mpiexec under DDL_SIZE=1: refused with the launcher and the fix, no rank ran alone"
-# A hostfile in another order puts rank 0 where node.env's master is not: rank 0 says so at once (mpirun
-# then stops the others) rather than leaving them to call a master nobody listens on.
-printf 'worker1 slots=1\nmaster slots=1\n' >"$WORK/hf.reversed"
-refused reversed.log "rank 0 runs on worker1, but the master is DDL_MASTER_ADDR=$master_addr from /etc/ddl/node.env" \
-  mpirun.openmpi --allow-run-as-root --hostfile "$WORK/hf.reversed" -np 2 --mca btl tcp,self --mca oob_tcp_if_include eth0 -x DDL_BOOTSTRAP_TIMEOUT_S=20
-ok "a hostfile with worker1 first: rank 0 refuses node.env's master in one line naming both"
+# A hostfile of other nodes puts rank 0 where node.env's master is not (Open MPI maps its own node first
+# when the hostfile has it): rank 0 says so at once (mpirun then stops the others) rather than leaving
+# them to call a master nobody listens on.
+printf 'worker1 slots=1\nworker2 slots=1\n' >"$WORK/hf.workers"
+refused workers.log "rank 0 runs on worker1, but the master is DDL_MASTER_ADDR=$master_addr from /etc/ddl/node.env" \
+  mpirun.openmpi --allow-run-as-root --hostfile "$WORK/hf.workers" -np 2 --mca btl tcp,self --mca oob_tcp_if_include eth0 -x DDL_BOOTSTRAP_TIMEOUT_S=20
+ok "a hostfile of the workers only: rank 0 refuses node.env's master in one line naming both"
 
 # What `ddl hostfile --format` writes, each fed to its consumer too (namespace nodes see this machine's
 # /tmp, so the master reads the files where this test wrote them).
