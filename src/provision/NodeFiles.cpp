@@ -43,18 +43,32 @@ std::string root_shell_command(const std::string& script) {
 }
 
 std::string node_env(const Context& ctx, const NodeState& node) {
+    // Where rank 0 runs when mpirun/mpiexec read ddl's hostfiles: their first node (HostfileWriter: the
+    // nodes in order, those with slots), which is the master node unless the probe gave it no slots (a
+    // GPU-less master beside GPU workers). Before the first probe every node counts one slot.
     std::string master_address;
     for (const auto& n : ctx.state.nodes) {
-        if (n.group == "master") {
+        if (n.slots > 0) {
             master_address = n.cluster_address();
             break;
+        }
+    }
+    if (master_address.empty()) {
+        for (const auto& n : ctx.state.nodes) {
+            if (n.group == "master") {
+                master_address = n.cluster_address();
+                break;
+            }
         }
     }
     std::error_code ec;
     const std::string state_dir =
         std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
-    return "# Written by ddl at configure; read by the runtime and by users' job scripts.\n"
-           "DDL_CLUSTER=" +
+    return "# Written by ddl (configure, and again with the hostfiles). The bundled runtime (libddlcomm) "
+           "takes "
+           "the rendezvous master's address and port from here when no launcher variable (MASTER_ADDR, "
+           "MASTER_PORT, DDL_MASTER_*) gives them: rank 0's node under /etc/ddl/hostfile and "
+           "/etc/ddl/hostfile.mpich, and runtime.master_port.\nDDL_CLUSTER=" +
            ctx.spec.name + "\nDDL_NODE=" + node.name + "\nDDL_MASTER_ADDR=" + master_address +
            "\nDDL_MASTER_PORT=" + std::to_string(ctx.spec.runtime.master_port) +
            "\n# The controller's state folder of this cluster: `ddl gc --spec` (target ssh) finds a cluster "

@@ -36,9 +36,10 @@ std::string unpack_runtime_script(const std::string& dir);
 // empty, the command's standard input.
 std::string root_shell_command(const std::string& script = {});
 
-// /etc/ddl/node.env for `node`: the cluster, the node, the master's address and port, and the
-// controller's state folder of the cluster (DDL_STATE_DIR: how `ddl gc --spec` finds a cluster on the
-// ssh target whose folder is gone).
+// /etc/ddl/node.env for `node`: the cluster, the node, the rendezvous master's address and port that the
+// runtime falls back to (DDL_MASTER_ADDR: the first node of ddl's hostfiles, where mpirun and mpiexec
+// start rank 0; DDL_MASTER_PORT: runtime.master_port), and the controller's state folder of the cluster
+// (DDL_STATE_DIR: how `ddl gc --spec` finds a cluster on the ssh target whose folder is gone).
 std::string node_env(const Context& ctx, const NodeState& node);
 
 // Writes files_of(node) on every node of the cluster, ctx.options.parallel at a time, and unpacks

@@ -1,30 +1,18 @@
 #include "runtime/CommOptions.hpp"
 
+#include "runtime/LauncherVars.hpp"
+#include "runtime/Net.hpp"
+#include "runtime/NodeEnv.hpp"
 #include "runtime/SlurmHostlist.hpp"
 #include "util/Strings.hpp"
 
 #include <cstdlib>
+#include <unistd.h>
 #include <vector>
 
 namespace ddl::runtime {
 
 namespace {
-
-struct Source {
-    const char* rank;
-    const char* size;
-    const char* local_rank;
-    const char* local_size;
-};
-
-// In precedence order (see the header).
-constexpr Source k_sources[] = {
-    {"DDL_RANK", "DDL_SIZE", "DDL_LOCAL_RANK", "DDL_LOCAL_SIZE"},
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-     "OMPI_COMM_WORLD_LOCAL_SIZE"},
-    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
-    {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
-};
 
 ddl::Status read_int(const GetEnv& getenv, const char* name, std::int64_t min, std::int64_t max, auto& out) {
     const char* text = getenv(name);
@@ -56,16 +44,41 @@ ddl::Status apply_slurm_step(const GetEnv& getenv, CommOptions& opts) {
 }
 
 // Without MASTER_ADDR, rank 0 is on the first node of the step: srun places task 0 there.
-ddl::Status slurm_master(const GetEnv& getenv, CommOptions& opts) {
+ddl::Status slurm_master(const GetEnv& getenv, CommOptions& opts, bool& found) {
     for (const char* name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
         const char* v = getenv(name);
         if (v == nullptr || *v == '\0') continue;
         auto hosts = expand_slurm_hostlist(v);
         if (!hosts) return ddl::Error{std::string(name) + ": " + hosts.error().message};
         opts.master_addr = hosts->front();
+        found = true;
         return {};
     }
-    return {}; // like the other launchers' variables without a master: the default, loopback
+    return {};
+}
+
+// What no variable gave of the master's address and port, from the node's node.env (DDL_NODE_ENV names
+// another file; set empty: none).
+ddl::Status apply_node_env(const GetEnv& getenv, CommOptions& opts, bool master_given, bool port_given) {
+    const char* named = getenv("DDL_NODE_ENV");
+    const std::string path = named != nullptr ? trim(named) : std::string(k_node_env_path);
+    if (path.empty()) return {};
+    auto file = read_node_env(path);
+    if (!file) return file.error();
+    if (!*file) return {};
+    const NodeEnv& env = **file;
+    if (const NodeEnvValue* v = env.find("DDL_MASTER_ADDR"); v != nullptr && !master_given) {
+        opts.master_addr = v->value;
+        opts.master_from = path;
+    }
+    if (const NodeEnvValue* v = env.find("DDL_MASTER_PORT"); v != nullptr && !port_given) {
+        auto port = parse_int(v->value);
+        if (!port || *port < 1 || *port > 65535)
+            return ddl::Error{path + ":" + std::to_string(v->line) + ": DDL_MASTER_PORT='" + v->value +
+                              "' is not a port (1-65535)"};
+        opts.master_port = static_cast<int>(*port);
+    }
+    return {};
 }
 
 } // namespace
@@ -87,19 +100,16 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
     auto check = [&](const ddl::Status& st) {
         if (!st) errors.push_back(st.error().message);
     };
-    bool from_slurm = false;
-    for (const Source& src : k_sources) {
-        const char* rank = getenv(src.rank);
-        const char* size = getenv(src.size);
-        if (rank == nullptr || size == nullptr) continue;
-        check(read_int(getenv, src.rank, 0, 1 << 20, opts.rank));
-        check(read_int(getenv, src.size, 1, 1 << 20, opts.size));
-        check(read_int(getenv, src.local_rank, 0, 1 << 20, opts.local_rank));
-        // SLURM_NTASKS_PER_NODE may be "4(x2)"; a bad local size is not worth failing for.
-        if (!read_int(getenv, src.local_size, 1, 1 << 20, opts.local_size).ok()) opts.local_size = 1;
-        from_slurm = std::string(src.rank) == "SLURM_PROCID";
-        break;
+    auto ranks = launcher_ranks(getenv);
+    if (!ranks) {
+        errors.push_back(ranks.error().message);
+    } else {
+        opts.rank = ranks->rank;
+        opts.size = ranks->size;
+        opts.local_rank = ranks->local_rank;
+        opts.local_size = ranks->local_size;
     }
+    const bool from_slurm = ranks && ranks->from_slurm;
     if (from_slurm) check(apply_slurm_step(getenv, opts));
     bool master_given = false;
     for (const char* name : {"DDL_MASTER_ADDR", "MASTER_ADDR"}) {
@@ -109,13 +119,18 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
             break;
         }
     }
-    if (from_slurm && !master_given) check(slurm_master(getenv, opts));
+    if (from_slurm && !master_given) check(slurm_master(getenv, opts, master_given));
+    bool port_given = false;
     for (const char* name : {"DDL_MASTER_PORT", "MASTER_PORT"}) {
         if (getenv(name) != nullptr) {
             check(read_int(getenv, name, 1, 65535, opts.master_port));
+            port_given = true;
             break;
         }
     }
+    // A job of one needs no master; a bigger one without a launcher's master takes the cluster's.
+    if (opts.size > 1 && (!master_given || !port_given))
+        check(apply_node_env(getenv, opts, master_given, port_given));
     if (const char* v = getenv("DDL_IFACE"); v != nullptr) opts.iface = trim(v);
     if (const char* v = getenv("DDL_BACKEND"); v != nullptr && *v != '\0') {
         const std::string b = to_lower(trim(v));
@@ -154,8 +169,21 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
 }
 
 ddl::Result<CommOptions> comm_options_from_env() {
-    return comm_options_from_env(
-        [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+    auto opts =
+        comm_options_from_env([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+    if (!opts || opts->rank != 0 || opts->master_from.empty()) return opts;
+    // mpirun and mpiexec start rank 0 on their hostfile's first host; node.env names the first host of
+    // ddl's hostfiles. Another order would leave the other ranks calling a master nobody listens on.
+    auto local = is_local_address(opts->master_addr);
+    if (local && *local) return opts;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return ddl::Error{"rank 0 runs on " + std::string(host) + ", but the master is DDL_MASTER_ADDR=" +
+                      opts->master_addr + " from " + opts->master_from +
+                      " (the first node of ddl's hostfiles, where mpirun and mpiexec start rank 0" +
+                      (local ? std::string() : "; " + local.error().message) +
+                      "): list the hostfile's nodes in ddl's order, or pass every rank MASTER_ADDR=" + host +
+                      " (mpirun -x, mpiexec -genv)"};
 }
 
 } // namespace ddl::runtime

@@ -182,6 +182,16 @@ ddl::Result<std::string> source_address_towards(const std::string& host) {
     return ddl::Error{"no route to " + host};
 }
 
+ddl::Result<bool> is_local_address(const std::string& host) {
+    auto list = resolve(host, 0);
+    if (!list) return list.error();
+    for (const addrinfo* ai = list->get(); ai != nullptr; ai = ai->ai_next) {
+        Socket sock(::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        if (sock.valid() && ::bind(sock.fd(), ai->ai_addr, ai->ai_addrlen) == 0) return true;
+    }
+    return false;
+}
+
 ddl::Result<std::string> interface_address(const std::string& iface, int family) {
     ifaddrs* raw = nullptr;
     if (::getifaddrs(&raw) != 0) return ddl::errno_error("getifaddrs");

@@ -35,5 +35,8 @@ namespace ddl::runtime {
 
 [[nodiscard]] ddl::Result<std::string> interface_address(const std::string& iface, int family);
 [[nodiscard]] bool is_loopback_host(const std::string& host);
+// Whether `host` (an address or a name) is an address of this machine: a socket can be bound to it.
+// An Error when it does not resolve.
+[[nodiscard]] ddl::Result<bool> is_local_address(const std::string& host);
 
 } // namespace ddl::runtime

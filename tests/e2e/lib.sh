@@ -195,20 +195,18 @@ check_trainer() {
   python3 -c "import sys; sys.exit(0 if float('$last') < float('$first') else 1)" || fail "loss did not decrease ($first -> $last)"
 }
 
-# launch_from_master CLUSTER KIND FILE NP "EXPECTED NODES": runs Open MPI's mpirun (KIND openmpi) or
-# MPICH's mpiexec (KIND mpich) on the master with hostfile FILE, NP ranks of `hostname`, and fails unless
-# the sorted host names are EXPECTED (space-separated, with a trailing space).
-launch_from_master() {
-  local cluster=$1 kind=$2 file=$3 np=$4 expected=$5 cmd log
-  log="launch-$kind-$(basename "$file").log"
+# mpi_from_master CLUSTER KIND FILE NP LOG PROGRAM...: runs Open MPI's mpirun (KIND openmpi) or MPICH's
+# mpiexec (KIND mpich) on the master with hostfile FILE and NP ranks of PROGRAM, its output in LOG; fails
+# when the launch fails.
+mpi_from_master() {
+  local cluster=$1 kind=$2 file=$3 np=$4 log=$5 cmd attempt; shift 5
   case "$kind" in
-    openmpi) cmd="mpirun.openmpi --allow-run-as-root --hostfile $file -np $np --mca btl tcp,self --mca oob_tcp_if_include eth0 hostname" ;;
-    mpich) cmd="mpiexec.mpich -f $file -n $np hostname" ;;
-    *) fail "launch_from_master: unknown kind $kind" ;;
+    openmpi) cmd="mpirun.openmpi --allow-run-as-root --hostfile $file -np $np --mca btl tcp,self --mca oob_tcp_if_include eth0 $*" ;;
+    mpich) cmd="mpiexec.mpich -f $file -n $np $*" ;;
+    *) fail "mpi_from_master: unknown kind $kind" ;;
   esac
-  local attempt
   for attempt in 1 2; do
-    "$DDL" --state-dir "$STATE" exec --cluster "$cluster" --nodes master -- "$cmd" >"$log" 2>&1 && break
+    "$DDL" --state-dir "$STATE" exec --cluster "$cluster" --nodes master -- "$cmd" >"$log" 2>&1 && return 0
     # MPICH's Hydra now and then loses its own control socket while relaying a short job's output
     # ("HYDU_sock_write ... Bad file descriptor", then HYD_pmci_wait_for_completion; pmodels/mpich#1455):
     # a second try tells that apart from a hostfile it cannot use, which fails every time.
@@ -218,8 +216,29 @@ launch_from_master() {
     fi
     cat "$log"; fail "$kind launcher with $file on $cluster"
   done
+}
+
+# launch_from_master CLUSTER KIND FILE NP "EXPECTED NODES": NP ranks of `hostname` through mpi_from_master;
+# fails unless the sorted host names are EXPECTED (space-separated, with a trailing space).
+launch_from_master() {
+  local cluster=$1 kind=$2 file=$3 np=$4 expected=$5 log
+  log="launch-$kind-$(basename "$file").log"
+  mpi_from_master "$cluster" "$kind" "$file" "$np" "$log" hostname
   # Open MPI's rsh launcher may warn that setpgid lost a race with its child's exec ("[host:pid] plm:rsh:
   # Warning: setpgid(...) failed in parent"): harmless, and not a rank's output.
   [ "$(sed 's/^\[[^]]*\] //' "$log" | grep -v '^\[[^]]*:[0-9]*\] plm:rsh: Warning: setpgid' | sort | tr '\n' ' ')" = "$expected" ] ||
     { cat "$log"; fail "$kind ranks with $file"; }
+}
+
+# allreduce_from_master CLUSTER KIND FILE NP: the bundled ddl-allreduce-test on NP ranks through
+# mpi_from_master, the runtime reading the launcher's own variables and the master from node.env; fails
+# unless they ran as ONE job of NP ranks (one header, from rank 0, saying NP ranks: N jobs of one would
+# print N headers of "1 ranks") and every result was exact.
+allreduce_from_master() {
+  local cluster=$1 kind=$2 file=$3 np=$4 log
+  log="allreduce-$kind-$(basename "$file").log"
+  mpi_from_master "$cluster" "$kind" "$file" "$np" "$log" /opt/ddl/bin/ddl-allreduce-test -b 4 -e 1M -f 16 -n 2 -w 1
+  [ "$(grep -c 'ddl-allreduce-test: [0-9]* ranks' "$log")" = 1 ] && grep -q "# ddl-allreduce-test: $np ranks," "$log" ||
+    { cat "$log"; fail "$kind with $file did not run one job of $np ranks"; }
+  [ "$(grep -c '# all results exact' "$log")" = 1 ] || { cat "$log"; fail "$kind with $file: results not exact"; }
 }

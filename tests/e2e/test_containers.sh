@@ -58,6 +58,9 @@ ddl exec --cluster ctr -- sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninterac
 launch_from_master ctr openmpi /etc/ddl/hostfile 3 "master worker1 worker2 "
 launch_from_master ctr mpich /etc/ddl/hostfile.mpich 3 "master worker1 worker2 "
 ok "mpirun --hostfile /etc/ddl/hostfile and mpiexec -f /etc/ddl/hostfile.mpich from the master: one rank per container node"
+allreduce_from_master ctr openmpi /etc/ddl/hostfile 3
+allreduce_from_master ctr mpich /etc/ddl/hostfile.mpich 3
+ok "mpirun and mpiexec with ddl's hostfiles start ddl-allreduce-test as one job of 3 ranks, exact"
 
 # A container that went away comes back when provisioning runs again; the others are left as they are.
 podman --runtime runc kill ddl-ctr-worker2 >/dev/null

@@ -2,7 +2,8 @@
 # The local target's namespace nodes used the way the launchers use a cluster: node-to-node SSH without
 # a prompt and with pinned host keys (a changed key refused, the mesh key refused from outside the
 # cluster), the hostfiles every node gets fed to the programs that read them (Open MPI's mpirun, MPICH's
-# mpiexec, Horovod's documented rule), a folder shared by all nodes, and the starter spec's own smoke test.
+# mpiexec, Horovod's documented rule), the bundled runtime started by mpirun and mpiexec as one job, a
+# folder shared by all nodes, and the starter spec's own smoke test.
 source "$(dirname "$0")/lib.sh"
 for tool in mpirun.openmpi mpiexec.mpich; do
   command -v "$tool" >/dev/null || fail "$tool missing: run scripts/install-deps.sh (openmpi-bin, mpich)"
@@ -66,6 +67,32 @@ launch_from_master lnch openmpi /etc/ddl/hostfile 4 "$all4"
 ok "mpirun (Open MPI) --hostfile /etc/ddl/hostfile -np 4: one rank on each node"
 launch_from_master lnch mpich /etc/ddl/hostfile.mpich 4 "$all4"
 ok "mpiexec (MPICH) -f /etc/ddl/hostfile.mpich -n 4: one rank on each node"
+# The bundled runtime under both: it reads Open MPI's and Hydra's own variables and the master from each
+# node's /etc/ddl/node.env, so each is ONE 4-rank job with exact results (not four jobs of one).
+allreduce_from_master lnch openmpi /etc/ddl/hostfile 4
+ok "mpirun --hostfile /etc/ddl/hostfile -np 4 ddl-allreduce-test: one job of 4 ranks, exact"
+allreduce_from_master lnch mpich /etc/ddl/hostfile.mpich 4
+ok "mpiexec -f /etc/ddl/hostfile.mpich -n 4 ddl-allreduce-test: one job of 4 ranks, exact"
+# A launch that would make N jobs of one is refused by every rank with the launcher and the fix: Hydra's
+# -pmi-port gives no PMI_RANK/PMI_SIZE; a DDL_SIZE=1 in mpiexec's shell is passed to every rank.
+refused() {
+  local log=$1 expected=$2; shift 2
+  if ddl exec --cluster lnch --nodes master -- "$* /opt/ddl/bin/ddl-allreduce-test -b 4 -e 4 -n 1 -w 0" >"$log" 2>&1; then
+    cat "$log"; fail "a launch that should be refused ran: $*"
+  fi
+  grep -qF "$expected" "$log" || { cat "$log"; fail "no refusal naming the launcher: $*"; }
+  ! grep -q "ranks, backend" "$log" || { cat "$log"; fail "a rank ran alone: $*"; }
+}
+refused pmiport.log "started by MPICH's Hydra (mpiexec) (PMI_PORT is set)" mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 4 -pmi-port
+refused size1.log "DDL_SIZE=1 (ddl run) but PMI_SIZE=4" DDL_RANK=0 DDL_SIZE=1 mpiexec.mpich -f /etc/ddl/hostfile.mpich -n 4
+ok "mpiexec -pmi-port, and mpiexec under DDL_SIZE=1: refused with the launcher and the fix, no rank ran alone"
+# A hostfile of other nodes puts rank 0 where node.env's master is not (Open MPI maps its own node first
+# when the hostfile has it): rank 0 says so at once (mpirun then stops the others) rather than leaving
+# them to call a master nobody listens on.
+printf 'worker1 slots=1\nworker2 slots=1\n' >"$WORK/hf.workers"
+refused workers.log "rank 0 runs on worker1, but the master is DDL_MASTER_ADDR=$master_addr from /etc/ddl/node.env" \
+  mpirun.openmpi --allow-run-as-root --hostfile "$WORK/hf.workers" -np 2 --mca btl tcp,self --mca oob_tcp_if_include eth0 -x DDL_BOOTSTRAP_TIMEOUT_S=20
+ok "a hostfile of the workers only: rank 0 refuses node.env's master in one line naming both"
 
 # What `ddl hostfile --format` writes, each fed to its consumer too (namespace nodes see this machine's
 # /tmp, so the master reads the files where this test wrote them).

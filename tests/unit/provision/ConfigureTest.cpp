@@ -1,5 +1,6 @@
 #include "provision/Configure.hpp"
 
+#include "provision/NodeFiles.hpp"
 #include "support/Rig.hpp"
 #include "targets/Kinds.hpp"
 #include "util/Files.hpp"
@@ -276,4 +277,22 @@ TEST_CASE("configure writes each node's identity file before Ansible, and stops 
               "password)") != std::string::npos);
     CHECK(rig.playbook_runs() == 1); // Ansible did not run
     CHECK(rig.st.nodes[1].configured_inputs.empty());
+}
+
+TEST_CASE(
+    "node.env names the hostfiles' first node as master: a worker when the probe left the master no slots") {
+    ConfigureRig rig;
+    NodeState w = master_node();
+    w.name = "worker1";
+    w.group = "workers";
+    w.address = "10.0.0.12";
+    rig.st.nodes.push_back(w);
+    auto c = rig.ctx(DeployOptions{});
+    CHECK(node_env(c, rig.st.nodes[1]).find("\nDDL_MASTER_ADDR=10.0.0.11\nDDL_MASTER_PORT=29500\n") !=
+          std::string::npos);
+    rig.st.nodes[0].slots = 0; // a GPU-less master beside GPU workers: in no hostfile
+    rig.st.nodes[1].slots = 4;
+    CHECK(node_env(c, rig.st.nodes[1]).find("\nDDL_MASTER_ADDR=10.0.0.12\n") != std::string::npos);
+    rig.st.nodes[1].slots = 0;
+    CHECK(node_env(c, rig.st.nodes[1]).find("\nDDL_MASTER_ADDR=10.0.0.11\n") != std::string::npos);
 }

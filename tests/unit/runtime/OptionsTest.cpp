@@ -79,3 +79,19 @@ TEST_CASE("a rank advertises the local address that routes to the master") {
     CHECK(*back == *own);
     CHECK_FALSE(ddl::runtime::source_address_towards("no-such-host.invalid").ok());
 }
+
+TEST_CASE("an address of this machine is local; another machine's is not; a name that does not resolve is an "
+          "error") {
+    auto lo = ddl::runtime::is_local_address("127.0.0.1");
+    REQUIRE(lo.ok());
+    CHECK(*lo);
+    auto own = ddl::runtime::interface_address("", AF_INET);
+    REQUIRE(own.ok());
+    auto mine = ddl::runtime::is_local_address(*own);
+    REQUIRE(mine.ok());
+    CHECK(*mine);
+    auto other = ddl::runtime::is_local_address("192.0.2.1"); // TEST-NET-1 (RFC 5737), never assigned here
+    REQUIRE(other.ok());
+    CHECK_FALSE(*other);
+    CHECK_FALSE(ddl::runtime::is_local_address("no-such-host.invalid").ok());
+}

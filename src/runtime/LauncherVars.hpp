@@ -1,0 +1,39 @@
+#pragma once
+// LauncherVars: a process's rank, size, local rank and local size, read from the variables that the
+// launcher which started it sets. First complete (rank and size) set wins, in this order:
+//   1. `ddl run`                 DDL_RANK, DDL_SIZE, DDL_LOCAL_RANK, DDL_LOCAL_SIZE
+//   2. Open MPI's mpirun         OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE
+//   3. MPICH's Hydra (mpiexec)   PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS
+//   4. Horovod's horovodrun      HOROVOD_RANK, HOROVOD_SIZE, HOROVOD_LOCAL_RANK, HOROVOD_LOCAL_SIZE
+//   5. Slurm's srun              SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE
+//   6. torchrun                  RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE
+// A launcher started inside a Slurm allocation (mpirun, mpiexec or horovodrun in a batch script) sees the
+// allocation's SLURM_* too, so the launchers' own variables come before Slurm's. Slurm's PMI plugins
+// (srun --mpi=pmi2) set PMI_RANK/PMI_SIZE equal to SLURM_PROCID/SLURM_NTASKS: then Slurm's set is the
+// one read (it also gives the step's layout and its first node).
+//
+// A job of size 1 started N times is refused: a process that carries a launcher's signs (PMI_FD, PMI_PORT,
+// PMI_ID, HYDI_CONTROL_FD, MPI_LOCALNRANKS, OMPI_COMM_WORLD_*, PMIX_RANK, HOROVOD_*) but no complete set
+// above, or whose set says size 1 while a launcher's count (OMPI_COMM_WORLD_SIZE, _LOCAL_SIZE, PMI_SIZE,
+// MPI_LOCALNRANKS, HOROVOD_SIZE, HOROVOD_LOCAL_SIZE) says more, gets a one-line Error naming the launcher and
+// the fix, instead of running alone as if it were the whole job.
+#include "runtime/CommOptions.hpp"
+#include "util/Result.hpp"
+
+#include <string>
+
+namespace ddl::runtime {
+
+struct LauncherRanks {
+    std::string launcher; // who set them ("ddl run", "Open MPI's mpirun", …); empty: none, a job of 1
+    int rank = 0;
+    int size = 1;
+    int local_rank = 0;
+    int local_size = 1;
+    bool from_slurm = false; // srun's variables: the step's layout and nodes say more (CommOptions)
+};
+
+// Reads the ranks as above. An Error names bad values (variable and value) or the refusal.
+[[nodiscard]] ddl::Result<LauncherRanks> launcher_ranks(const GetEnv& getenv);
+
+} // namespace ddl::runtime
