@@ -17,14 +17,15 @@ export FAKE_GITLAB_JOB_TOKEN="job-token-$RANDOM$RANDOM"
 pid=$!
 for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
 [ -s "$work/port" ] || fail "gitlab_tf_state.py did not start"
-base="http://127.0.0.1:$(cat "$work/port")/api/v4/projects/42/terraform/state"
+server="http://127.0.0.1:$(cat "$work/port")/api/v4/projects"
+base="$server/42/terraform/state"
 code() { curl -s -o "$work/body" -w '%{http_code}' "$@"; }
 auth=(-u "gitlab-ci-token:$FAKE_GITLAB_JOB_TOKEN")
 
 # GitLab's answers, read with curl.
 [ "$(code "$base/s1")" = 401 ] || fail "GET without credentials"
 [ "$(code -u "gitlab-ci-token:wrong" "$base/s1")" = 401 ] || fail "GET with a wrong token"
-[ "$(code "${auth[@]}" "${base/42/43}/s1")" = 404 ] || fail "another project"
+[ "$(code "${auth[@]}" "$server/43/terraform/state/s1")" = 404 ] || fail "another project"
 [ "$(code "${auth[@]}" "$base/s1")" = 404 ] || fail "GET of a state never written"
 [ "$(code "${auth[@]}" -X POST --data 'not json' "$base/s1")" = 422 ] && grep -q "invalid JSON" "$work/body" || fail "POST of a body that is not JSON"
 [ "$(code "${auth[@]}" -X POST --data '{"version": 4}' "$base/s1")" = 422 ] && grep -q "No serial" "$work/body" || fail "POST without a serial"
