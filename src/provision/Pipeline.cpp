@@ -108,8 +108,37 @@ std::vector<std::string> phase_names() {
     return out;
 }
 
+namespace {
+
+// Drift: a deploy of a cluster whose phases are all recorded checks that every node still answers SSH
+// (in parallel, a few seconds at most) before it says "already done". Nodes that do not answer make the
+// phases from provision run again, which brings a target's machines back where it can (the local target
+// restarts a node's sshd or namespace) and names the node where it cannot.
+void check_drift(Context& ctx, TargetDriver& driver) {
+    if (!ctx.state.phase_done("wait-ssh") || ctx.state.nodes.empty() || driver.why_no_ssh("ssh")) return;
+    auto& nodes = ctx.state.nodes;
+    std::vector<Status> results(nodes.size());
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        results[i] = ctx.remote.wait_ready(ctx.endpoint(nodes[i]), std::chrono::seconds(5));
+    });
+    std::vector<std::string> silent;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (results[i]) continue;
+        silent.push_back(nodes[i].name);
+        ctx.progress.node(nodes[i].name, "does not answer: " + results[i].error().message);
+    }
+    if (silent.empty()) return;
+    ctx.progress.note("node(s) " + join(silent, ", ") +
+                      " recorded as ready do not answer: running the phases from provision again to repair");
+    ctx.state.reset_phases_from(phase_names(), "provision");
+    (void)ctx.save();
+}
+
+} // namespace
+
 int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
     const auto& phases = deploy_phases();
+    if (req.only_phase.empty()) check_drift(ctx, driver);
     for (std::size_t i = 0; i < phases.size(); ++i) {
         const auto& phase = phases[i];
         if (!req.only_phase.empty() && phase.name != req.only_phase) continue;

@@ -35,6 +35,13 @@ ok "configure converged, a forced second run changed nothing"
 ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy"; }
 [ "$(grep -c 'already done, skipped' second.log)" = 6 ] || { cat second.log; fail "second deploy was not a no-op"; }
 ok "second deploy is a no-op"
+# Drift: a node whose sshd died is noticed by the next deploy, which repairs it.
+pkill -f "sshd -f $STATE/life/nodes/worker2/sshd_config" || fail "no sshd of worker2 to kill"
+ddl deploy life.yaml >drift.log 2>&1 || { cat drift.log; fail "deploy after worker2's sshd died"; }
+grep -q "\[worker2\] does not answer" drift.log && grep -q "running the phases from provision again" drift.log ||
+  { cat drift.log; fail "the dead node was not noticed"; }
+ddl exec --cluster life -- true >/dev/null || fail "worker2 not repaired"
+ok "a node whose sshd died is noticed and repaired by the next deploy"
 # One name, one cluster per machine: another state folder's plan and deploy of this name are refused,
 # naming the folder that owns it; its destroy forgets its own record and leaves the nodes alone.
 other() { "$DDL" --state-dir "$WORK/other" "$@"; }
