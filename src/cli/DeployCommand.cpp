@@ -50,7 +50,7 @@ Status approve_on_terminal(Context& ctx, const std::string& what, const std::vec
     std::string list;
     for (const auto& c : changes)
         list += "  " + c + "\n";
-    switch (ask_on_terminal(what + " would destroy or replace what exists:\n" + list + "Type yes to go on: ",
+    switch (ask_on_terminal(what + " would change what exists:\n" + list + "Type yes to go on: ",
                             "yes")) {
     case Approval::approved:
         return {};
@@ -60,7 +60,7 @@ Status approve_on_terminal(Context& ctx, const std::string& what, const std::vec
         break;
     }
     ctx.approval_needs_yes = true;
-    return Error{what + " would destroy or replace what exists:\n" + list +
+    return Error{what + " would change what exists:\n" + list +
                  "there is no terminal to approve on: run again with -y (--yes) to approve"};
 }
 

@@ -103,7 +103,7 @@ Status Context::approve_destructive(const std::string& what, const std::vector<s
     if (changes.empty() || options.yes) return {};
     if (approve) return approve(what, changes);
     approval_needs_yes = true;
-    return Error{what + " would destroy or replace " + std::to_string(changes.size()) +
+    return Error{what + " would change " + std::to_string(changes.size()) +
                  " existing resource(s); run again with -y to approve"};
 }
 

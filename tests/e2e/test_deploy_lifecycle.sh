@@ -119,6 +119,26 @@ ddl exec --cluster life --nodes worker1 -- 'grep -c slots= /etc/ddl/hostfile' | 
 ok "4 -> 3 -> 5: the re-created node's new host key is accepted, every node reaches the old and the new by name"
 sed -i 's/nodes: 5/nodes: 3/' life.yaml
 ddl deploy -y life.yaml >shrink2.log 2>&1 || { cat shrink2.log; fail "shrink again"; }
+# A link-rate change is in the plan, asks, and is applied in place; a subnet change replaces every node.
+link_rates() { for l in $(ip -o link show | grep -o "ddl[^:@ ]*$(link_tag life)[^:@ ]*" | sort -u); do tc qdisc show dev "$l"; done; }
+sed -i 's/bandwidth: 1gbit/bandwidth: 100mbit/' life.yaml
+ddl plan life.yaml >rate-plan.txt || { cat rate-plan.txt; fail "plan of a link-rate change"; }
+grep -q "~ update resource links (1gbit -> 100mbit)" rate-plan.txt || { cat rate-plan.txt; fail "plan: no link-rate change"; }
+rc=0; ddl deploy life.yaml </dev/null >rate.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "update links of every node in place (1gbit -> 100mbit)" rate.log || { cat rate.log; fail "link-rate change without -y: exit $rc"; }
+link_rates >rates.txt; grep -q "rate 100Mbit" rates.txt && fail "the refused link-rate change was applied"
+ddl deploy -y life.yaml >rate.log 2>&1 || { cat rate.log; fail "link-rate change with -y"; }
+link_rates >rates.txt
+grep -q "rate 100Mbit" rates.txt && ! grep -q "rate 1Gbit" rates.txt || { cat rates.txt; fail "links not reshaped to 100mbit"; }
+ok "a link-rate change shows in plan, is refused without approval, and is applied in place with it"
+printf '  subnet: 10.254.251.0/24\n' >>life.yaml
+ddl plan life.yaml >net-plan.txt || { cat net-plan.txt; fail "plan of a subnet change"; }
+[ "$(grep -c "^  -/+ replace node" net-plan.txt)" = 3 ] || { cat net-plan.txt; fail "plan of a subnet change: 3 replacements"; }
+ddl deploy -y life.yaml >net.log 2>&1 || { cat net.log; fail "subnet change"; }
+ddl exec --cluster life -- 'hostname -I' >net-exec.log || { cat net-exec.log; fail "nodes after the subnet change"; }
+[ "$(grep -c ' 10\.254\.251\.' net-exec.log)" = 3 ] || { cat net-exec.log; fail "nodes not on the new subnet"; }
+ddl exec --cluster life --nodes master -- ssh -o BatchMode=yes worker2 true || fail "ssh between nodes after the subnet change"
+ok "a subnet change is planned as replacing every node, and deploy makes them anew on the new subnet"
 # A cluster deployed with a spec a later ddl refuses (here a driver branch this ddl's CUDA cannot use) stays
 # manageable: commands use the spec as deployed and warn.
 python3 - "$STATE/life/state.json" <<'PY'

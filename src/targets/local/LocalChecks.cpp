@@ -76,7 +76,20 @@ Status LocalTarget::preflight(const Context& ctx) {
 
 Status LocalTarget::plan(const PlanRequest& req, DeployPlan& out) {
     if (auto owner = owner_elsewhere(req.ctx)) return Error{refusal(req.ctx, *owner)};
-    return TargetDriver::plan(req, out);
+    if (auto s = TargetDriver::plan(req, out); !s) return s;
+    const auto& td = req.ctx.state.target_data;
+    if (!td.contains("plan")) return {};
+    // Against what provision made (its recorded plan), as provision itself compares: a node whose
+    // addresses change is made anew, and the links are reshaped in place.
+    const LocalChanges changes =
+        local_changes(LocalPlan::from_json(td["plan"]), LocalPlan::from_spec(req.ctx.spec));
+    for (auto& c : out.changes) {
+        if (c.kind != "node" || c.action != "update") continue;
+        for (const auto& r : changes.replaced)
+            if (r.name == c.address) c.action = "replace";
+    }
+    if (!changes.link_rate.empty()) out.changes.push_back({"update", "resource", "links", changes.link_rate});
+    return {};
 }
 
 } // namespace ddl

@@ -244,8 +244,8 @@ Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::
 
 Status LocalTarget::provision(Context& ctx) {
     LocalPlan plan = LocalPlan::from_spec(ctx.spec);
-    // Nodes the spec no longer has go first (after approval): the plan recorded below would forget them.
-    if (auto s = remove_dropped_nodes(ctx, plan); !s) return s;
+    // What the spec no longer has goes first (after approval): the plan recorded below would forget it.
+    if (auto s = remove_changed_nodes(ctx, plan); !s) return s;
     // Record the plan first: destroy works from it even if everything below fails half way.
     auto& td = ctx.state.target_data;
     td["plan"] = plan.to_json();
@@ -405,40 +405,6 @@ void LocalTarget::remove_nodes(const Context& ctx, const std::vector<LocalNodePl
                 problems.push_back(s.error().message);
         }
     }
-}
-
-Status LocalTarget::remove_dropped_nodes(Context& ctx, const LocalPlan& plan) {
-    const auto& td = ctx.state.target_data;
-    if (!td.contains("plan")) return {};
-    const LocalPlan old = LocalPlan::from_json(td["plan"]);
-    std::vector<LocalNodePlan> dropped;
-    std::vector<std::string> lines;
-    for (const auto& n : old.nodes) {
-        const bool kept = std::any_of(plan.nodes.begin(), plan.nodes.end(),
-                                      [&](const LocalNodePlan& m) { return m.netns == n.netns; });
-        if (kept) continue;
-        dropped.push_back(n);
-        lines.push_back("delete node " + n.name + " (" + n.address + ", namespace " + n.netns + ")");
-    }
-    if (dropped.empty()) return {};
-    if (auto s = ctx.approve_destructive("the local target's plan for cluster " + plan.cluster, lines); !s)
-        return s;
-    std::vector<std::string> problems;
-    if (old.containers) {
-        LocalContainers containers(ctx, old);
-        for (const auto& n : dropped)
-            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
-    }
-    remove_nodes(ctx, dropped, problems);
-    for (const auto& n : dropped) {
-        (void)remove_tree(ctx.cluster_dir() + "/nodes/" + n.name);
-        // Its host key goes with it: a node of this name made later is a new machine with a new key.
-        if (auto s = forget_host_key(ctx.known_hosts_path(), n.address, 22); !s)
-            problems.push_back(s.error().message);
-        ctx.progress.node(n.name, "removed (no longer in the spec)");
-    }
-    if (!problems.empty()) return Error{join(problems, "; ")};
-    return {};
 }
 
 Status LocalTarget::destroy(Context& ctx) {

@@ -8,6 +8,16 @@
 
 namespace ddl {
 
+// What a re-deploy changes in the nodes provision made (`old`, its recorded plan) to reach `plan`.
+struct LocalChanges {
+    std::vector<LocalNodePlan> dropped;  // no longer in the spec
+    std::vector<LocalNodePlan> replaced; // kept by name, with other addresses (subnet, IP family, bastion)
+    bool bridges_change = false;         // the bridges' addresses change: they are made anew too
+    std::string link_rate;               // "1 Gbit/s -> 100 Mbit/s" when the links' shaping changes
+    std::vector<std::string> lines;      // one per change, for the approval question
+};
+[[nodiscard]] LocalChanges local_changes(const LocalPlan& old, const LocalPlan& plan);
+
 class LocalTarget : public TargetDriver {
 public:
     Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
@@ -59,8 +69,9 @@ private:
     // Every process, namespace and host link of these nodes; what fails is added to `problems`.
     static void remove_nodes(const Context& ctx, const std::vector<LocalNodePlan>& nodes,
                              std::vector<std::string>& problems);
-    // A re-deploy with fewer nodes: the ones the new plan lacks are removed, once approved.
-    static Status remove_dropped_nodes(Context& ctx, const LocalPlan& plan);
+    // A re-deploy that changes what exists (local_changes): shown and approved first, then the nodes the
+    // new plan lacks or re-addresses are removed (provision makes the latter anew).
+    static Status remove_changed_nodes(Context& ctx, const LocalPlan& plan);
     static void release_mountpoints(const Context& ctx);
 };
 
