@@ -128,6 +128,15 @@ ddl deploy vwe2e.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
 [ "$(grep -c "^AM Allocate $slice" geni.log)" = 1 ] && [ "$(grep -c "^SA create" geni.log)" = 1 ] \
   || { cat geni.log; fail "a second deploy allocated again"; }
 ok "a second deploy converges on the same slice and slivers"
+# Another cluster naming the same slice: its slivers are not ddl's to take or delete.
+sed -e 's/^name: .*/name: vwtwin/' -e 's/^  connect_via: ipv4/  connect_via: ipv4\n  slice: vwe2e/' vwe2e.yaml >vwtwin.yaml
+CLUSTERS+=(vwtwin)
+if ddl deploy vwtwin.yaml >t.log 2>&1; then fail "a second cluster took over slice vwe2e"; fi
+grep -q "already has slivers at this aggregate that ddl did not create" t.log || { cat t.log; fail "twin message"; }
+ddl destroy -y vwtwin >tx.log 2>&1 || { cat tx.log; fail "destroy of the refused twin"; }
+grep -q "nothing to delete" tx.log || { cat tx.log; fail "twin destroy"; }
+[ "$(grep -c "^AM Delete $slice" geni.log)" = 0 ] || fail "the twin's destroy deleted vwe2e's slivers"
+ok "a cluster naming a slice with slivers ddl did not create is refused, and its destroy deletes nothing"
 
 st=$(ddl status vwe2e)
 grep -Eq "^lease ends [0-9T:-]+Z \(in 2h 5[0-9]m\)$" <<<"$st" || { echo "$st"; fail "status does not show the slice's expiry"; }

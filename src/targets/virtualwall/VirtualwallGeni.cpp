@@ -182,16 +182,14 @@ Status geni_provision(Context& ctx, XmlRpcTransport& transport, const std::strin
     if (!creds) return creds.error();
     if (!creds->slice) {
         const auto until = std::chrono::system_clock::now() + std::chrono::hours(vw.expiry_hours);
-        // Recorded first: from here on a slice may exist and destroy must look for its slivers.
-        td["slice_requested"] = true;
-        if (auto st = ctx.save(); !st) return st;
+        // A slice without slivers costs nothing and a slice authority deletes no slices: what destroy must
+        // find is recorded before Allocate, not here.
         auto made = client.create_slice(s->slice_name, s->project_urn, format_rfc3339(until), creds->user);
         if (!made) return made.error();
         ctx.progress.note("    slice authority: created slice " + made->urn + " (expires " +
                           made->expiration + ")");
         creds->slice = *made;
     } else {
-        td["slice_requested"] = true;
         ctx.progress.note("    slice authority: slice " + s->slice_urn + " exists (expires " +
                           creds->slice->expiration + ")");
     }
@@ -209,7 +207,16 @@ Status geni_provision(Context& ctx, XmlRpcTransport& transport, const std::strin
         slivers = slivers_of(*st);
     else if (failure.code != geni_code::k_searchfailed)
         return st.error();
-    if (slivers.empty() || all_in(slivers, &Sliver::allocation, "geni_unallocated")) {
+    const bool none_yet = slivers.empty() || all_in(slivers, &Sliver::allocation, "geni_unallocated");
+    if (!none_yet && !td.value("slice_requested", false))
+        return Error{
+            "slice " + s->slice_urn +
+            " already has slivers at this aggregate that ddl did not create (jFed, another machine): "
+            "delete them in jFed first, or set virtualwall.slice to another name; ddl leaves them alone"};
+    if (none_yet) {
+        // Recorded first: from here on slivers may exist and destroy must delete them.
+        td["slice_requested"] = true;
+        if (auto st = ctx.save(); !st) return st;
         auto rspec = read_file(ctx.cluster_dir() + "/rendered/virtualwall/request.rspec");
         if (!rspec) return rspec.error();
         ctx.progress.note("    aggregate: Allocate (" + std::to_string(rspec_nodes(ctx.spec).size()) +

@@ -288,8 +288,12 @@ Status VirtualwallTarget::destroy(Context& ctx) {
         td.value("slice", ctx.spec.target_section<VirtualwallSpec>().slice_name(ctx.spec.name));
     const std::string project = td.value("project", ctx.spec.target_section<VirtualwallSpec>().project);
     const std::string jfed_cli = td.value("jfed_cli", ctx.spec.target_section<VirtualwallSpec>().jfed_cli);
-    if (td.value("slice_requested", false) && td.value("client", std::string()) == "geni")
-        return geni_destroy(ctx, *m_transport);
+    if (td.value("client", std::string()) == "geni") {
+        if (td.value("slice_requested", false)) return geni_destroy(ctx, *m_transport);
+        ctx.progress.note("    no slivers were requested for slice " + td.value("slice", std::string()) +
+                          "; nothing to delete");
+        return {};
+    }
     if (!td.value("slice_requested", false)) {
         if (td.contains("slice") && jfed_cli.empty())
             ctx.progress.note(
