@@ -146,7 +146,7 @@ grep -q "^SA update $slice" geni.log && grep -qx "AM Renew $slice" geni.log || {
 grep -Eq "lease ends .* \(in 4h 5[0-9]m\)$" r.log || { cat r.log; fail "renew did not report the new end"; }
 grep -Eq "^lease ends .* \(in 4h 5[0-9]m\)$" <<<"$(ddl status vwe2e)" || fail "status after renew"
 rc=0; ddl renew vwe2e --hours 336 >r2.log 2>&1 || rc=$?
-[ "$rc" != 0 ] && [ "$(grep -c . r2.log)" = 1 ] && grep -q "slice authority update at .* refused: ARGUMENT_ERROR" r2.log \
+[ "$rc" != 0 ] && [ "$(grep -c . r2.log)" = 1 ] && grep -q "slice authority update at .* refused: ARGUMENT_ERROR .*: ask for fewer hours$" r2.log \
   || { cat r2.log; fail "renew past the slice authority's limit: not one clear line"; }
 ok "renew: SA slice expiry, then AM Renew; a renew too far refused in one line ($(cat r2.log | cut -c1-120)...)"
 ddl destroy -y vwe2e >x.log 2>&1 || { cat x.log; fail "destroy"; }

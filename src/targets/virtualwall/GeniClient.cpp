@@ -106,11 +106,13 @@ std::string one_line(std::string s) {
 }
 
 std::string refused(const std::string& call, const std::map<std::int64_t, CodeInfo>& table, std::int64_t code,
-                    const std::string& output) {
+                    const std::string& output, const std::string& custom_todo = {}) {
     std::string line = call + " refused: " + describe(table, code);
     if (!output.empty()) line += ": " + one_line(output);
     auto it = table.find(code);
-    const std::string todo = it == table.end() ? "read the server's message above" : it->second.todo;
+    const std::string todo = !custom_todo.empty() ? custom_todo
+                             : it == table.end()  ? "read the server's message"
+                                                  : it->second.todo;
     if (!todo.empty()) line += "; " + todo;
     return line;
 }
@@ -143,7 +145,7 @@ const XmlRpcValue* select_sfa_credential(const XmlRpcValue& list) {
 
 Result<XmlRpcValue> GeniClient::fed(const XmlRpcEndpoint& at, const std::string& what,
                                     const std::string& method, const std::vector<XmlRpcValue>& params,
-                                    GeniFailure* failure) {
+                                    GeniFailure* failure, const std::string& todo) {
     const std::string call = what + " " + method + " at " + at.url;
     auto r = m_transport.call(at, method, params);
     if (!r) return Error{call + " failed: " + r.error().message};
@@ -153,7 +155,8 @@ Result<XmlRpcValue> GeniClient::fed(const XmlRpcEndpoint& at, const std::string&
         return Error{call + ": the answer is not a Federation API {code, value, output} struct"};
     if (code->as_int() != 0) {
         if (failure) *failure = {call, code->as_int(), r->value.text("output")};
-        return Error{refused(call, fed_codes(), code->as_int(), r->value.text("output"))};
+        return Error{refused(call, fed_codes(), code->as_int(), r->value.text("output"),
+                             code->as_int() == 3 ? todo : std::string())};
     }
     const XmlRpcValue* value = r->value.get("value");
     return value ? *value : XmlRpcValue();
@@ -221,7 +224,8 @@ Status GeniClient::update_slice_expiration(const std::string& slice_urn, const s
         {{"fields", XmlRpcValue::structure({{"SLICE_EXPIRATION", XmlRpcValue::string(expiration)}})}});
     auto v = fed(m_endpoints.sa, "slice authority", "update",
                  {XmlRpcValue::string("SLICE"), XmlRpcValue::string(slice_urn),
-                  XmlRpcValue::array({user_cred}), options});
+                  XmlRpcValue::array({user_cred}), options},
+                 nullptr, "the slice authority limits how far a slice is extended: ask for fewer hours");
     if (!v) return v.error();
     return {};
 }

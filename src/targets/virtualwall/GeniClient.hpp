@@ -76,7 +76,8 @@ public:
 
 private:
     Result<XmlRpcValue> fed(const XmlRpcEndpoint& at, const std::string& what, const std::string& method,
-                            const std::vector<XmlRpcValue>& params, GeniFailure* failure = nullptr);
+                            const std::vector<XmlRpcValue>& params, GeniFailure* failure = nullptr,
+                            const std::string& todo = {});
 
     XmlRpcTransport& m_transport;
     GeniEndpoints m_endpoints;

@@ -169,6 +169,15 @@ TEST_CASE("slice authority answers: a duplicate slice, no slice, a slice record"
     CHECK(dup.error().message.find("slice authority create at https://sa/2 refused: DUPLICATE_ERROR") == 0);
     CHECK(dup.error().message.find("set virtualwall.slice") != std::string::npos);
 
+    t.answers.push_back(fed_reply(3, XmlRpcValue(), "at most 14 days"));
+    auto late = c.update_slice_expiration("urn:x", "2027-01-01T00:00:00Z", user);
+    REQUIRE_FALSE(late.ok());
+    CHECK(late.error().message ==
+          "slice authority update at https://sa/2 refused: ARGUMENT_ERROR (the arguments were malformed or "
+          "inconsistent): at most 14 days; the slice authority limits how far a slice is extended: ask for "
+          "fewer "
+          "hours");
+
     t.answers.push_back(fed_reply(0, XmlRpcValue::structure()));
     auto none = c.lookup_slice("urn:x", user);
     REQUIRE(none.ok());
