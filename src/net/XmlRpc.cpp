@@ -152,7 +152,7 @@ void encode_value(pugi::xml_node parent, const XmlRpcValue& v) {
     }
 }
 
-std::string trim(std::string_view s) {
+std::string strip_spaces(std::string_view s) {
     auto b = s.find_first_not_of(" \t\r\n");
     if (b == std::string_view::npos) return {};
     auto e = s.find_last_not_of(" \t\r\n");
@@ -177,7 +177,7 @@ Result<XmlRpcValue> decode_value(pugi::xml_node value, int depth) {
     const std::string type = t.name();
     const std::string text = t.child_value();
     if (type == "int" || type == "i4" || type == "i8") {
-        std::string s = trim(text);
+        std::string s = strip_spaces(text);
         std::int64_t v = 0;
         const char* first = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
         auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), v);
@@ -188,13 +188,13 @@ Result<XmlRpcValue> decode_value(pugi::xml_node value, int depth) {
         return XmlRpcValue::integer(v);
     }
     if (type == "boolean") {
-        std::string s = trim(text);
+        std::string s = strip_spaces(text);
         if (s != "0" && s != "1") return Error{"<boolean> \"" + s + "\" is not 0 or 1"};
         return XmlRpcValue::boolean(s == "1");
     }
     if (type == "string") return XmlRpcValue::string(text);
     if (type == "double") {
-        std::string s = trim(text);
+        std::string s = strip_spaces(text);
         char* end = nullptr;
         errno = 0;
         double d = std::strtod(s.c_str(), &end);
@@ -202,7 +202,7 @@ Result<XmlRpcValue> decode_value(pugi::xml_node value, int depth) {
             return Error{"<double> \"" + s + "\" is not a number"};
         return XmlRpcValue::real(d);
     }
-    if (type == "dateTime.iso8601") return XmlRpcValue::datetime(trim(text));
+    if (type == "dateTime.iso8601") return XmlRpcValue::datetime(strip_spaces(text));
     if (type == "base64") {
         auto bytes = base64_decode(text);
         if (!bytes) return Error{"<base64>: " + bytes.error().message};
