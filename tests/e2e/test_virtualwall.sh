@@ -178,6 +178,10 @@ ok "a wall2.ilabt.iminds.be login works too; destroy of a slice already gone cou
 ddl render vwe2e.yaml --out r >/dev/null
 export FAKE_JFED_STATE FAKE_JFED_ACCOUNT_KEYS="$WORK/user_key.pub"
 gui_urn="urn:publicid:IDN+wall2.ilabt.iminds.be:ddltest+slice+vwgui"
+rc=0; "$fakes/jfed-cli" run x.yaml 2>err.txt || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown command 'run'" err.txt || { cat err.txt; fail "jFed stand-in accepted 'run FILE'"; }
+rc=0; "$fakes/jfed-cli" delete --rspec x -s "$gui_urn" 2>err.txt || rc=$?
+[ "$rc" = 2 ] && grep -q "delete needs -p" err.txt || { cat err.txt; fail "jFed stand-in accepted a call without -p"; }
 "$fakes/jfed-cli" create --create-slice --ssh-keys usercert --manifest "$WORK/gui-manifest.xml" --expiration-hours 2 \
   --rspec "$WORK/r/virtualwall/request.rspec" -s "$gui_urn" -p alice.pem >/dev/null || fail "stand-in as the GUI"
 sed -e 's/^name: .*/name: vwe2e-gui/' -e '/login_pem:/d' -e '/_url: https/d' -e 's/connect_via: ipv4/connect_via: hostname\n  slice: vwgui/' \
