@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libcurl4-openssl-dev libssh-dev libspdlog-dev
-  catch2 libpugixml-dev libkainjow-mustache-dev libopenblas-dev
+  catch2 libpugixml-dev libkainjow-mustache-dev libopenblas-dev libssl-dev
   openssh-server openssh-client iproute2 procps psmisc util-linux ansible-core ansible-mitogen ansible-lint iperf3 python3 python3-aiosmtpd libxml2-utils openssl gnuplot-nox bc clang-format clang-tidy
   clang libclang-rt-14-dev
   slurmctld slurmd slurm-client munge

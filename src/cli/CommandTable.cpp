@@ -20,6 +20,8 @@ constexpr CommandEntry k_commands[] = {
     {"deploy", "Validate, render, provision, configure, probe, write the hostfile", Needs::nothing,
      deploy_command},
     {"destroy", "Tear down everything ddl created for a cluster", Needs::locked_cluster, destroy_command},
+    {"renew", "Extend a cluster's lease (a Virtual Wall slice) to --hours N from now", Needs::locked_cluster,
+     renew_command},
     {"list", "Every cluster in the state folder: target, nodes, state, age, lock", Needs::nothing,
      list_command},
     {"status", "Phases, nodes, addresses, GPUs and slots of a cluster", Needs::cluster, status_command},

@@ -78,6 +78,7 @@ CommandBody render_command();          // RenderCommand.cpp
 CommandBody plan_command();            // PlanCommand.cpp
 CommandBody deploy_command();          // DeployCommand.cpp
 CommandBody destroy_command();         // DestroyCommand.cpp
+CommandBody renew_command();           // RenewCommand.cpp
 CommandBody list_command();            // ListCommand.cpp
 CommandBody status_command();          // StatusCommand.cpp
 CommandBody hostfile_command();        // HostfileCommand.cpp

@@ -1,7 +1,9 @@
 // `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, OS).
 #include "cli/CommandTable.hpp"
+#include "cli/LeaseText.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
+#include "targets/Registry.hpp"
 #include "util/Net.hpp"
 
 #include <CLI/CLI.hpp>
@@ -24,8 +26,13 @@ void add_options(CLI::App& sub, StatusArgs& a) {
 
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
+    std::optional<std::chrono::system_clock::time_point> lease;
+    if (auto driver = make_target_driver(st.target)) lease = (*driver)->lease_end(st);
     if (inv.g.json) {
         auto j = st.to_json();
+        if (lease)
+            j["lease_end"] =
+                std::chrono::duration_cast<std::chrono::seconds>(lease->time_since_epoch()).count();
         j.erase("spec_text");
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
@@ -35,6 +42,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
     std::printf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
     for (const auto& p : phase_names())
         std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
+    if (lease) std::printf("\n%s", lease_text(lease).c_str());
     std::printf("\n%-10s %-8s %-40s %5s %5s %6s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS", "SLOTS",
                 "OS");
     for (const auto& n : st.nodes)

@@ -7,6 +7,7 @@
 #include "provision/Phase.hpp"
 #include "render/Renderer.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -100,6 +101,19 @@ public:
         (void)ctx;
         (void)message;
         return {};
+    }
+
+    // Leases (a testbed slice that expires): when the cluster's nodes go away on their own; nullopt: they
+    // do not (or the target does not know).
+    virtual std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const {
+        (void)state;
+        return std::nullopt;
+    }
+    // `ddl renew`: extends the lease to now + `hours`.
+    virtual Status renew_lease(Context& ctx, std::chrono::hours hours) {
+        (void)ctx;
+        (void)hours;
+        return Error{"this target's nodes have no lease to renew"};
     }
 
     // Whether find_clusters can ask the target without a spec (this machine, the user's Slurm queue).

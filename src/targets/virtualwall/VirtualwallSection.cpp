@@ -13,7 +13,12 @@ nlohmann::json VirtualwallSpec::to_json() const {
             {"hardware_type", hardware_type},
             {"disk_image", disk_image},
             {"link_capacity", format_rate(link_capacity_bps)},
+            {"client", client},
             {"jfed_cli", jfed_cli},
+            {"am_url", am_url},
+            {"sa_url", sa_url},
+            {"ma_url", ma_url},
+            {"ca_file", ca_file},
             {"login_pem", login_pem},
             {"enable_nat", enable_nat},
             {"nat_script_url", nat_script_url},
@@ -35,7 +40,8 @@ public:
         const std::string p = "virtualwall";
         r.check_keys(n, p,
                      {"testbed", "project", "hardware_type", "disk_image", "link_capacity", "jfed_cli",
-                      "expiry_hours", "slice", "connect_via", "login_pem", "enable_nat", "nat_script_url"});
+                      "expiry_hours", "slice", "connect_via", "login_pem", "enable_nat", "nat_script_url",
+                      "client", "am_url", "sa_url", "ma_url", "ca_file"});
         auto& v = spec.target_section<VirtualwallSpec>();
         if (auto x = r.choice(n, "testbed", p, {"wall1", "wall2"})) v.testbed = *x;
         if (auto x = r.string(n, "project", p, true, "your Fed4FIRE project name")) v.project = *x;
@@ -51,8 +57,19 @@ public:
                 v.disk_image = *x;
         }
         r.rate(n, "link_capacity", p, v.link_capacity_bps, 1'000'000, 100'000'000'000ULL, false);
+        if (auto x = r.choice(n, "client", p, {"geni", "jfed-cli"})) v.client = *x;
         if (auto x = r.string(n, "jfed_cli", p)) v.jfed_cli = *x;
         if (auto x = r.string(n, "login_pem", p)) v.login_pem = *x;
+        for (const char* key : {"am_url", "sa_url", "ma_url"})
+            r.url(n, key, p, false, "e.g. https://www.wall2.ilabt.iminds.be:12369/protogeni/xmlrpc/am/3.0",
+                  key[0] == 'a' ? v.am_url : (key[0] == 's' ? v.sa_url : v.ma_url));
+        if (auto x = r.string(n, "ca_file", p)) v.ca_file = *x;
+        if (v.client == "jfed-cli" && v.jfed_cli.empty())
+            r.diags().error(r.pos(n["client"]), "virtualwall.client: jfed-cli needs virtualwall.jfed_cli",
+                            "set jfed_cli to the experimenter CLI 1 (jar or wrapper), or use client: geni");
+        if (v.client == "geni" && !v.jfed_cli.empty())
+            r.diags().error(r.pos(n["jfed_cli"]), "virtualwall.jfed_cli is used only with client: jfed-cli",
+                            "add `client: jfed-cli`, or remove jfed_cli (ddl speaks the GENI AM API itself)");
         if (!v.jfed_cli.empty() && v.login_pem.empty())
             r.diags().error(r.pos(n["jfed_cli"]), "virtualwall.jfed_cli needs virtualwall.login_pem",
                             "set login_pem to your iLab.t login file (certificate and decrypted key, as jFed "

@@ -14,8 +14,16 @@ struct VirtualwallSpec : TargetSection {
     std::string hardware_type = "gpunode";
     std::string disk_image;
     std::uint64_t link_capacity_bps = 10'000'000'000ULL;
-    std::string jfed_cli;  // path to the experimenter CLI jar/wrapper; empty: use --manifest
-    std::string login_pem; // the iLab.t/Fed4FIRE login (certificate + key) jFed signs in with (`-p`)
+    // How ddl creates the slice: geni (the AM API v3 and the slice authority, itself) or jfed-cli (jFed's
+    // experimenter CLI 1 at jfed_cli). Either way `ddl deploy --manifest FILE` takes a jFed GUI manifest.
+    std::string client = "geni";
+    std::string jfed_cli;  // path to the experimenter CLI jar/wrapper (client: jfed-cli)
+    std::string login_pem; // the iLab.t login (certificate + key): the TLS client certificate, jFed's `-p`
+    // GENI endpoints; empty: the defaults for testbed (am_url) and the certificate's authority (sa/ma).
+    std::string am_url;
+    std::string sa_url;
+    std::string ma_url;
+    std::string ca_file; // CA bundle to verify the AM/SA/MA servers with; empty: the system's
     // IPv4 egress: the nodes have a private IPv4 address on the control network and reach the IPv4
     // internet (Docker Hub, NVIDIA's registry, some apt mirrors) only after the testbed's NAT script ran.
     bool enable_nat = true;

@@ -1,6 +1,8 @@
 #include "targets/virtualwall/VirtualwallTarget.hpp"
 
+#include "targets/virtualwall/GeniIdentity.hpp"
 #include "targets/virtualwall/RequestRspec.hpp"
+#include "targets/virtualwall/VirtualwallGeni.hpp"
 #include "util/Files.hpp"
 #include "util/LoginPem.hpp"
 #include "util/Net.hpp"
@@ -177,15 +179,16 @@ Result<RenderedFiles> VirtualwallTarget::render(const Spec& s, const RenderInput
 
 Status VirtualwallTarget::preflight(const Context& ctx) {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
-    if (!vw.jfed_cli.empty()) {
+    if (vw.client == "jfed-cli") {
         if (!executable(vw.jfed_cli))
             return Error{
                 "virtualwall.jfed_cli: cannot run " + vw.jfed_cli +
-                " (not found or not executable); install the jFed experimenter CLI, or remove the key and "
+                " (not found or not executable); install the jFed experimenter CLI, use client: geni, or "
                 "pass the manifest from the jFed GUI with --manifest FILE"};
         if (!ctx.options.manifest_path.empty())
-            return Error{"--manifest is for deploying without the jFed CLI, but virtualwall.jfed_cli is set; "
-                         "leave out one of the two"};
+            return Error{
+                "--manifest is for deploying without the jFed CLI, but virtualwall.client is jfed-cli; "
+                "leave out one of the two"};
         if (auto s = check_login_pem(vw.login_pem, "virtualwall.login_pem: the jFed login file"); !s)
             return s;
         if (ctx.spec.access.private_key.empty())
@@ -194,12 +197,17 @@ Status VirtualwallTarget::preflight(const Context& ctx) {
                 "the private key of one of them"};
         return {};
     }
+    const bool created_here = ctx.state.target_data.value("slice_requested", false);
+    if (ctx.options.manifest_path.empty() && (!vw.login_pem.empty() || created_here))
+        return geni_preflight(ctx);
     if (ctx.options.manifest_path.empty() && !path_exists(stored_manifest(ctx)))
-        return Error{"no jFed CLI configured (virtualwall.jfed_cli), so ddl needs the manifest: request " +
-                     ctx.cluster_dir() + "/rendered/virtualwall/request.rspec in the jFed GUI as slice " +
-                     vw.slice_name(ctx.spec.name) + " in project " + vw.project +
-                     ", save its manifest once the nodes are ready, then run `ddl deploy " +
-                     ctx.spec.source_file + " --manifest FILE`"};
+        return Error{
+            "virtualwall.login_pem is not set, so ddl needs the manifest: set login_pem to your iLab.t "
+            "login file to let ddl create the slice over the GENI AM API, or request " +
+            ctx.cluster_dir() + "/rendered/virtualwall/request.rspec in the jFed GUI as slice " +
+            vw.slice_name(ctx.spec.name) + " in project " + vw.project +
+            ", save its manifest once the nodes are ready, then run `ddl deploy " + ctx.spec.source_file +
+            " --manifest FILE`"};
     if (ctx.spec.access.private_key.empty())
         return Error{
             "with a manifest from the jFed GUI, the nodes admit the keys of your Fed4FIRE account: set "
@@ -217,14 +225,18 @@ Status VirtualwallTarget::provision(Context& ctx) {
     td["authority"] = virtualwall_cm_urn(vw.testbed);
     if (auto s = make_dirs(dir_of(ctx), 0700); !s) return s;
 
-    if (!vw.jfed_cli.empty() && td.value("slice_created", false) && path_exists(stored_manifest(ctx))) {
+    const bool jfed = vw.client == "jfed-cli";
+    if (jfed && td.value("slice_created", false) && path_exists(stored_manifest(ctx))) {
         // A repeated provision (changed spec, resumed deploy) keeps the slice it made: jFed refuses to
         // create an existing slice, and the nodes are already there.
         ctx.progress.note("    jFed: slice " + vw.slice_name(ctx.spec.name) + " exists; using its manifest");
-    } else if (!vw.jfed_cli.empty()) {
+    } else if (jfed) {
         JfedCall call;
         call.command = "create";
-        call.slice_urn = slice_urn(vw.project, vw.slice_name(ctx.spec.name));
+        // The authority of the user's certificate where it names one; jFed's legacy wall2 otherwise.
+        auto id = geni_identity_from_pem(vw.login_pem);
+        call.slice_urn = id ? geni_slice_urn(id->authority, vw.project, vw.slice_name(ctx.spec.name))
+                            : slice_urn(vw.project, vw.slice_name(ctx.spec.name));
         call.rspec = ctx.cluster_dir() + "/rendered/virtualwall/request.rspec";
         call.login_pem = vw.login_pem;
         call.manifest = stored_manifest(ctx);
@@ -251,6 +263,8 @@ Status VirtualwallTarget::provision(Context& ctx) {
         if (!text) return Error{"--manifest " + ctx.options.manifest_path + ": " + text.error().message};
         // Kept with the cluster so a resumed or repeated deploy needs no --manifest.
         if (auto s = write_file_atomic(stored_manifest(ctx), *text, 0600); !s) return s;
+    } else if (!vw.login_pem.empty() || td.value("slice_requested", false)) {
+        if (auto s = geni_provision(ctx, *m_transport, stored_manifest(ctx)); !s) return s;
     }
 
     auto text = read_file(stored_manifest(ctx));
@@ -274,6 +288,12 @@ Status VirtualwallTarget::destroy(Context& ctx) {
         td.value("slice", ctx.spec.target_section<VirtualwallSpec>().slice_name(ctx.spec.name));
     const std::string project = td.value("project", ctx.spec.target_section<VirtualwallSpec>().project);
     const std::string jfed_cli = td.value("jfed_cli", ctx.spec.target_section<VirtualwallSpec>().jfed_cli);
+    if (td.value("client", std::string()) == "geni") {
+        if (td.value("slice_requested", false)) return geni_destroy(ctx, *m_transport);
+        ctx.progress.note("    no slivers were requested for slice " + td.value("slice", std::string()) +
+                          "; nothing to delete");
+        return {};
+    }
     if (!td.value("slice_requested", false)) {
         if (td.contains("slice") && jfed_cli.empty())
             ctx.progress.note(
@@ -303,6 +323,15 @@ Status VirtualwallTarget::destroy(Context& ctx) {
                      " (delete it in the jFed GUI if this keeps failing)"};
     ctx.progress.note("    jFed: slice " + slice + " of project " + project + " deleted");
     return {};
+}
+
+Status VirtualwallTarget::renew_lease(Context& ctx, std::chrono::hours hours) {
+    return geni_renew(ctx, *m_transport, hours);
+}
+
+std::optional<std::chrono::system_clock::time_point>
+VirtualwallTarget::lease_end(const ClusterState& state) const {
+    return geni_lease_end(state.target_data);
 }
 
 } // namespace ddl

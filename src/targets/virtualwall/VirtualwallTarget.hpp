@@ -1,10 +1,12 @@
 #pragma once
-// Target "virtualwall": imec Virtual Wall bare metal through jFed. With virtualwall.jfed_cli set, provision
-// runs the jFed experimenter CLI's `create` (request RSpec, slice URN, the user's login PEM, expiration,
-// where to save the manifest) and reads the manifest; without it, `ddl deploy --manifest FILE` takes the
-// manifest the jFed GUI saved. Nodes and their SSH logins come from the manifest. Destroy runs the CLI's
-// `delete`, or says exactly which slice to delete by hand. Configure enables the nodes' IPv4 NAT first
+// Target "virtualwall": imec Virtual Wall bare metal. By default (client: geni, login_pem set) provision
+// speaks the GENI AM API v3 and the slice authority itself (VirtualwallGeni). With client: jfed-cli,
+// provision runs the jFed experimenter CLI's `create` (request RSpec, slice URN, the user's login PEM,
+// expiration, where to save the manifest) and reads the manifest; without it, `ddl deploy --manifest FILE`
+// takes the manifest the jFed GUI saved. Nodes and their SSH logins come from the manifest. Destroy runs the
+// CLI's `delete`, or says exactly which slice to delete by hand. Configure enables the nodes' IPv4 NAT first
 // (virtualwall.enable_nat).
+#include "net/XmlRpcClient.hpp"
 #include "provision/TargetDriver.hpp"
 #include "targets/virtualwall/RspecManifest.hpp"
 #include "targets/virtualwall/VirtualwallSection.hpp"
@@ -18,6 +20,13 @@ public:
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
     bool takes_manifest() const override { return true; }
+    // `ddl renew`: the slice (SA) and its slivers (AM Renew) until now + hours (client: geni).
+    Status renew_lease(Context& ctx, std::chrono::hours hours) override;
+    // When the slivers (or the slice) expire, as provision and renew recorded it.
+    std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const override;
+
+    // The XML-RPC transport the GENI calls go through (tests give a scripted one).
+    void set_transport(std::shared_ptr<XmlRpcTransport> t) { m_transport = std::move(t); }
 
     // The cluster's nodes from a manifest: one per node the spec asks for (master, worker1, ...), each
     // reached by the login for `user` (or the only login name there is) at the address the spec's
@@ -43,6 +52,9 @@ public:
     // The slice URN jFed takes with -s: the project's slice authority on wall2 (the iLab.t authority,
     // whichever testbed the nodes are on).
     static std::string slice_urn(const std::string& project, const std::string& slice);
+
+private:
+    std::shared_ptr<XmlRpcTransport> m_transport = std::make_shared<CurlXmlRpcTransport>();
 };
 
 } // namespace ddl

@@ -1,0 +1,507 @@
+#!/usr/bin/env python3
+"""Stand-in for a Virtual Wall aggregate (GENI AM API v3) with its member and slice authorities (Common
+Federation API v2), over XML-RPC on HTTPS with client certificates.
+
+Follows:
+- "GENI Aggregate Manager API Version 3", https://groups.geni.net/geni/wiki/GAPI_AM_API_V3, with
+  "API Version 3 Common Concepts, Arguments, and Returns" (https://groups.geni.net/geni/wiki/GAPI_AM_API_V3/CommonConcepts:
+  XML-RPC over SSL with client certificates; the return struct {code: {geni_code, am_type}, value, output};
+  the error code table; credentials as a list of {geni_type, geni_version, geni_value}; sliver allocation
+  states geni_unallocated / geni_allocated / geni_provisioned; operational states geni_pending_allocation,
+  geni_notready, geni_configuring, geni_ready, geni_failed; geni_expires per sliver) and "API Version 3
+  Details" (https://groups.geni.net/geni/wiki/GAPI_AM_API_V3_DETAILS: GetVersion, Allocate(slice_urn,
+  credentials, rspec, options), Provision(urns, credentials, options) with the required geni_rspec_version and
+  geni_users, PerformOperationalAction(urns, credentials, action, options) with geni_start, Status, Describe,
+  Renew(urns, credentials, expiration_time, options) — which may not go past the slice credential's expiry —
+  and Delete).
+- "Federation Service API's", API Version 2 (the Common Federation API v2, GENI-NSF/CommonFederationAPI,
+  CommonFederationAPIv2.adoc): "API Error Handling" (return {code, value, output}; codes NONE 0,
+  AUTHENTICATION_ERROR 1, AUTHORIZATION_ERROR 2, ARGUMENT_ERROR 3, DUPLICATE_ERROR 5), "Slice Service
+  Methods" (create/update/lookup with type "SLICE", SLICE_NAME and SLICE_PROJECT_URN required at creation,
+  SLICE_EXPIRATION may only be extended, get_credentials(slice_urn, credentials, options) returns
+  CREDENTIALS), and the Member Service's get_credentials(member_urn, credentials, options).
+- "GENI Certificates", https://groups.geni.net/geni/wiki/GeniApiCertificates: the caller's URN
+  urn:publicid:IDN+AUTHORITY+user+NAME is in the certificate's subjectAltName.
+
+Paths: /ma/2 (member authority), /sa/2 (slice authority), /am/3.0 (aggregate). The TLS server requires a
+client certificate signed by the test CA (--ca) and takes the caller's identity from its URN.
+
+Where the stand-in simplifies, it says so: credentials are SFA-shaped XML (<signed-credential><credential>
+owner_urn, target_urn, expires, privileges) whose signature is an HMAC of the stand-in's own, not an
+XML-DSig chain; a credential not issued by this stand-in, expired, for another owner or another target is
+refused as the API says (AM: FORBIDDEN 3; authorities: AUTHORIZATION_ERROR 2). A provisioned sliver is
+geni_notready until geni_start, then geni_configuring for one Status call, then geni_ready. Allocated
+slivers expire after 10 minutes unless provisioned (the reference aggregate's policy, gcf am3.py).
+
+Nodes are real local nodes made with $DDL_FAKE_NODES (tests/fakes/geni_nodes.py, shared with the jFed CLI
+stand-in) at Provision, admitting the keys of geni_users; Delete and expiry remove them.
+
+Usage: geni_aggregate.py --port-file F --cert server.pem --key server.key --ca ca.pem --state DIR
+  [--projects p1,p2] [--log FILE]. Environment: DDL_FAKE_NODES. Python 3 standard library only.
+"""
+import argparse
+import datetime as dt
+import hashlib
+import hmac
+import http.server
+import os
+import re
+import secrets
+import ssl
+import sys
+import xml.etree.ElementTree as ET
+import xmlrpc.client
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import geni_nodes  # noqa: E402
+
+# AM API v3 error codes (Common Concepts, "Error Codes").
+SUCCESS, BADARGS, ERROR, FORBIDDEN, BADVERSION = 0, 1, 2, 3, 4
+SEARCHFAILED, UNSUPPORTED, EXPIRED, ALREADYEXISTS, OUTOFRANGE = 12, 13, 15, 17, 19
+# Common Federation API v2 error codes ("API Error Handling").
+NONE, AUTHENTICATION_ERROR, AUTHORIZATION_ERROR, ARGUMENT_ERROR, DUPLICATE_ERROR = 0, 1, 2, 3, 5
+NOT_IMPLEMENTED_ERROR = 100
+
+SLICE_NAME = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9]{0,18}")
+USER_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-:_]+)\+user\+([A-Za-z0-9._\-]+)")
+SLICE_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-_]+):([A-Za-z0-9\-_]+)\+slice\+(.+)")
+PROJECT_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-_]+)\+project\+([A-Za-z0-9\-_]+)")
+ALLOCATE_LEASE = dt.timedelta(minutes=10)
+SLICE_DEFAULT = dt.timedelta(hours=2)
+SLICE_MAX = dt.timedelta(days=14)
+KEY = secrets.token_bytes(32)
+
+
+def now():
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def rfc3339(t):
+    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text):
+    if isinstance(text, xmlrpc.client.DateTime):
+        text = text.value
+    text = str(text)
+    for fmt in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S%z", "%Y%m%dT%H:%M:%S"):
+        try:
+            t = dt.datetime.strptime(text, fmt)
+            return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            pass
+    raise ValueError(f"{text!r} is not an RFC 3339 time")
+
+
+class Refused(Exception):
+    def __init__(self, code, output):
+        super().__init__(output)
+        self.code, self.output = code, output
+
+
+# --- credentials -----------------------------------------------------------------------------------------
+
+def _sign(owner, target, expires):
+    return hmac.new(KEY, f"{owner}|{target}|{expires}".encode(), hashlib.sha256).hexdigest()
+
+
+def issue(owner, target, expires):
+    cred = (f'<?xml version="1.0"?><signed-credential><credential xml:id="ref0"><type>privilege</type>'
+            f'<owner_urn>{owner}</owner_urn><target_urn>{target}</target_urn><expires>{rfc3339(expires)}</expires>'
+            f'<privileges><privilege><name>*</name><can_delegate>false</can_delegate></privilege></privileges>'
+            f'</credential><signatures><Signature>{_sign(owner, target, rfc3339(expires))}</Signature>'
+            f'</signatures></signed-credential>')
+    return {"geni_type": "geni_sfa", "geni_version": "3", "geni_value": cred}
+
+
+def verified(credentials, caller, target):
+    """The expiry of a valid credential of `caller` for `target` in the list, or a reason it has none."""
+    if not isinstance(credentials, list):
+        return None, "credentials must be a list"
+    reasons = []
+    for c in credentials:
+        if not isinstance(c, dict) or c.get("geni_type") != "geni_sfa" or str(c.get("geni_version")) != "3":
+            reasons.append("not a geni_sfa version 3 credential")
+            continue
+        try:
+            root = ET.fromstring(c.get("geni_value", ""))
+            body = root.find("credential")
+            owner, tgt, exp = (body.findtext("owner_urn"), body.findtext("target_urn"), body.findtext("expires"))
+            sig = root.findtext("signatures/Signature")
+        except (ET.ParseError, AttributeError):
+            reasons.append("a credential that is not SFA XML")
+            continue
+        if not sig or not hmac.compare_digest(sig, _sign(owner, tgt, exp)):
+            reasons.append("a credential not signed by a trusted authority")
+        elif owner != caller:
+            reasons.append(f"a credential of {owner}, not of the caller {caller}")
+        elif tgt != target:
+            reasons.append(f"a credential for {tgt}, not {target}")
+        elif parse_time(exp) <= now():
+            reasons.append(f"a credential that expired at {exp}")
+        else:
+            return parse_time(exp), None
+    return None, "; ".join(reasons) or "no credential given"
+
+
+# --- state -----------------------------------------------------------------------------------------------
+
+class World:
+    def __init__(self, state_dir, projects, log_path):
+        self.state_dir, self.projects, self.log_path = state_dir, projects, log_path
+        self.slices = {}   # slice urn -> {name, project_urn, owner, expiration, created}
+        self.slivers = {}  # slice urn -> {names, authority, slivers: [{urn, client_id, alloc, op, expires}], nodes, id}
+
+    def log(self, line):
+        if self.log_path:
+            with open(self.log_path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    def expire(self):
+        t = now()
+        for urn, rec in list(self.slivers.items()):
+            if any(s["expires"] <= t for s in rec["slivers"]) or self.slices[urn]["expiration"] <= t:
+                self.drop(urn)
+
+    def drop(self, urn):
+        rec = self.slivers.pop(urn, None)
+        if rec and rec.get("nodes") is not None:
+            geni_nodes.remove_nodes(os.path.join(self.state_dir, "nodes"), rec["id"])
+
+    def live_slice(self, urn):
+        s = self.slices.get(urn)
+        return s if s and s["expiration"] > now() else None
+
+
+# --- member and slice authorities --------------------------------------------------------------------------
+
+def user_cred_expiry(world, caller):
+    return now() + dt.timedelta(days=30)
+
+
+def ma_call(world, caller, method, params):
+    if method == "get_credentials":
+        member_urn, credentials, options = params
+        if member_urn != caller:
+            raise Refused(AUTHORIZATION_ERROR, f"{caller} may not get the credentials of {member_urn}")
+        return [issue(caller, caller, user_cred_expiry(world, caller))]
+    if method == "get_version":
+        return {"VERSION": "2", "SERVICES": ["MEMBER"], "CREDENTIAL_TYPES": [{"type": "geni_sfa", "version": "3"}]}
+    raise Refused(NOT_IMPLEMENTED_ERROR, f"{method} is not implemented by this member authority stand-in")
+
+
+def need_user_cred(credentials, caller):
+    _, why = verified(credentials, caller, caller)
+    if why:
+        raise Refused(AUTHORIZATION_ERROR, f"no valid user credential: {why}")
+
+
+def slice_fields(urn, s):
+    return {"SLICE_URN": urn, "SLICE_NAME": s["name"], "SLICE_PROJECT_URN": s["project_urn"],
+            "SLICE_EXPIRATION": rfc3339(s["expiration"]), "SLICE_EXPIRED": s["expiration"] <= now(),
+            "SLICE_CREATION": rfc3339(s["created"])}
+
+
+def sa_call(world, caller, authority, method, params):
+    if method == "get_version":
+        return {"VERSION": "2", "SERVICES": ["SLICE"], "CREDENTIAL_TYPES": [{"type": "geni_sfa", "version": "3"}]}
+    if method == "create":
+        kind, credentials, options = params
+        if kind != "SLICE":
+            raise Refused(NOT_IMPLEMENTED_ERROR, f"create of {kind} is not implemented by this stand-in")
+        need_user_cred(credentials, caller)
+        fields = (options or {}).get("fields", {})
+        name, project_urn = fields.get("SLICE_NAME"), fields.get("SLICE_PROJECT_URN")
+        if not name or not project_urn:
+            raise Refused(ARGUMENT_ERROR, "SLICE_NAME and SLICE_PROJECT_URN are required at creation")
+        if not SLICE_NAME.fullmatch(name):
+            raise Refused(ARGUMENT_ERROR, f"slice name {name!r}: at most 19 letters, digits or '-', no leading '-'")
+        m = PROJECT_URN.fullmatch(project_urn)
+        if not m or m.group(1) != authority:
+            raise Refused(ARGUMENT_ERROR, f"{project_urn!r} is not a project of authority {authority}")
+        if m.group(2) not in world.projects:
+            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of project {m.group(2)}")
+        urn = f"urn:publicid:IDN+{authority}:{m.group(2)}+slice+{name}"
+        if world.live_slice(urn):
+            raise Refused(DUPLICATE_ERROR, f"slice {urn} already exists")
+        expiration = now() + SLICE_DEFAULT
+        if "SLICE_EXPIRATION" in fields:
+            expiration = parse_time(fields["SLICE_EXPIRATION"])
+            if expiration <= now() or expiration > now() + SLICE_MAX:
+                raise Refused(ARGUMENT_ERROR, f"SLICE_EXPIRATION {fields['SLICE_EXPIRATION']} is outside "
+                                              f"now .. now + {SLICE_MAX.days} days")
+        world.slices[urn] = {"name": name, "project_urn": project_urn, "owner": caller,
+                             "expiration": expiration, "created": now()}
+        world.log(f"SA create {urn}")
+        return slice_fields(urn, world.slices[urn])
+    if method == "lookup":
+        kind, credentials, options = params
+        if kind != "SLICE":
+            raise Refused(NOT_IMPLEMENTED_ERROR, f"lookup of {kind} is not implemented by this stand-in")
+        need_user_cred(credentials, caller)
+        match = (options or {}).get("match", {})
+        want = match.get("SLICE_URN")
+        want = [want] if isinstance(want, str) else want
+        out = {}
+        for urn, s in world.slices.items():
+            if want is not None and urn not in want:
+                continue
+            if "SLICE_EXPIRED" in match and (s["expiration"] <= now()) != bool(match["SLICE_EXPIRED"]):
+                continue
+            if s["owner"] == caller:
+                out[urn] = slice_fields(urn, s)
+        return out
+    if method == "update":
+        kind, urn, credentials, options = params
+        if kind != "SLICE":
+            raise Refused(NOT_IMPLEMENTED_ERROR, f"update of {kind} is not implemented by this stand-in")
+        need_user_cred(credentials, caller)
+        s = world.live_slice(urn)
+        if not s or s["owner"] != caller:
+            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn}")
+        fields = (options or {}).get("fields", {})
+        if set(fields) - {"SLICE_EXPIRATION", "SLICE_DESCRIPTION"}:
+            raise Refused(ARGUMENT_ERROR, f"fields {sorted(set(fields))} cannot be updated")
+        if "SLICE_EXPIRATION" in fields:
+            t = parse_time(fields["SLICE_EXPIRATION"])
+            if t < s["expiration"]:
+                raise Refused(ARGUMENT_ERROR, "a slice's expiration may only be extended, never reduced")
+            if t > s["created"] + SLICE_MAX:
+                raise Refused(ARGUMENT_ERROR, f"at most {SLICE_MAX.days} days after the slice's creation")
+            s["expiration"] = t
+            world.log(f"SA update {urn} {rfc3339(t)}")
+        return None
+    if method == "get_credentials":
+        urn, credentials, options = params
+        need_user_cred(credentials, caller)
+        s = world.live_slice(urn)
+        if not s:
+            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn} (never created, or expired)")
+        if s["owner"] != caller:
+            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of slice {urn}")
+        return [issue(caller, urn, s["expiration"])]
+    raise Refused(NOT_IMPLEMENTED_ERROR, f"{method} is not implemented by this slice authority stand-in")
+
+
+# --- aggregate ---------------------------------------------------------------------------------------------
+
+def sliver_status(s):
+    return {"geni_sliver_urn": s["urn"], "geni_allocation_status": s["alloc"],
+            "geni_operational_status": s["op"], "geni_expires": rfc3339(s["expires"]), "geni_error": ""}
+
+
+def check_rspec_version(options):
+    v = (options or {}).get("geni_rspec_version")
+    if not isinstance(v, dict) or "type" not in v or "version" not in v:
+        raise Refused(BADARGS, "geni_rspec_version (with type and version) is required")
+    if str(v["type"]).lower() != "geni" or str(v["version"]) != "3":
+        raise Refused(BADVERSION, f"RSpec version {v['type']} {v['version']} is not supported (GENI 3)")
+
+
+def am_call(world, caller, url, method, params):
+    world.expire()
+    if method == "GetVersion":
+        return {"geni_api": 3, "geni_api_versions": {"3": url},
+                "geni_request_rspec_versions": [{"type": "GENI", "version": "3",
+                                                 "schema": "http://www.geni.net/resources/rspec/3/request.xsd",
+                                                 "namespace": geni_nodes.GENI, "extensions": []}],
+                "geni_ad_rspec_versions": [{"type": "GENI", "version": "3",
+                                            "schema": "http://www.geni.net/resources/rspec/3/ad.xsd",
+                                            "namespace": geni_nodes.GENI, "extensions": []}],
+                "geni_credential_types": [{"geni_type": "geni_sfa", "geni_version": "3"}],
+                "geni_single_allocation": False, "geni_allocate": "geni_many"}
+    if method == "Allocate":
+        slice_urn, credentials, rspec, options = params
+        urns = [slice_urn]
+    else:
+        urns, credentials = params[0], params[1]
+        if not isinstance(urns, list) or len(urns) != 1:
+            raise Refused(BADARGS, "this stand-in takes exactly one slice URN in urns")
+        slice_urn = urns[0]
+    if not SLICE_URN.fullmatch(str(slice_urn)):
+        raise Refused(BADARGS, f"{slice_urn!r} is not a slice URN")
+    cred_expiry, why = verified(credentials, caller, slice_urn)
+    if why:
+        raise Refused(FORBIDDEN, f"Operation Forbidden: no valid slice credential for {slice_urn}: {why}")
+    if not world.live_slice(slice_urn):
+        raise Refused(EXPIRED if slice_urn in world.slices else SEARCHFAILED, f"slice {slice_urn} is not live")
+    rec = world.slivers.get(slice_urn)
+    world.log(f"AM {method} {slice_urn}")
+
+    if method == "Allocate":
+        if rec:
+            raise Refused(ALREADYEXISTS, f"slice {slice_urn} already has slivers here")
+        try:
+            authority, names = geni_nodes.parse_request(rspec, "request RSpec")
+        except geni_nodes.RspecError as e:
+            raise Refused(BADARGS, str(e))
+        domain = authority.split("+")[1]
+        expires = min(now() + ALLOCATE_LEASE, cred_expiry)
+        slivers = [{"urn": f"urn:publicid:IDN+{domain}+sliver+{secrets.token_hex(4)}", "client_id": n,
+                    "alloc": "geni_allocated", "op": "geni_pending_allocation", "expires": expires} for n in names]
+        world.slivers[slice_urn] = {"names": names, "authority": authority, "slivers": slivers, "nodes": None,
+                                    "id": "geni-" + re.sub(r"[^a-zA-Z0-9]", "-", slice_urn.split("+")[1]) + "-" +
+                                          slice_urn.split("+")[-1]}
+        return {"geni_rspec": rspec, "geni_slivers": [sliver_status(s) for s in slivers]}
+    if not rec:
+        if method == "Describe":
+            return {"geni_rspec": "", "geni_urn": slice_urn, "geni_slivers": []}
+        raise Refused(SEARCHFAILED, f"Search Failed: no slivers of slice {slice_urn} here")
+    slivers = rec["slivers"]
+    if method == "Provision":
+        options = params[2]
+        check_rspec_version(options)
+        if any(s["alloc"] != "geni_allocated" for s in slivers):
+            raise Refused(UNSUPPORTED, "Provision: the slivers are not geni_allocated")
+        keys = [k for u in (options.get("geni_users") or []) for k in (u.get("keys") or [])]
+        keyfile = os.path.join(world.state_dir, rec["id"] + ".keys")
+        with open(keyfile, "w", encoding="utf-8") as f:
+            f.write("".join(k.strip() + "\n" for k in keys))
+        try:
+            rec["nodes"] = geni_nodes.make_nodes(os.path.join(world.state_dir, "nodes"), rec["id"], rec["names"],
+                                                 keyfile)
+        except geni_nodes.RspecError as e:
+            raise Refused(ERROR, str(e))
+        for s in slivers:
+            s["alloc"], s["op"], s["expires"] = "geni_provisioned", "geni_notready", cred_expiry
+        return {"geni_rspec": manifest(rec), "geni_slivers": [sliver_status(s) for s in slivers]}
+    if method == "PerformOperationalAction":
+        action = params[2]
+        if action != "geni_start":
+            raise Refused(UNSUPPORTED, f"action {action!r} is not supported (geni_start)")
+        if any(s["alloc"] != "geni_provisioned" for s in slivers):
+            raise Refused(UNSUPPORTED, "geni_start needs provisioned slivers")
+        for s in slivers:
+            if s["op"] == "geni_notready":
+                s["op"] = "geni_configuring"
+        return [sliver_status(s) for s in slivers]
+    if method == "Status":
+        out = {"geni_urn": slice_urn, "geni_slivers": [sliver_status(s) for s in slivers]}
+        for s in slivers:  # configuring lasts one Status call
+            if s["op"] == "geni_configuring":
+                s["op"] = "geni_ready"
+        return out
+    if method == "Describe":
+        check_rspec_version(params[2])
+        return {"geni_rspec": manifest(rec) if rec["nodes"] else "", "geni_urn": slice_urn,
+                "geni_slivers": [sliver_status(s) for s in slivers]}
+    if method == "Renew":
+        try:
+            want = parse_time(params[2])
+        except ValueError as e:
+            raise Refused(BADARGS, str(e))
+        if want > cred_expiry:
+            raise Refused(OUTOFRANGE, f"Out of range: expiration {params[2]} is past the slice credential's "
+                                      f"expiration {rfc3339(cred_expiry)}")
+        if want < now():
+            raise Refused(OUTOFRANGE, f"Out of range: expiration {params[2]} is in the past")
+        for s in slivers:
+            s["expires"] = want
+        return [sliver_status(s) for s in slivers]
+    if method == "Delete":
+        world.drop(slice_urn)
+        for s in slivers:
+            s["alloc"], s["op"] = "geni_unallocated", "geni_notready"
+        return [sliver_status(s) for s in slivers]
+    raise Refused(UNSUPPORTED, f"{method} is not supported by this stand-in")
+
+
+def manifest(rec):
+    return geni_nodes.manifest(rec["names"], rec["nodes"], rec["authority"], "geni_aggregate (ddl test stand-in)",
+                               [s["urn"] for s in rec["slivers"]])
+
+
+# --- transport ---------------------------------------------------------------------------------------------
+
+def caller_urn(cert):
+    for kind, value in (cert or {}).get("subjectAltName", ()):
+        if kind == "URI" and USER_URN.fullmatch(value):
+            return value
+    return None
+
+
+def make_handler(world):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def reply(self, body, status=200):
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/xml")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", "0"))
+            body = self.rfile.read(length)
+            try:
+                params, method = xmlrpc.client.loads(body)
+            except Exception as e:  # not XML-RPC: the fault an XML-RPC server gives
+                self.reply(xmlrpc.client.dumps(xmlrpc.client.Fault(1, f"cannot parse the call: {e}"),
+                                               methodresponse=True))
+                return
+            caller = caller_urn(self.connection.getpeercert())
+            path = self.path
+            url = f"https://{self.headers.get('Host', '')}{path}"
+            fed = path in ("/sa/2", "/ma/2")
+            try:
+                if path not in ("/sa/2", "/ma/2", "/am/3.0"):
+                    self.reply("not found", 404)
+                    return
+                if not caller:
+                    raise Refused(AUTHENTICATION_ERROR if fed else FORBIDDEN,
+                                  "the client certificate has no GENI user URN in its subjectAltName")
+                authority = USER_URN.fullmatch(caller).group(1)
+                if path == "/ma/2":
+                    value = ma_call(world, caller, method, list(params))
+                elif path == "/sa/2":
+                    value = sa_call(world, caller, authority, method, list(params))
+                else:
+                    value = am_call(world, caller, url, method, list(params))
+                result = ({"code": NONE, "value": value, "output": ""} if fed else
+                          {"code": {"geni_code": SUCCESS, "am_type": "protogeni", "am_code": 0},
+                           "value": value, "output": ""})
+            except Refused as r:
+                world.log(f"{'FED' if fed else 'AM'} {method} refused {r.code}")
+                result = ({"code": r.code, "value": None, "output": r.output} if fed else
+                          {"code": {"geni_code": r.code, "am_type": "protogeni"}, "value": "", "output": r.output})
+            except (TypeError, ValueError) as e:  # wrong argument count or type: an XML-RPC fault
+                self.reply(xmlrpc.client.dumps(xmlrpc.client.Fault(2, f"{method}: {e}"), methodresponse=True))
+                return
+            self.reply(xmlrpc.client.dumps((result,), methodresponse=True, allow_none=True))
+
+    return Handler
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--state", required=True)
+    ap.add_argument("--projects", default="")
+    ap.add_argument("--log", default="")
+    a = ap.parse_args()
+    os.makedirs(os.path.join(a.state, "nodes"), exist_ok=True)
+    world = World(a.state, set(p for p in a.projects.split(",") if p), a.log)
+    server = http.server.HTTPServer(("127.0.0.1", 0), make_handler(world))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.cert, a.key)
+    ctx.load_verify_locations(a.ca)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    with open(a.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(a.port_file + ".tmp", a.port_file)
+    try:
+        server.serve_forever()
+    finally:
+        for urn in list(world.slivers):
+            world.drop(urn)
+
+
+if __name__ == "__main__":
+    main()
