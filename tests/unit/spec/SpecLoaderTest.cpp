@@ -179,13 +179,13 @@ TEST_CASE("key files are checked when a spec is validated, and not when a deploy
 }
 
 TEST_CASE("a stored spec comes back when only this ddl's rules refuse it, with the errors for a warning") {
-    const std::string text = "apiVersion: ddl/v1\nname: old\ntarget: local\ngpu:\n  driver_branch: \"535\"\n";
+    const std::string text = "apiVersion: ddl/v1\nname: old\ntarget: local\ngpu:\n  driver_branch: \"440\"\n";
     auto strict = load_spec_string(text, "cluster.yaml");
     CHECK_FALSE(strict.spec.has_value());
     auto stored = load_spec_string(text, "old (stored spec)", SpecOrigin::stored);
     REQUIRE(stored.spec.has_value());
     CHECK(stored.spec->name == "old");
-    CHECK(stored.spec->gpu.driver_branch == "535");
+    CHECK(stored.spec->gpu.driver_branch == "440");
     CHECK(stored.diagnostics.has_errors());
     // Without a name or a known target there is nothing to manage.
     CHECK_FALSE(
