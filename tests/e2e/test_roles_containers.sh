@@ -153,7 +153,7 @@ grep '"host": "master"' check.jsonl | grep '"task": "monitoring : Cluster dashbo
   || fail "check mode: Grafana's dashboard would not be provisioned"
 ddl exec --cluster "$name" -- 'test ! -e /etc/modprobe.d/ddl-blacklist-nouveau.conf && test ! -e /etc/apt/sources.list.d/grafana.list' \
   >/dev/null || fail "check mode changed a node"
-ok "check mode rehearses the driver, container toolkit, CUDA runtime + NCCL, DCGM exporter and Grafana on every node without changing them"
+ok "check mode rehearses the driver, container toolkit, CUDA runtime + NCCL (CUDA 12 on the V100 vGPU guest on R535, 13 on the H100 on R580), DCGM exporter by branch and Grafana on every node without changing them"
 
 t0=$SECONDS
 # Every check passes, the allreduce too: the checks alone (--cluster), on the nodes as configured above (a
