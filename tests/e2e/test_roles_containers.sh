@@ -4,8 +4,10 @@
 # cluster's apt-cacher-ng). Checks: ssh_mesh, the shared folder over sshfs (this kernel has no nfsd: the
 # auto transport falls back), Jupyter from apt with the cluster token, node exporters + Prometheus; the GPU
 # roles' skip path; a second configure run with changed=0 on every node; `ddl smoke-test --cluster` passing its
-# NFS, Jupyter and Prometheus checks; a check-mode rehearsal of the GPU roles, the DCGM exporter and Grafana;
-# `ddl gc` of the cluster once its state folder is thrown away.
+# NFS, Jupyter and Prometheus checks; a check-mode rehearsal of the GPU roles, the DCGM exporter and Grafana
+# (stand-in nvidia-smi: a V100 vGPU guest on R535 and an H100 on R580 pick CUDA 12 and 13; a planted
+# Docker CE is kept); a real reboot of a node through the driver role's reboot task; `ddl gc` of the
+# cluster once its state folder is thrown away.
 source "$(dirname "$0")/lib.sh"
 command -v podman >/dev/null || fail "podman missing (scripts/install-deps.sh installs it)"
 name=rolesct
@@ -170,6 +172,34 @@ assert [s.get("name") for s in r] == ["checks"] and r.get("failures") == "0", (r
   fail "smoke-test --cluster: JUnit holds more than the checks, or a failure"
 ddl exec --cluster "$name" -- true >/dev/null || fail "smoke-test --cluster left the cluster unusable"
 ok "ddl smoke-test --cluster passes the shared-folder, Jupyter, Prometheus and allreduce checks on the configured nodes and leaves them up"
+
+# A node that really reboots: worker2 through the driver role's reboot task, in a play like site.yml's
+# driver play (strategy linear) under the environment configure gives Ansible (mitogen's strategy where
+# installed). Its container's systemd stops (sshd goes away) and this machine starts the container
+# again, as a machine comes back; the task must see the new boot (PID 1's start time: a container shares
+# the kernel's boot id) and the node come back with its shared folder.
+node_ct=ddl-$name-worker2
+boot0=$(ddl exec --cluster "$name" --nodes worker2 -- 'cut -d" " -f22 /proc/1/stat' | sed 's/^\[worker2\] //')
+( for _ in $(seq 1500); do
+    [ "$(podman container inspect --format '{{.State.Running}}' "$node_ct")" = false ] && { podman start "$node_ct" >/dev/null; exit 0; }
+    sleep 0.2
+  done; exit 1 ) &
+watcher=$!
+mitogen=/usr/lib/python3/dist-packages/ansible_mitogen/plugins/strategy strategy=()
+[ -d "$mitogen" ] && strategy=(ANSIBLE_STRATEGY_PLUGINS="$mitogen" ANSIBLE_STRATEGY=mitogen_linear)
+t0=$SECONDS
+env ANSIBLE_CONFIG="$pb/ansible.cfg" ANSIBLE_HOST_KEY_CHECKING=True ANSIBLE_ROLES_PATH="$pb/roles" "${strategy[@]}" \
+  ansible-playbook -i "$STATE/$name/ansible/inventory.yml" "$DDL_SOURCE_DIR/tests/e2e/helpers/reboot.yml" \
+  -e '{"ddl_reboot_node": "worker2", "ddl_nvidia_reboot_timeout": 180, "ddl_boot_time_command": "cut -d\" \" -f22 /proc/1/stat"}' \
+  >reboot.jsonl 2>reboot.err || { tail reboot.err; cat reboot.jsonl; kill $watcher 2>/dev/null; fail "the reboot play"; }
+wait $watcher || fail "worker2's container never stopped: the node did not reboot"
+echo "reboot: $((SECONDS - t0)) s"
+grep '"task": "nvidia_driver : Node reboots"' reboot.jsonl | grep -q '"changed": true' || { cat reboot.jsonl; fail "the reboot task did not report the reboot"; }
+boot1=$(ddl exec --cluster "$name" --nodes worker2 -- 'cut -d" " -f22 /proc/1/stat' | sed 's/^\[worker2\] //')
+[ -n "$boot1" ] && [ "$boot1" != "$boot0" ] || fail "worker2's PID 1 started at $boot0 and $boot1: no new boot"
+ddl exec --cluster "$name" --nodes worker2 -- 'for i in $(seq 60); do findmnt -n -o FSTYPE /shared && exit 0; sleep 1; done; exit 1' \
+  >after.out 2>&1 && grep -q fuse.sshfs after.out || { cat after.out; fail "worker2 came back without its shared folder"; }
+ok "a node really reboots through the driver role's reboot task (linear play): sshd gone, back with a new PID 1 and its shared folder"
 
 # The state folder thrown away (a CI job's container gone): gc from another state folder finds the cluster
 # in this machine's records and removes its containers, namespaces and its own apt proxy, which it finds by
