@@ -1,4 +1,4 @@
-// `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, OS).
+// `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, the CUDA chosen, OS).
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
 #include "core/Diagnostics.hpp"
@@ -43,12 +43,13 @@ int status(const Invocation& inv, const StatusArgs& a) {
     for (const auto& p : phase_names())
         std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
     if (lease) std::printf("\n%s", lease_text(lease).c_str());
-    std::printf("\n%-10s %-8s %-40s %5s %5s %6s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS", "SLOTS",
-                "OS");
+    std::printf("\n%-10s %-8s %-40s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS",
+                "SLOTS", "CUDA", "OS");
+    // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).
     for (const auto& n : st.nodes)
-        std::printf("%-10s %-8s %-40s %5d %5d %6d  %s\n", n.name.c_str(), n.group.c_str(),
+        std::printf("%-10s %-8s %-40s %5d %5d %6d %5s  %s\n", n.name.c_str(), n.group.c_str(),
                     (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus,
-                    n.slots, n.os.c_str());
+                    n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str());
     return exit_code::k_ok;
 }
 

@@ -4,8 +4,23 @@
 #include "util/Strings.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace ddl {
+namespace {
+
+// "12.9" from the node's /etc/ddl/cuda.json ({"major": 12, "minor": 9, ...}); empty when absent or
+// unreadable.
+std::string cuda_of(const std::string& text) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("major") || !j["major"].is_number_integer())
+        return "";
+    const bool has_minor = j.contains("minor") && j["minor"].is_number_integer();
+    return std::to_string(j["major"].get<int>()) +
+           (has_minor ? "." + std::to_string(j["minor"].get<int>()) : std::string());
+}
+
+} // namespace
 
 std::string probe_command() {
     // Markers keep each answer on its own line whatever the node's tools print.
@@ -13,12 +28,15 @@ std::string probe_command() {
            "echo \"@cpus $(nproc)\"; "
            "echo \"@mem $(awk '/^MemTotal:/ {print int($2/1024)}' /proc/meminfo)\"; "
            "echo \"@os $( (. /etc/os-release && echo \"$PRETTY_NAME\") 2>/dev/null || uname -s)\"; "
-           "echo \"@kernel $(uname -r)\"; echo \"@hostname $(hostname)\"; echo \"@end\"";
+           "echo \"@kernel $(uname -r)\"; echo \"@hostname $(hostname)\"; "
+           // What the runtime role chose on a GPU node (roles/runtime/tasks/cuda.yml), on one line.
+           "echo \"@cuda $( (tr -d '\\n' </etc/ddl/cuda.json) 2>/dev/null)\"; echo \"@end\"";
 }
 
 Status parse_probe_output(const std::string& out, NodeState& node) {
     bool in_gpus = false, ended = false;
     node.gpu_names.clear();
+    node.cuda.clear();
     for (const auto& raw : split_lines(out)) {
         std::string line = trim(raw);
         if (line == "@gpus") {
@@ -45,6 +63,8 @@ Status parse_probe_output(const std::string& out, NodeState& node) {
             node.os = line.substr(4);
         } else if (starts_with(line, "@kernel ")) {
             node.kernel = line.substr(8);
+        } else if (starts_with(line, "@cuda ")) {
+            node.cuda = cuda_of(line.substr(6));
         } else if (starts_with(line, "@hostname ")) {
             node.hostname = line.substr(10);
         } else if (line == "@end") {

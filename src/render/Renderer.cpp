@@ -25,6 +25,7 @@ nlohmann::json ansible_vars(const Spec& s) {
         {"ddl_nodes_as", nodes_as},
         {"ddl_gpu_driver", driver_roles && s.gpu.driver},
         {"ddl_gpu_driver_branch", s.gpu.driver_branch},
+        {"ddl_gpu_kernel_modules", s.gpu.kernel_modules},
         {"ddl_container_toolkit", driver_roles && s.gpu.container_toolkit},
         {"ddl_allow_reboot", s.gpu.allow_reboot},
         {"ddl_nfs_enabled", s.services.nfs},

@@ -57,6 +57,7 @@ nlohmann::json Spec::to_json() const {
     if (const auto* t = section.get()) j[target] = t->to_json();
     j["gpu"] = {{"driver", gpu.driver},
                 {"driver_branch", gpu.driver_branch},
+                {"kernel_modules", gpu.kernel_modules},
                 {"container_toolkit", gpu.container_toolkit},
                 {"allow_reboot", gpu.allow_reboot}};
     j["services"] = {{"nfs",

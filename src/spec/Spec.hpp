@@ -34,7 +34,8 @@ struct AccessSpec {
 
 struct GpuSpec {
     bool driver = true;
-    std::string driver_branch = "580"; // the oldest branch that runs CUDA 13 (docs/gpus.md)
+    std::string driver_branch = "580";   // the oldest branch that runs CUDA 13 (docs/gpus.md)
+    std::string kernel_modules = "auto"; // auto | open | proprietary (auto: by the GPUs on each node)
     bool container_toolkit = true;
     bool allow_reboot = true;
 };

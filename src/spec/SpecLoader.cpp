@@ -238,22 +238,7 @@ private:
         m_r.key_file(n, "private_key", "access", m_s.access.private_key);
     }
 
-    void gpu(const YAML::Node& n) {
-        if (!m_r.expect_map(n, "gpu")) return;
-        m_r.check_keys(n, "gpu", {"driver", "driver_branch", "container_toolkit", "allow_reboot"});
-        if (auto x = m_r.boolean(n, "driver", "gpu")) m_s.gpu.driver = *x;
-        if (auto x = m_r.string(n, "driver_branch", "gpu")) {
-            if (x->empty() || x->find_first_not_of("0123456789") != std::string::npos || x->size() > 4)
-                m_r.diags().error(m_r.pos(n["driver_branch"]),
-                                  "gpu.driver_branch must be a driver branch number (got \"" +
-                                      SectionReader::printable(*x) + "\")",
-                                  "e.g. \"580\"");
-            else
-                m_s.gpu.driver_branch = *x;
-        }
-        if (auto x = m_r.boolean(n, "container_toolkit", "gpu")) m_s.gpu.container_toolkit = *x;
-        if (auto x = m_r.boolean(n, "allow_reboot", "gpu")) m_s.gpu.allow_reboot = *x;
-    }
+    void gpu(const YAML::Node& n) { read_gpu(m_r, n, m_s.gpu); }
 
     void services(const YAML::Node& n) {
         if (!m_r.expect_map(n, "services")) return;

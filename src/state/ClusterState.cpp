@@ -58,6 +58,7 @@ nlohmann::json ClusterState::to_json() const {
                       {"kernel", n.kernel},
                       {"hostname", n.hostname},
                       {"slots", n.slots},
+                      {"cuda", n.cuda},
                       {"configured_inputs", n.configured_inputs}});
     j["target_data"] = target_data;
     return j;
@@ -98,6 +99,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.kernel = n.value("kernel", "");
             ns.hostname = n.value("hostname", "");
             ns.slots = n.value("slots", 1);
+            ns.cuda = n.value("cuda", "");
             ns.configured_inputs = n.value("configured_inputs", "");
             s.nodes.push_back(std::move(ns));
         }

@@ -31,6 +31,8 @@ struct NodeState {
     std::string kernel;
     std::string hostname;
     int slots = 1;
+    // The CUDA the runtime role chose for the node ("12.9", from its /etc/ddl/cuda.json); empty: none.
+    std::string cuda;
     // Digest of what the last successful configure applied to this node (playbooks, variables, runtime,
     // inventory, pinned host keys); empty when none. Equal digests on every node: configure skips Ansible.
     std::string configured_inputs;

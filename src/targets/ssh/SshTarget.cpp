@@ -16,9 +16,9 @@ std::string key_for(const Spec& spec, const SshHost& h) {
 
 const std::vector<std::string>& SshTarget::installed_paths() {
     static const std::vector<std::string> paths{
-        "/opt/ddl/bin",     "/opt/ddl/lib",         "/opt/ddl/python",   "/opt/ddl/cuda.json",
-        "/opt/ddl/README",  "/opt/ddl/runtime.tar", "/etc/ddl/hostfile", "/etc/ddl/hostfile.mpich",
-        "/etc/ddl/node.env"};
+        "/opt/ddl/bin",       "/opt/ddl/lib",         "/opt/ddl/python",   "/opt/ddl/cuda.json",
+        "/opt/ddl/README",    "/opt/ddl/runtime.tar", "/etc/ddl/hostfile", "/etc/ddl/hostfile.mpich",
+        "/etc/ddl/cuda.json", "/etc/ddl/node.env"};
     return paths;
 }
 

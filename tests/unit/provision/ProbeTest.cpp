@@ -27,6 +27,27 @@ TEST_CASE("probe output from a CPU-only node gives zero GPUs") {
     CHECK(n.gpus == 0);
 }
 
+TEST_CASE("the CUDA the runtime role chose on a node comes from its /etc/ddl/cuda.json") {
+    const std::string head =
+        "@gpus\nGPU 0: Tesla V100-SXM2-16GB (UUID: GPU-1)\n@cpus 8\n@mem 64000\n@os Ubuntu\n";
+    NodeState n;
+    REQUIRE(parse_probe_output(head +
+                                   "@kernel 6\n@hostname w1\n@cuda {\"major\": 12, \"minor\": 9, \"nccl\": "
+                                   "\"2.27.7-1+cuda12.9\", \"driver\": \"535.247.01\"}\n@end\n",
+                               n)
+                .ok());
+    CHECK(n.cuda == "12.9");
+    // No file (a CPU node, or backend tcp), or one that is not ddl's: no CUDA shown.
+    REQUIRE(parse_probe_output(head + "@kernel 6\n@hostname w1\n@cuda\n@end\n", n).ok());
+    CHECK(n.cuda.empty());
+    REQUIRE(
+        parse_probe_output(head + "@cuda {\"major\": \"twelve\"}\n@kernel 6\n@hostname w1\n@end\n", n).ok());
+    CHECK(n.cuda.empty());
+    REQUIRE(
+        parse_probe_output(head + "@cuda {\"major\": 13, \"minor\": \"x\"}\n@hostname w1\n@end\n", n).ok());
+    CHECK(n.cuda == "13");
+}
+
 TEST_CASE("truncated probe output is an error") {
     NodeState n;
     CHECK_FALSE(parse_probe_output("@gpus\n@cpus 2\n", n).ok());

@@ -72,7 +72,8 @@ TEST_CASE("destroy on an ssh cluster removes its training containers, then what 
           "docker ps --all --quiet --filter label=ddl.training=lab\n"
           "docker rm --force c1 c2\n"
           "rm -rf /opt/ddl/bin /opt/ddl/lib /opt/ddl/python /opt/ddl/cuda.json /opt/ddl/README "
-          "/opt/ddl/runtime.tar /etc/ddl/hostfile /etc/ddl/hostfile.mpich /etc/ddl/node.env\n");
+          "/opt/ddl/runtime.tar /etc/ddl/hostfile /etc/ddl/hostfile.mpich /etc/ddl/cuda.json "
+          "/etc/ddl/node.env\n");
 }
 
 TEST_CASE("without containers, or without the engine on the machine, only the installed files go") {
@@ -83,7 +84,8 @@ TEST_CASE("without containers, or without the engine on the machine, only the in
               ssh_spec("runtime: {image: localhost/t:1, container_engine: podman}\n"))) == 0);
     CHECK(sh.logged() ==
           "id -u\nrm -rf /opt/ddl/bin /opt/ddl/lib /opt/ddl/python /opt/ddl/cuda.json /opt/ddl/README "
-          "/opt/ddl/runtime.tar /etc/ddl/hostfile /etc/ddl/hostfile.mpich /etc/ddl/node.env\n");
+          "/opt/ddl/runtime.tar /etc/ddl/hostfile /etc/ddl/hostfile.mpich /etc/ddl/cuda.json "
+          "/etc/ddl/node.env\n");
     Shell none;
     none.stub("id", "0");
     none.stub("rm");

@@ -1,10 +1,12 @@
 #include "spec/SpecLoader.hpp"
 
+#include "spec/GpuCompat.hpp"
 #include "targets/Registry.hpp"
 #include "targets/local/LocalSection.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 using namespace ddl;
@@ -179,13 +181,13 @@ TEST_CASE("key files are checked when a spec is validated, and not when a deploy
 }
 
 TEST_CASE("a stored spec comes back when only this ddl's rules refuse it, with the errors for a warning") {
-    const std::string text = "apiVersion: ddl/v1\nname: old\ntarget: local\ngpu:\n  driver_branch: \"535\"\n";
+    const std::string text = "apiVersion: ddl/v1\nname: old\ntarget: local\ngpu:\n  driver_branch: \"440\"\n";
     auto strict = load_spec_string(text, "cluster.yaml");
     CHECK_FALSE(strict.spec.has_value());
     auto stored = load_spec_string(text, "old (stored spec)", SpecOrigin::stored);
     REQUIRE(stored.spec.has_value());
     CHECK(stored.spec->name == "old");
-    CHECK(stored.spec->gpu.driver_branch == "535");
+    CHECK(stored.spec->gpu.driver_branch == "440");
     CHECK(stored.diagnostics.has_errors());
     // Without a name or a known target there is nothing to manage.
     CHECK_FALSE(
@@ -255,4 +257,28 @@ TEST_CASE("with_cluster_name renames the top-level name line and keeps the rest 
     CHECK_FALSE(with_cluster_name(text, "Bad Name").ok());
     CHECK_FALSE(with_cluster_name(text, std::string(41, 'a')).ok());
     CHECK_FALSE(with_cluster_name("{apiVersion: ddl/v1, name: x, target: local}\n", "y").ok());
+}
+
+TEST_CASE(
+    "the spec check's CUDA table is dist/cuda.json's majors, and a branch runs the newest major it reaches") {
+    const auto table = runtime_cuda_majors();
+    const auto text = read_file(std::string(DDL_BINARY_DIR) + "/dist/cuda.json");
+    if (!text.ok()) {
+        // A build without the NCCL backend writes no cuda.json and checks no branch.
+        CHECK(table.empty());
+        return;
+    }
+    const auto majors = nlohmann::json::parse(*text).at("majors");
+    REQUIRE(majors.size() == table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        CHECK(majors[i].at("major") == table[i].major);
+        CHECK(majors[i].at("min_driver") == table[i].min_driver);
+        CHECK(majors[i].at("min_compute_capability") == table[i].min_compute_capability);
+    }
+    const CudaMajorNeeds rows[] = {{13, 580, "7.5"}, {12, 525, "5.0"}, {11, 450, "3.5"}};
+    CHECK(newest_cuda_for_branch(rows, 580) == 13);
+    CHECK(newest_cuda_for_branch(rows, 575) == 12);
+    CHECK(newest_cuda_for_branch(rows, 535) == 12);
+    CHECK(newest_cuda_for_branch(rows, 470) == 11);
+    CHECK(newest_cuda_for_branch(rows, 440) == 0);
 }
