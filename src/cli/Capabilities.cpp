@@ -1,7 +1,11 @@
 #include "cli/Capabilities.hpp"
 
+#include "core/Log.hpp"
 #include "targets/Registry.hpp"
 
+#include <ctime>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 namespace ddl::cli {
@@ -62,6 +66,49 @@ int expected_gpus(const Spec& spec, const NodeState& node) {
     if (const auto* t = spec.section.get())
         if (auto g = t->expected_gpus(spec, node.name, node.group)) return *g;
     return node.group == "master" ? spec.master.gpus : spec.workers.gpus;
+}
+
+std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) {
+    auto d = make_target_driver(state.target);
+    if (!d) return std::nullopt;
+    return (*d)->lease_end(state);
+}
+
+std::string time_left(std::chrono::system_clock::time_point end, std::chrono::system_clock::time_point now) {
+    long long m = std::chrono::duration_cast<std::chrono::minutes>(end - now).count();
+    if (m < 0) m = 0;
+    if (m < 60) return std::to_string(m) + "m";
+    if (m < 48 * 60) return std::to_string(m / 60) + "h " + std::to_string(m % 60) + "m";
+    return std::to_string(m / 1440) + "d " + std::to_string(m % 1440 / 60) + "h";
+}
+
+std::string lease_text(std::chrono::system_clock::time_point end, std::chrono::system_clock::time_point now) {
+    const std::time_t t = std::chrono::system_clock::to_time_t(end);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    if (end <= now) return std::string(when) + " (ended " + time_left(now, end) + " ago)";
+    return std::string(when) + " (in " + time_left(end, now) + ")";
+}
+
+void warn_short_lease(const Context& ctx) {
+    const int margin = ctx.spec.runtime.lease_warn_minutes;
+    if (margin <= 0) return;
+    auto end = lease_end(ctx.state);
+    if (!end) return;
+    const auto now = std::chrono::system_clock::now();
+    if (*end - now > std::chrono::minutes(margin)) return;
+    static std::mutex mu;
+    static std::set<std::string> warned;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!warned.insert(ctx.state.cluster).second) return;
+    }
+    log::warn("the " + ctx.state.target + " lease on cluster " + ctx.state.cluster + "'s nodes ends " +
+              lease_text(*end, now) + ", within runtime.lease_warn_minutes (" + std::to_string(margin) +
+              "): work still running then is lost; redeploy for a fresh lease, or set "
+              "runtime.lease_warn_minutes: 0 to silence this");
 }
 
 } // namespace ddl::cli

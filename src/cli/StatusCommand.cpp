@@ -1,11 +1,14 @@
 // `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, OS).
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "util/Net.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 namespace ddl::cli {
@@ -22,11 +25,23 @@ void add_options(CLI::App& sub, StatusArgs& a) {
                  "With --output json: include the cluster's secrets (the Jupyter token)");
 }
 
+// ISO 8601 UTC, as the state's own times.
+std::string iso_utc(std::chrono::system_clock::time_point t) {
+    const std::time_t s = std::chrono::system_clock::to_time_t(t);
+    std::tm tm{};
+    gmtime_r(&s, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
+    const auto lease = lease_end(st);
     if (inv.g.json) {
         auto j = st.to_json();
         j.erase("spec_text");
+        j["lease_end"] = lease ? nlohmann::json(iso_utc(*lease)) : nlohmann::json(nullptr);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
         std::cout << j.dump(2) << "\n";
@@ -35,6 +50,9 @@ int status(const Invocation& inv, const StatusArgs& a) {
     std::printf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
     for (const auto& p : phase_names())
         std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
+    if (lease)
+        std::printf("\nlease: the %s nodes end %s", st.target.c_str(),
+                    lease_text(*lease, std::chrono::system_clock::now()).c_str());
     std::printf("\n%-10s %-8s %-40s %5s %5s %6s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS", "SLOTS",
                 "OS");
     for (const auto& n : st.nodes)

@@ -7,6 +7,7 @@
 #include "provision/Phase.hpp"
 #include "render/Renderer.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -91,6 +92,14 @@ public:
         (void)ctx;
         (void)bps;
         return Error{"this target cannot re-shape its links"};
+    }
+    // When the testbed itself takes the cluster's machines back (a GPULab job's maxDuration after it
+    // started running, a Virtual Wall slice's expiry), from what provision recorded in `state`; nullopt:
+    // nothing ends them. `ddl status` and `ddl list` show it; `ddl run`, `ddl bench` and `ddl smoke-test`
+    // warn when less than runtime.lease_warn_minutes is left.
+    virtual std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const {
+        (void)state;
+        return std::nullopt;
     }
     // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
     virtual bool takes_manifest() const { return false; }

@@ -40,25 +40,16 @@ nlohmann::json ClusterState::to_json() const {
         ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
     auto& ns = j["nodes"] = nlohmann::json::array();
     for (const auto& n : nodes)
-        ns.push_back({{"name", n.name},
-                      {"group", n.group},
-                      {"address", n.address},
-                      {"private_address", n.private_address},
-                      {"port", n.port},
-                      {"user", n.user},
-                      {"jump", n.jump},
-                      {"key", n.key},
-                      {"netns", n.netns},
-                      {"probed", n.probed},
-                      {"gpus", n.gpus},
-                      {"gpu_names", n.gpu_names},
-                      {"cpus", n.cpus},
-                      {"memory_mb", n.memory_mb},
-                      {"os", n.os},
-                      {"kernel", n.kernel},
-                      {"hostname", n.hostname},
-                      {"slots", n.slots},
-                      {"configured_inputs", n.configured_inputs}});
+        ns.push_back({{"name", n.name},           {"group", n.group},
+                      {"address", n.address},     {"private_address", n.private_address},
+                      {"port", n.port},           {"user", n.user},
+                      {"jump", n.jump},           {"key", n.key},
+                      {"jump_key", n.jump_key},   {"netns", n.netns},
+                      {"probed", n.probed},       {"gpus", n.gpus},
+                      {"gpu_names", n.gpu_names}, {"cpus", n.cpus},
+                      {"memory_mb", n.memory_mb}, {"os", n.os},
+                      {"kernel", n.kernel},       {"hostname", n.hostname},
+                      {"slots", n.slots},         {"configured_inputs", n.configured_inputs}});
     j["target_data"] = target_data;
     return j;
 }
@@ -88,6 +79,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.user = n.value("user", "");
             ns.jump = n.value("jump", "");
             ns.key = n.value("key", "");
+            ns.jump_key = n.value("jump_key", "");
             ns.netns = n.value("netns", "");
             ns.probed = n.value("probed", false);
             ns.gpus = n.value("gpus", 0);
