@@ -8,6 +8,7 @@
 #include "util/Strings.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -28,11 +29,24 @@ Result<std::unique_ptr<GpulabApi>> rest_client(const Context& ctx) {
         std::make_unique<GpulabClient>(ctx.spec.target_section<GpulabSpec>().api_url, cert, ca ? ca : ""));
 }
 
-// "2026-11-25T20:00:00Z", "…+00:00", "…T20:00:00.123456" (UTC) -> seconds since the epoch.
+// "2026-11-25T20:00:00Z", "…T20:00:00.123456+01:00", "…T20:00:00" (UTC) -> seconds since the epoch.
 std::optional<std::time_t> utc_time(const std::string& text) {
     std::tm tm{};
-    if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-    return timegm(&tm);
+    const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!rest) return std::nullopt;
+    if (*rest == '.')
+        for (++rest; *rest >= '0' && *rest <= '9';)
+            ++rest;
+    std::time_t t = timegm(&tm);
+    const std::string zone = rest;
+    if (zone.empty() || zone == "Z") return t;
+    int h = 0, m = 0;
+    if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
+        std::sscanf(zone.c_str() + 1, "%2d:%2d", &h, &m) == 2) {
+        const std::time_t offset = (h * 60 + m) * 60;
+        return zone[0] == '+' ? t - offset : t + offset;
+    }
+    return std::nullopt;
 }
 
 std::string iso_utc(std::time_t t) {

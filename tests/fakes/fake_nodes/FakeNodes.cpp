@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
             if (kill(static_cast<pid_t>(*value), SIGTERM) != 0 && errno != ESRCH)
                 return fail("node " + n.name + ": cannot stop its sshd");
             // Gone before the caller starts its own listener on the same port.
-            const std::string proc = "/proc/" + std::to_string(*value);
-            for (int i = 0; i < 100 && access(proc.c_str(), F_OK) == 0; ++i)
+            const std::string proc_dir = "/proc/" + std::to_string(*value);
+            for (int wait = 0; wait < 100 && access(proc_dir.c_str(), F_OK) == 0; ++wait)
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             (void)std::remove(pidfile.c_str());
         }

@@ -189,7 +189,7 @@ TEST_CASE("ddl destroy removes a state folder left without state.json, and names
                           "; did you mean t1?\n  clusters there: t1 (`ddl list`)\n");
 }
 
-TEST_CASE("status and list show when a GPULab cluster's jobs end; run warns within lease_warn_minutes") {
+TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns within lease_warn_minutes") {
     Clusters c;
     const std::time_t soon = std::time(nullptr) + 10 * 60 + 30;
     std::tm tm{};

@@ -30,7 +30,7 @@ public:
     std::map<std::string, int> gets, gets_after_cancel;
     nlohmann::json extra_listed = nlohmann::json::array();
     nlohmann::json proxy_fields = nlohmann::json::object();      // added to a running job's state.resources
-    std::string running_at = "2026-11-25T20:00:00.123456+00:00"; // state.eventTimes.RUNNING
+    std::string running_at = "2026-11-25T21:00:00.123456+01:00"; // state.eventTimes.RUNNING
 
     std::string node_of(const std::string& id) const {
         return submitted[std::stoul(id.substr(4))]["request"]["docker"]["environment"]["DDL_NODE"];
