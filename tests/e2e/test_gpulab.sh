@@ -80,6 +80,7 @@ gpulab:
   layout: $layout
   api_url: https://127.0.0.1:$port/api/gpulab/v3.0
   wait_minutes: 1
+  ssh_via: ${SSH_VIA:-auto}
 gpu:
   driver: false
 services:
@@ -202,13 +203,15 @@ ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancel
 # GPULab's SSH proxy: the job's node is behind a jump host (made with it, admitting alice's login key) and
 # the state names it (sshProxyHost/Port/Username); ddl goes through it with the login PEM, pinning both keys.
 start_server proxy normal --ssh proxy --proxy-key "$(ssh-keygen -y -f alice.key)"
-write_spec ${P}glpx one-job "  ssh_via: proxy"
+SSH_VIA=proxy write_spec ${P}glpx one-job
 GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glpx.yaml >p.log 2>&1 || { cat p.log; fail "deploy through GPULab's SSH proxy"; }
 jump=$(python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["nodes"][0]; print(n["jump"], n["jump_key"], n["address"])' "$STATE/${P}glpx/state.json")
 read -r jump_to jump_key node_addr <<<"$jump"
 [[ "$jump_to" =~ ^root@[0-9.]+:22$ ]] && [ "$jump_key" = "$WORK/alice.pem" ] || fail "the node's jump: '$jump'"
 grep -q "reached through GPULab's SSH proxy $jump_to" p.log || { cat p.log; fail "deploy did not say it goes through the proxy"; }
-timeout 3 bash -c "</dev/tcp/$node_addr/22" 2>/dev/null && fail "the job's node ($node_addr) is reachable without the proxy"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["state"]; assert r["sshHost"] == sys.argv[2], r' \
+  <(api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | python3 -c 'import json,sys; print(json.dumps({"state": json.load(sys.stdin)["state"]["resources"]}))') "$node_addr" \
+  || fail "the node's address is not the job's sshHost behind the proxy"
 [ "$(wc -l <"$STATE/${P}glpx/known_hosts")" -ge 2 ] || fail "the proxy's and the node's host keys are not both pinned"
 out=$(ddl exec --cluster ${P}glpx -- hostname) || fail "exec through the proxy"
 grep -q '^\[master\].*job' <<<"$out" || { echo "$out"; fail "exec output through the proxy"; }

@@ -191,13 +191,16 @@ def run_job(job_id):
     names = "proxy,job" if ARGS.ssh == "proxy" else "job"
     pub = os.path.join(ARGS.state, node_id + ".pub")
     with open(pub, "w", encoding="utf-8") as f:
-        f.write(ARGS.proxy_key + "\n")  # only the proxy's sshd admits anyone; the job's node runs none
+        # Only the proxy's sshd admits anyone (the users' login key); the job's node runs none of its own.
+        f.write((ARGS.proxy_key or ARGS.nobody_key) + "\n")
     try:
         made = json.loads(fake_nodes("up", "--id", node_id, "--state-dir", os.path.join(ARGS.state, "nodes"),
                                      "--names", names, "--pubkey-file", pub, "--no-sshd", "job",
                                      *(["--bastion"] if ARGS.ssh == "proxy" else [])))["nodes"]
     except Exception as e:  # the worker could not make the container's network
         print(f"gpulab stand-in: the worker cannot start the container: {e}", file=sys.stderr)
+        with open(job_log(job_id), "a", encoding="utf-8") as log:
+            log.write(f"the worker cannot start the container: {e}\n")
         with LOCK:
             set_status(job, "Failed")
         return
@@ -412,6 +415,12 @@ def main():
     ARGS.images = images
     if ARGS.ssh == "proxy" and not ARGS.proxy_key.startswith("ssh-"):
         p.error("--ssh proxy needs --proxy-key (an OpenSSH public key)")
+    # ddl-fake-nodes wants a key for the nodes' own sshd, which the stand-in stops at once: one nobody holds.
+    nobody = os.path.join(ARGS.state, "nobody")
+    if not os.path.exists(nobody + ".pub"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "nobody", "-f", nobody], check=True)
+    with open(nobody + ".pub", encoding="utf-8") as f:
+        ARGS.nobody_key = f.read().strip()
     os.makedirs(os.path.join(ARGS.state, "nodes"), exist_ok=True)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)
