@@ -7,7 +7,7 @@
 # with GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses
 # DELETE with 405); the old string form of the command fails to start; refused certificates; an image
 # whose ENTRYPOINT cannot run fails deploy with the job's log; a job that never leaves the queue; the same
-# deploy through GPULab's SSH proxy (a jump host). A line from the middle of alice's private key is the
+# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run. A line from the middle of alice's private key is the
 # planted secret: it must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv,
 # subprocess environments).
 # DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
@@ -99,7 +99,7 @@ rc=0; ddl validate ${P}glmulti.yaml >v.log 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q "gpulab.layout: jobs-per-gpu cannot train across 3 jobs" v.log && grep -q "use gpulab.layout: one-job" v.log \
   || { cat v.log; fail "jobs-per-gpu across 3 GPUs not refused with the reason and the working layout"; }
 ok "jobs-per-gpu across GPUs is refused at validate time, naming one-job"
-write_spec ${P}gle2e one-job
+write_spec ${P}gle2e one-job "runtime:" "  lease_warn_minutes: 2000"
 GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
 [ "$(grep -c '^Queued ' "$events")" = 1 ] || { cat "$events"; fail "one job submitted"; }
 grep -q "Running .* ddl-${P}gle2e-master$" "$events" || fail "job of master running"
@@ -114,6 +114,15 @@ out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on the job"
 [ "$(grep -c '^\[' <<<"$out")" = 1 ] || { echo "$out"; fail "exec output of one job"; }
 grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
 ok "deploy: one 3-GPU job submitted over TLS with a client certificate; its command (ENTRYPOINT + sh -c) started sshd; reached over SSH"
+# The job ends maxDuration (1 day) after GPULab's eventTimes.RUNNING: status and list show it, and run
+# warns (lease_warn_minutes 2000 is more than the day left).
+ddl status ${P}gle2e >s.out || fail "status"
+grep -Eq '^lease: the gpulab nodes end [0-9-]+ [0-9:]+ UTC \(in 2[34]h [0-9]+m\)$' s.out || { cat s.out; fail "status shows no lease"; }
+ddl list >ls.out || fail "list"
+grep -q "LEASE LEFT" ls.out && grep -Eq "^${P}gle2e .* 2[34]h [0-9]+m$" ls.out || { cat ls.out; fail "list shows no lease"; }
+ddl run --cluster ${P}gle2e -np 1 -- hostname >r.out 2>&1 || { cat r.out; fail "run on the job"; }
+grep -q "the gpulab lease on cluster ${P}gle2e's nodes ends .*within runtime.lease_warn_minutes (2000)" r.out || { cat r.out; fail "run did not warn of the lease"; }
+ok "lease: status and list show when the job ends (RUNNING + maxDuration); run warns within lease_warn_minutes"
 
 # The command as one string (what ddl sent before), in an image without an ENTRYPOINT (the page's
 # debian:stable): docker-py splits it into words and runs no shell, so the container executes `set` and never
