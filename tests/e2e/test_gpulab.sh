@@ -7,9 +7,9 @@
 # with GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses
 # DELETE with 405); the old string form of the command fails to start; refused certificates; an image
 # whose ENTRYPOINT cannot run fails deploy with the job's log; a job that never leaves the queue; the same
-# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run. A line from the middle of alice's private key is the
-# planted secret: it must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv,
-# subprocess environments).
+# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run. A line from the
+# middle of alice's private key is the planted secret: it must be in nothing ddl writes or runs (state,
+# rendered jobs, logs, output, argv, subprocess environments).
 # DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
 source "$(dirname "$0")/lib.sh"
 P=${DDL_E2E_PREFIX:-}
