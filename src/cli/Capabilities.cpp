@@ -82,6 +82,15 @@ std::string time_left(std::chrono::system_clock::time_point end, std::chrono::sy
     return std::to_string(m / 1440) + "d " + std::to_string(m % 1440 / 60) + "h";
 }
 
+std::string iso_utc(std::chrono::system_clock::time_point t) {
+    const std::time_t s = std::chrono::system_clock::to_time_t(t);
+    std::tm tm{};
+    gmtime_r(&s, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
 std::string lease_text(std::chrono::system_clock::time_point end, std::chrono::system_clock::time_point now) {
     const std::time_t t = std::chrono::system_clock::to_time_t(end);
     std::tm tm{};

@@ -39,6 +39,8 @@ void restore_links(const Context& ctx);
 // When the testbed itself ends the cluster's machines (its driver's lease_end); nullopt: nothing ends them,
 // or the state names a target this ddl does not know.
 std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state);
+// "2026-11-27T18:00:00Z" (the form of the state's own times and of --output json).
+std::string iso_utc(std::chrono::system_clock::time_point t);
 // "2026-11-27 18:00 UTC (in 11h 32m)", or "… (ended 5m ago)".
 std::string lease_text(std::chrono::system_clock::time_point end, std::chrono::system_clock::time_point now);
 // The time left as "11h 32m", "45m", "3d 2h"; "0m" when it has passed.

@@ -98,11 +98,8 @@ int list(const Invocation& inv) {
                            {"state", r.state},
                            {"age_s", r.age_s ? nlohmann::json(*r.age_s) : nlohmann::json(nullptr)},
                            {"lock", r.lock ? nlohmann::json(*r.lock) : nlohmann::json(nullptr)},
-                           {"lease_end_s",
-                            r.lease_end ? nlohmann::json(std::chrono::duration_cast<std::chrono::seconds>(
-                                                             r.lease_end->time_since_epoch())
-                                                             .count())
-                                        : nlohmann::json(nullptr)}});
+                           {"lease_end",
+                            r.lease_end ? nlohmann::json(iso_utc(*r.lease_end)) : nlohmann::json(nullptr)}});
         }
         std::cout << out.dump(2) << "\n";
         return exit_code::k_ok;

@@ -25,16 +25,6 @@ void add_options(CLI::App& sub, StatusArgs& a) {
                  "With --output json: include the cluster's secrets (the Jupyter token)");
 }
 
-// ISO 8601 UTC, as the state's own times.
-std::string iso_utc(std::chrono::system_clock::time_point t) {
-    const std::time_t s = std::chrono::system_clock::to_time_t(t);
-    std::tm tm{};
-    gmtime_r(&s, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
     const auto lease = lease_end(st);

@@ -171,7 +171,11 @@ def fake_nodes(*args):
 
 def set_status(job, status):
     job["state"]["status"] = status
-    job["state"]["eventTimes"][status.upper()] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    times = job["state"]["eventTimes"]  # JobEventTimes: created, statusUpdated, one time per status
+    times.setdefault("created", now)
+    times["statusUpdated"] = now
+    times[status.upper().replace(" ", "")] = now
     log_event(f"{status} {job['uuid']} {job['name']}")
 
 

@@ -215,8 +215,8 @@ TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns 
     const auto gl_row = ls.out.substr(ls.out.find("\ngl "));
     CHECK(gl_row.substr(0, gl_row.find('\n', 1)).back() == 'm'); // the time left, in minutes
     auto lj = nlohmann::json::parse(c.ddl({"--output", "json", "list"}).out);
-    CHECK(lj[0]["lease_end_s"] == static_cast<long long>(soon));
-    CHECK(lj[1]["lease_end_s"].is_null());
+    CHECK(lj[0]["lease_end"] == iso);
+    CHECK(lj[1]["lease_end"].is_null());
 
     auto run = c.ddl({"run", "--cluster", "gl", "-np", "1", "--", "true"});
     CHECK(run.err.find("the gpulab lease on cluster gl's nodes ends ") != std::string::npos);
