@@ -1,7 +1,12 @@
 #include "cli/Capabilities.hpp"
 
+#include "cli/LeaseText.hpp"
+#include "core/Log.hpp"
 #include "targets/Registry.hpp"
 
+#include <ctime>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 namespace ddl::cli {
@@ -62,6 +67,31 @@ int expected_gpus(const Spec& spec, const NodeState& node) {
     if (const auto* t = spec.section.get())
         if (auto g = t->expected_gpus(spec, node.name, node.group)) return *g;
     return node.group == "master" ? spec.master.gpus : spec.workers.gpus;
+}
+
+std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) {
+    auto d = make_target_driver(state.target);
+    if (!d) return std::nullopt;
+    return (*d)->lease_end(state);
+}
+
+void warn_short_lease(const Context& ctx) {
+    const int margin = ctx.spec.runtime.lease_warn_minutes;
+    if (margin <= 0) return;
+    auto end = lease_end(ctx.state);
+    if (!end) return;
+    const auto now = std::chrono::system_clock::now();
+    if (*end - now > std::chrono::minutes(margin)) return;
+    static std::mutex mu;
+    static std::set<std::string> warned;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!warned.insert(ctx.state.cluster).second) return;
+    }
+    log::warn("the " + ctx.state.target + " nodes of cluster " + ctx.state.cluster + ": " +
+              lease_text(*end, now) + ", within runtime.lease_warn_minutes (" + std::to_string(margin) +
+              "): work still running then is lost; redeploy for a fresh lease, or set "
+              "runtime.lease_warn_minutes: 0 to silence this");
 }
 
 } // namespace ddl::cli

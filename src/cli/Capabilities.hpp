@@ -3,8 +3,10 @@
 // finds them); no command names a target.
 #include "provision/Context.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,13 @@ std::uint64_t shaped_link_bps(const Spec& spec);
 // Where shapes_links: re-shaping every link, and shaping them back as deployed.
 Status reshape_links(const Context& ctx, std::uint64_t bps);
 void restore_links(const Context& ctx);
+
+// When the testbed itself ends the cluster's machines (its driver's lease_end); nullopt: nothing ends them,
+// or the state names a target this ddl does not know.
+std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state);
+// For commands that start work: a warning on stderr (once per cluster and process) when the lease ends
+// within the spec's runtime.lease_warn_minutes (0: never).
+void warn_short_lease(const Context& ctx);
 
 // How many GPUs the spec expects on a node (the smoke test's GPU checks).
 int expected_gpus(const Spec& spec, const NodeState& node);

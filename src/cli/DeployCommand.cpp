@@ -50,8 +50,7 @@ Status approve_on_terminal(Context& ctx, const std::string& what, const std::vec
     std::string list;
     for (const auto& c : changes)
         list += "  " + c + "\n";
-    switch (ask_on_terminal(what + " would change what exists:\n" + list + "Type yes to go on: ",
-                            "yes")) {
+    switch (ask_on_terminal(what + " would change what exists:\n" + list + "Type yes to go on: ", "yes")) {
     case Approval::approved:
         return {};
     case Approval::declined:

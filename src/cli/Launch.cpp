@@ -69,6 +69,7 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     if (auto s = check_nodes_over_ssh(ctx.spec, "launching ranks over SSH"); !s) return s.error();
     if (!ctx.state.phase_done("probe"))
         return Error{"cluster " + ctx.state.cluster + " is not deployed yet; run `ddl deploy` first"};
+    warn_short_lease(ctx);
     auto hosts = launch_hosts(ctx, a);
     if (!hosts) return hosts.error();
     auto find_node = [&ctx](const std::string& host) -> const NodeState* {

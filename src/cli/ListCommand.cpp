@@ -1,11 +1,14 @@
 // `ddl list`: every cluster in the state folder, with its target, nodes, how far its deploy got, its age
 // and whether a command holds its lock (issue #19).
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/LeaseText.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "state/StateStore.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -36,6 +39,7 @@ struct Row {
     int nodes = 0;
     std::optional<long long> age_s;
     std::optional<std::string> lock;
+    std::optional<std::chrono::system_clock::time_point> lease_end; // when the testbed ends the nodes
 };
 
 Row row_for(const StateStore& store, const std::string& name) {
@@ -49,6 +53,7 @@ Row row_for(const StateStore& store, const std::string& name) {
     }
     r.target = st->target;
     r.nodes = static_cast<int>(st->nodes.size());
+    r.lease_end = lease_end(*st);
     // Age from the first phase's finish (render): when the cluster was first deployed.
     std::optional<long long> oldest;
     for (const auto& [phase, ps] : st->phases) {
@@ -93,7 +98,9 @@ int list(const Invocation& inv) {
                            {"nodes", r.nodes},
                            {"state", r.state},
                            {"age_s", r.age_s ? nlohmann::json(*r.age_s) : nlohmann::json(nullptr)},
-                           {"lock", r.lock ? nlohmann::json(*r.lock) : nlohmann::json(nullptr)}});
+                           {"lock", r.lock ? nlohmann::json(*r.lock) : nlohmann::json(nullptr)},
+                           {"lease_end",
+                            r.lease_end ? nlohmann::json(iso_utc(*r.lease_end)) : nlohmann::json(nullptr)}});
         }
         std::cout << out.dump(2) << "\n";
         return exit_code::k_ok;
@@ -102,12 +109,26 @@ int list(const Invocation& inv) {
         std::cout << "no clusters in " << store.root() << "\n";
         return exit_code::k_ok;
     }
-    std::printf("%-24s %-12s %5s %6s  %-28s %s\n", "NAME", "TARGET", "NODES", "AGE", "STATE", "LOCK");
+    // The lease column only where a cluster's target ends its nodes by itself (GPULab, Virtual Wall).
+    const auto now = std::chrono::system_clock::now();
+    bool leases = false;
     for (const auto& r : rows)
-        std::printf("%-24s %-12s %5d %6s  %-28s %s\n", r.name.c_str(),
+        leases = leases || r.lease_end.has_value();
+    std::printf("%-24s %-12s %5s %6s  %-28s %-s%s\n", "NAME", "TARGET", "NODES", "AGE", "STATE",
+                leases ? "LOCK                 " : "LOCK", leases ? "LEASE LEFT" : "");
+    for (const auto& r : rows) {
+        std::string lock = r.lock ? "held by " + *r.lock : "-";
+        std::string lease;
+        if (leases) {
+            lock.resize(std::max<std::size_t>(lock.size(), 20), ' ');
+            lock += " ";
+            lease = !r.lease_end ? "-" : *r.lease_end > now ? time_left(*r.lease_end, now) : "ended";
+        }
+        std::printf("%-24s %-12s %5d %6s  %-28s %s%s\n", r.name.c_str(),
                     r.target.empty() ? "-" : r.target.c_str(), r.nodes,
-                    r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(),
-                    r.lock ? ("held by " + *r.lock).c_str() : "-");
+                    r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(), lock.c_str(),
+                    lease.c_str());
+    }
     return exit_code::k_ok;
 }
 

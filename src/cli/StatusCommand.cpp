@@ -1,4 +1,6 @@
-// `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, the CUDA chosen, OS).
+// `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, the CUDA chosen, OS), and when
+// the testbed ends the nodes on its own.
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
 #include "core/Diagnostics.hpp"
@@ -7,7 +9,9 @@
 #include "util/Net.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 namespace ddl::cli {
@@ -26,14 +30,11 @@ void add_options(CLI::App& sub, StatusArgs& a) {
 
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
-    std::optional<std::chrono::system_clock::time_point> lease;
-    if (auto driver = make_target_driver(st.target)) lease = (*driver)->lease_end(st);
+    const auto lease = lease_end(st);
     if (inv.g.json) {
         auto j = st.to_json();
-        if (lease)
-            j["lease_end"] =
-                std::chrono::duration_cast<std::chrono::seconds>(lease->time_since_epoch()).count();
         j.erase("spec_text");
+        j["lease_end"] = lease ? nlohmann::json(iso_utc(*lease)) : nlohmann::json(nullptr);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
         std::cout << j.dump(2) << "\n";

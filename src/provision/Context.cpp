@@ -44,10 +44,11 @@ std::optional<SshEndpoint> parse_jump_spec(const std::string& text, const std::s
 std::optional<SshEndpoint> Context::jump_endpoint(const NodeState& node) const {
     if (node.jump.empty()) return std::nullopt;
     if (const NodeState* j = state.node(node.jump)) return endpoint(*j);
-    // A bastion outside the cluster (ssh target: user@host:port), logged into with the node's key.
+    // A bastion outside the cluster (ssh target: user@host:port), logged into with the node's key or the
+    // one given for the jump.
     auto ep = parse_jump_spec(node.jump, node.user);
     if (!ep) return std::nullopt;
-    ep->key_path = node.key.empty() ? key_path() : node.key;
+    ep->key_path = !node.jump_key.empty() ? node.jump_key : node.key.empty() ? key_path() : node.key;
     ep->known_hosts_path = known_hosts_path();
     return ep;
 }

@@ -93,6 +93,14 @@ public:
         (void)bps;
         return Error{"this target cannot re-shape its links"};
     }
+    // When the testbed itself takes the cluster's machines back (a GPULab job's maxDuration after it
+    // started running, a Virtual Wall slice's expiry), from what provision recorded in `state`; nullopt:
+    // nothing ends them. `ddl status` and `ddl list` show it; `ddl run`, `ddl bench` and `ddl smoke-test`
+    // warn when less than runtime.lease_warn_minutes is left.
+    virtual std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const {
+        (void)state;
+        return std::nullopt;
+    }
     // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
     virtual bool takes_manifest() const { return false; }
     // What to tell the user beside a failed configure (`message` names node, task and error); empty:
@@ -103,12 +111,6 @@ public:
         return {};
     }
 
-    // Leases (a testbed slice that expires): when the cluster's nodes go away on their own; nullopt: they
-    // do not (or the target does not know).
-    virtual std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const {
-        (void)state;
-        return std::nullopt;
-    }
     // `ddl renew`: extends the lease to now + `hours`.
     virtual Status renew_lease(Context& ctx, std::chrono::hours hours) {
         (void)ctx;

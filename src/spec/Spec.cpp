@@ -78,7 +78,8 @@ nlohmann::json Spec::to_json() const {
         {"image", runtime.image},
         {"container_engine", runtime.container_engine},
         {"shm_size", runtime.shm_size},
-        {"mounts", runtime.mounts}};
+        {"mounts", runtime.mounts},
+        {"lease_warn_minutes", runtime.lease_warn_minutes}};
     j["hostfile"] = {{"format", to_string(hostfile_format)}};
     // Only what differs from the defaults: specs without a smoke section render the same bytes as before
     // the key existed.

@@ -62,6 +62,8 @@ struct RuntimeSpec {
     std::string container_engine = "docker"; // docker | podman (the local target: podman)
     std::string shm_size;                    // empty: --ipc=host (the machine's /dev/shm)
     std::vector<std::string> mounts;         // extra "host:container[:ro]" bind mounts, absolute paths
+    // Commands that start work warn when the target's lease on the nodes ends sooner than this; 0: never.
+    int lease_warn_minutes = 30;
 };
 
 // A check of the user's own that `ddl smoke-test` runs after its built-in ones (spec key smoke.checks).

@@ -271,7 +271,7 @@ private:
         if (!m_r.expect_map(n, "runtime")) return;
         m_r.check_keys(n, "runtime",
                        {"backend", "interface", "slots_per_node", "master_port", "image", "container_engine",
-                        "shm_size", "mounts"});
+                        "shm_size", "mounts", "lease_warn_minutes"});
         auto& r = m_s.runtime;
         if (auto x = m_r.choice(n, "backend", "runtime", {"auto", "nccl", "tcp"}))
             r.backend = *x == "nccl" ? Backend::nccl : *x == "tcp" ? Backend::tcp : Backend::auto_select;
@@ -295,6 +295,8 @@ private:
         }
         if (auto v = m_r.integer(n, "master_port", "runtime", 1024, 65535))
             r.master_port = static_cast<int>(*v);
+        if (auto v = m_r.integer(n, "lease_warn_minutes", "runtime", 0, 10080))
+            r.lease_warn_minutes = static_cast<int>(*v);
         training_container(n);
     }
 

@@ -48,6 +48,7 @@ nlohmann::json ClusterState::to_json() const {
                       {"user", n.user},
                       {"jump", n.jump},
                       {"key", n.key},
+                      {"jump_key", n.jump_key},
                       {"netns", n.netns},
                       {"probed", n.probed},
                       {"gpus", n.gpus},
@@ -89,6 +90,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.user = n.value("user", "");
             ns.jump = n.value("jump", "");
             ns.key = n.value("key", "");
+            ns.jump_key = n.value("jump_key", "");
             ns.netns = n.value("netns", "");
             ns.probed = n.value("probed", false);
             ns.gpus = n.value("gpus", 0);

@@ -18,8 +18,11 @@ struct NodeState {
     std::string private_address; // where the other nodes reach it; empty: `address`
     int port = 22;
     std::string user;
-    std::string jump;  // "" or the name of the node used as bastion
-    std::string key;   // private key for this node; empty: the cluster's own key
+    std::string jump; // "" or the name of the node used as bastion
+    std::string key;  // private key for this node; empty: the cluster's own key
+    // private key for a jump host given as user@host:port (one outside the cluster, e.g. GPULab's SSH
+    // proxy, which takes the user's login key); empty: `key`
+    std::string jump_key;
     std::string netns; // local target only
     // Filled by probe:
     bool probed = false;

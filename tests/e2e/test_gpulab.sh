@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Target gpulab against an HTTPS stand-in of the GPULab API (tests/fakes/gpulab_server.py) that requires
-# a client certificate from a test CA made here with openssl; started jobs become real local nodes.
+# a client certificate from a test CA made here with openssl; a started job's container is a real local
+# node in which the stand-in runs the job's command as docker-py and Docker do (ENTRYPOINT + command, a
+# string split into words, no shell), so the node answers SSH only because ddl's command starts sshd.
 # jobs-per-gpu across GPUs refused at validate time; deploy of one 3-GPU job -> exec -> destroy cancels it
 # with GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses
-# DELETE with 405); refused certificates; a job dying early; a job that never leaves the queue. A line from the middle of alice's private key is the
-# planted secret: it must be in nothing ddl writes or runs (state, rendered jobs, logs, output, argv,
-# subprocess environments).
+# DELETE with 405); the old string form of the command fails to start; refused certificates; an image
+# whose ENTRYPOINT cannot run fails deploy with the job's log; a job that never leaves the queue; the same
+# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run. A line from the
+# middle of alice's private key is the planted secret: it must be in nothing ddl writes or runs (state,
+# rendered jobs, logs, output, argv, subprocess environments).
 # DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
 source "$(dirname "$0")/lib.sh"
 P=${DDL_E2E_PREFIX:-}
@@ -39,11 +43,17 @@ pki() {
 pki
 export GPULAB_CA_BUNDLE="$WORK/ca.pem"
 
-start_server() { # MODE
+image=gitlab.ilabt.imec.be:4567/ddl/pytorch:24.05
+broken=gitlab.ilabt.imec.be:4567/ddl/broken:1
+start_server() { # NAME MODE [stand-in options]
   stop_server
-  local dir="$WORK/gl-$1"; mkdir -p "$dir"; rm -f "$dir/port"
+  local dir="$WORK/gl-$1" mode=$2; shift 2; mkdir -p "$dir"; rm -f "$dir/port"
+  # The test image has an ENTRYPOINT that ends in exec "$@" (as NGC's images); the broken one names an
+  # ENTRYPOINT this machine lacks.
   python3 "$fakes/gpulab_server.py" --cert server.pem --key server.key --ca ca.pem --state "$dir" \
-    --port-file "$dir/port" --users alice --project ddltest --mode "$1" --log "$dir/events.log" 2>"$dir/server.err" &
+    --port-file "$dir/port" --users alice --project ddltest --mode "$mode" --log "$dir/events.log" \
+    --image "$image=[\"$fakes/gpulab_images/entrypoint.sh\"]" --image "$broken=[\"/opt/nvidia/nvidia_entrypoint.sh\"]" \
+    "$@" 2>"$dir/server.err" &
   server_pid=$!
   for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
   [ -s "$dir/port" ] || { cat "$dir/server.err"; fail "the GPULab stand-in did not start"; }
@@ -52,6 +62,8 @@ start_server() { # MODE
 # Cancel requests the stand-in accepted: GPULab's documented PUT …/jobs/<id>/state/status with CANCELLED.
 cancel_puts() { grep -c '^PUT /api/gpulab/v3\.0/jobs/[0-9a-f-]*/state/status CANCELLED$' "$events"; }
 
+api() { curl -sS --cacert "$WORK/ca.pem" --cert "$WORK/alice.pem" "$@"; }
+job_state() { api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["status"])'; }
 write_spec() { # NAME LAYOUT [extra lines]
   local name=$1 layout=$2; shift 2
   { cat <<YAML
@@ -64,10 +76,11 @@ nodes:
 gpulab:
   project: ddltest
   cluster_id: "3"
-  docker_image: gitlab.ilabt.imec.be:4567/ddl/pytorch:24.05
+  docker_image: ${IMAGE:-$image}
   layout: $layout
   api_url: https://127.0.0.1:$port/api/gpulab/v3.0
   wait_minutes: 1
+  ssh_via: ${SSH_VIA:-auto}
 gpu:
   driver: false
 services:
@@ -77,7 +90,7 @@ YAML
   CLUSTERS+=("$name")
 }
 
-start_server normal
+start_server main normal
 key_line=$(sed -n 15p alice.key) # deep in the private exponent and primes: in no certificate
 [ ${#key_line} = 64 ] || fail "key line: '$key_line'"
 secret_watch
@@ -86,14 +99,52 @@ rc=0; ddl validate ${P}glmulti.yaml >v.log 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q "gpulab.layout: jobs-per-gpu cannot train across 3 jobs" v.log && grep -q "use gpulab.layout: one-job" v.log \
   || { cat v.log; fail "jobs-per-gpu across 3 GPUs not refused with the reason and the working layout"; }
 ok "jobs-per-gpu across GPUs is refused at validate time, naming one-job"
-write_spec ${P}gle2e one-job
+write_spec ${P}gle2e one-job "runtime:" "  lease_warn_minutes: 2000"
 GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
 [ "$(grep -c '^Queued ' "$events")" = 1 ] || { cat "$events"; fail "one job submitted"; }
 grep -q "Running .* ddl-${P}gle2e-master$" "$events" || fail "job of master running"
+e2e_job=$(awk '/^Queued /{print $2; exit}' "$events")
+# Docker ran the image's ENTRYPOINT with ddl's command after it: a shell and its program, one argument.
+grep -q "^exec $e2e_job \[\"$fakes/gpulab_images/entrypoint.sh\", \"/bin/sh\", \"-c\", \"set -eu; " "$events" \
+  || { cat "$events"; fail "the job's container did not run ENTRYPOINT + [/bin/sh, -c, program]"; }
+joblog=$(api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$e2e_job/log")
+grep -q "^== ddl test image: entrypoint ran with 3 argument(s) ==$" <<<"$joblog" && grep -q "^ddl: sshd for node master of cluster ${P}gle2e on port 22$" <<<"$joblog" \
+  || { echo "$joblog"; fail "the job's log (GET …/jobs/<id>/log) does not show the command starting sshd"; }
 out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on the job"
 [ "$(grep -c '^\[' <<<"$out")" = 1 ] || { echo "$out"; fail "exec output of one job"; }
 grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
-ok "deploy: one 3-GPU job submitted over TLS with a client certificate, RUNNING, reached over SSH"
+ok "deploy: one 3-GPU job submitted over TLS with a client certificate; its command (ENTRYPOINT + sh -c) started sshd; reached over SSH"
+# The job ends maxDuration (1 day) after GPULab's eventTimes.RUNNING: status and list show it, and run
+# warns (lease_warn_minutes 2000 is more than the day left).
+ddl status ${P}gle2e >s.out || fail "status"
+grep -Eq '^lease ends [0-9T:-]+Z \(in 2[34]h [0-9]+m\)$' s.out || { cat s.out; fail "status shows no lease"; }
+ddl list >ls.out || fail "list"
+grep -q "LEASE LEFT" ls.out && grep -Eq "^${P}gle2e .* 2[34]h [0-9]+m$" ls.out || { cat ls.out; fail "list shows no lease"; }
+ddl run --cluster ${P}gle2e -np 1 -- hostname >r.out 2>&1 || { cat r.out; fail "run on the job"; }
+grep -Eq "the gpulab nodes of cluster ${P}gle2e: lease ends .*, within runtime.lease_warn_minutes \(2000\)" r.out || { cat r.out; fail "run did not warn of the lease"; }
+ok "lease: status and list show when the job ends (RUNNING + maxDuration); run warns within lease_warn_minutes"
+
+# The command as one string (what ddl sent before), in an image without an ENTRYPOINT (the page's
+# debian:stable): docker-py splits it into words and runs no shell, so the container executes `set` and never
+# starts.
+ddl render ${P}gle2e.yaml --out rendered-e2e >/dev/null 2>&1 || fail "render"
+python3 - rendered-e2e/gpulab/master.json >old-form.json <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))
+cmd = job["request"]["docker"]["command"]
+assert cmd[:2] == ["/bin/sh", "-c"], cmd
+job["request"]["docker"]["command"] = cmd[2]
+job["name"] = "old-string-form"
+job["request"]["docker"]["image"] = "debian:stable"
+print(json.dumps(job))
+PY
+old_job=$(api -H 'Content-Type: application/json' --data @old-form.json "https://127.0.0.1:$port/api/gpulab/v3.0/jobs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["uuid"])') || fail "submit the old form"
+for _ in $(seq 100); do st=$(job_state "$old_job"); [ "$st" = Queued ] || [ "$st" = Starting ] || break; sleep 0.1; done
+[ "$st" = Failed ] || fail "the old string form reached $st, not Failed"
+grep -q "^Running $old_job " "$events" && fail "the old string form ran"
+api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$old_job/log" | grep -q 'exec: "set": executable file not found in \$PATH' \
+  || fail "the old form's log does not say that set was not found"
+ok "the old command (one string with a shell program) fails to start as docker-py runs it: exec \"set\" not found"
 cp -a "$STATE/${P}gle2e" state-before-destroy
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for the job"; }
@@ -136,19 +187,19 @@ grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
 ok "refused certificates: 403 and a failed handshake, each with what to check"
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
 
-start_server die-early:master
-write_spec ${P}gldie one-job
+start_server die normal
+IMAGE=$broken write_spec ${P}gldie one-job
 rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gldie.yaml >f.log 2>&1 || rc=$?
-[ "$rc" = 1 ] || { cat f.log; fail "deploy with a dying job should fail"; }
-grep -q "for node master ended before it was ready (status FAILED)" f.log || { cat f.log; fail "died-early message"; }
-grep -q "its log says why: \`gpulab-cli log [0-9a-f-]*\`" f.log || { cat f.log; fail "where the log is"; }
-grep -q '^404 GET .*/logs' "$events" && fail "ddl called a log endpoint GPULab does not document"
+[ "$rc" = 1 ] || { cat f.log; fail "deploy with an image whose ENTRYPOINT cannot run should fail"; }
+grep -q "GPULab job [0-9a-f-]* for node master ended before it was ready (status FAILED); the last 1 line(s) of its log:" f.log \
+  && grep -q '| docker: Error response from daemon: .*exec: "/opt/nvidia/nvidia_entrypoint.sh": no such file or directory' f.log \
+  || { cat f.log; fail "the failed job's status and log were not shown"; }
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gldie >/dev/null 2>&1 || fail "destroy after a dead job"
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "a cancel (PUT …/state/status) for the recorded job"; }
 grep -q '^Cancelled ' "$events" && { cat "$events"; fail "the failed job was taken for a live one"; }
-ok "a job dying early fails deploy naming where its log is; destroy leaves nothing"
+ok "an image whose ENTRYPOINT cannot run: the job FAILED, deploy shows GPULab's log; destroy leaves nothing"
 
-start_server never-start
+start_server queue never-start
 write_spec ${P}glq one-job
 rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy ${P}glq.yaml >q.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
@@ -157,3 +208,21 @@ GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glq >/dev/null 2>&1 || fail "de
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "queued job: cancel (PUT …/state/status) sent"; }
 grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
 ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancels them"
+
+# GPULab's SSH proxy: the job's node is behind a jump host (made with it, admitting alice's login key) and
+# the state names it (sshProxyHost/Port/Username); ddl goes through it with the login PEM, pinning both keys.
+start_server proxy normal --ssh proxy --proxy-key "$(ssh-keygen -y -f alice.key)"
+SSH_VIA=proxy write_spec ${P}glpx one-job
+GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glpx.yaml >p.log 2>&1 || { cat p.log; fail "deploy through GPULab's SSH proxy"; }
+jump=$(python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["nodes"][0]; print(n["jump"], n["jump_key"], n["address"])' "$STATE/${P}glpx/state.json")
+read -r jump_to jump_key node_addr <<<"$jump"
+[[ "$jump_to" =~ ^root@[0-9.]+:22$ ]] && [ "$jump_key" = "$WORK/alice.pem" ] || fail "the node's jump: '$jump'"
+grep -q "reached through GPULab's SSH proxy $jump_to" p.log || { cat p.log; fail "deploy did not say it goes through the proxy"; }
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["state"]; assert r["sshHost"] == sys.argv[2], r' \
+  <(api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | python3 -c 'import json,sys; print(json.dumps({"state": json.load(sys.stdin)["state"]["resources"]}))') "$node_addr" \
+  || fail "the node's address is not the job's sshHost behind the proxy"
+[ "$(wc -l <"$STATE/${P}glpx/known_hosts")" -ge 2 ] || fail "the proxy's and the node's host keys are not both pinned"
+out=$(ddl exec --cluster ${P}glpx -- hostname) || fail "exec through the proxy"
+grep -q '^\[master\].*job' <<<"$out" || { echo "$out"; fail "exec output through the proxy"; }
+GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glpx >/dev/null 2>&1 || fail "destroy of the proxied cluster"
+ok "ssh_via proxy: the job's node reached only through GPULab's SSH proxy, with the login key; exec works"

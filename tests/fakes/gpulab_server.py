@@ -1,27 +1,51 @@
 #!/usr/bin/env python3
-"""Follows "GPULab API" (iLab.t documentation, https://doc.ilabt.imec.be/ilabt/gpulab/api.html), sections
-"Endpoint and authentication" (endpoint .../api/gpulab/v3.0/, SSL client authentication) and "API Details"
-(the curl examples for APIv3 and the Job2 format, with .../v3.1/ paths: get all jobs, get one job, create
-job, cancel job; both prefixes are served). The page documents no DELETE on jobs.
+"""Follows, for the API: "GPULab API" (iLab.t documentation, https://doc.ilabt.imec.be/ilabt/gpulab/api.html),
+sections "Endpoint and authentication" (endpoint .../api/gpulab/v3.0/, SSL client authentication) and "API
+Details" (the curl examples for APIv3 and the Job2 format, with .../v3.1/ paths: get all jobs, get one job,
+create job, cancel job; both prefixes are served). The page documents no DELETE on jobs and no log call;
+the log call is the one imec's own client makes (imecilabt-gpulab-cli 3.11 on PyPI, `gpulab-cli log`:
+GET .../jobs/ID/log, the log as text, 204 when there is none yet).
+For the job request and the job's state: "The Job Request" (https://doc.ilabt.imec.be/ilabt/gpulab/
+jobdefinition.html) and GPULab's Job2 model in imecilabt-gpulab (JobRequestDocker: `command` is a string or
+a list, handed to docker-py as it is; JobStateResources: slaveHost, portMappings, sshHost, sshPort,
+sshUsername, sshProxyHost, sshProxyPort, sshProxyUsername; JobEventTimes: one time per status, upper case).
+For how the command runs: docker-py (docker/docker-py, docker/types/containers.py ContainerConfig: a string
+command goes through split_command, docker/utils/utils.py, which is shlex.split: words, no shell) and
+Docker ("Dockerfile reference", section "Understand how CMD and ENTRYPOINT interact",
+https://docs.docker.com/reference/dockerfile/#understand-how-cmd-and-entrypoint-interact: the command is
+appended to the image's ENTRYPOINT, and the first word is executed, found on PATH, without a shell; one
+that cannot be executed fails the container's start: "exec: ...: executable file not found in $PATH").
 
-A stand-in for that REST API over HTTPS with a required client certificate.
+A stand-in for that REST API over HTTPS with a required client certificate, and for the workers that run
+the jobs' containers.
 
 Endpoints, under /api/gpulab/v3.0 (or v3.1): POST /jobs (submit), GET /jobs (the caller's jobs),
-GET /jobs/ID, PUT /jobs/ID/state/status (cancel: Content-Type text/plain, body exactly CANCELLED, as the
-page's "Cancel job" example; anything else -> 400 with the reason). The page documents no log call, so
-there is none here (GET /jobs/ID/logs answers 404 like any unknown path). A method a path does
+GET /jobs/ID, GET /jobs/ID/log, PUT /jobs/ID/state/status (cancel: Content-Type text/plain, body exactly
+CANCELLED, as the page's "Cancel job" example; anything else -> 400 with the reason). A method a path does
 not support (e.g. DELETE /jobs/ID) is refused as an HTTP server refuses it: 405 Method Not Allowed with an
 Allow header listing the path's methods. Not on the page, so chosen here: a cancel answers 200 with the
 job; cancelling a job that has ended leaves it as it is (also 200). A job request is checked field by
 field like GPULab's job model (version 2, camelCase, no unknown fields) and refused with 400 and the
 reason. The caller is the client certificate's CN: not in --users -> 403; the job's owner project not
---project -> 403. A submitted job goes QUEUED -> STARTING -> RUNNING; on starting, a real local node is made
-with $DDL_FAKE_NODES that admits the key in the job's DDL_AUTHORIZED_KEY, and the job's port mapping points
-at that node's sshd. Cancelling removes the node. Failure modes (--mode): normal, never-start (jobs stay
-QUEUED, with the scheduler's explanation), die-early:NODE (the job whose DDL_NODE is NODE fails while
-starting, as when its image cannot install openssh-server). Event log (--log): one line per status change
-("Cancelled ID NAME"), per cancel request ("PUT PATH CANCELLED") and per refusal ("405 METHOD PATH", "400 ...", "403 ...").
-Python 3 standard library only.
+--project -> 403.
+
+A submitted job goes QUEUED -> STARTING, then its container starts: a real local node made with
+$DDL_FAKE_NODES (`up --no-sshd`: a network namespace with its own files and nothing listening), in which the
+job's command runs as Docker runs it: the image's ENTRYPOINT (--image IMAGE=JSON-LIST; an image not named
+has none) followed by the command (a string split into shlex words, a list as it is), the first word
+executed from PATH with the job's environment, no shell, in private mount and UTS namespaces (its own
+/root, /etc/ssh, /tmp, /etc/hosts, /etc/ddl, /opt/ddl). Only what that command starts listens in the
+node: sshd comes up only if the command starts it. A command that cannot be executed fails the start: the
+job goes to FAILED with Docker's message in its log, never RUNNING. Once executed the job is RUNNING, its
+port mappings point at the node (hostPort = containerPort at the node's address); when the command exits
+the job is FINISHED (status 0) or FAILED, and its node is removed, as on cancel. Output goes to the log.
+--ssh proxy: each job's node sits behind an SSH proxy (a small sshd jump host made with it, admitting
+--proxy-key, the users' login key) and the state names it (sshProxyHost/Port/Username; sshHost is the
+node's address behind it, which this machine cannot reach itself); --ssh direct: the node is on this
+machine's bridge and the state names no proxy. Failure mode (--mode never-start): jobs stay QUEUED, with the
+scheduler's explanation. Event log (--log): one line per status change ("Cancelled ID NAME"), per cancel
+request ("PUT PATH CANCELLED"), per container start ("exec ID ARGV-JSON") and per refusal ("405 METHOD
+PATH", "400 ...", "403 ..."). Python 3 standard library only.
 """
 import argparse
 import json
@@ -35,6 +59,8 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import gpulab_worker
 
 PREFIXES = ("/api/gpulab/v3.0", "/api/gpulab/v3.1")
 IMAGE = re.compile(r"^((?P<username>[\w\-+_.]+):(?P<password>[^@ ]+)@)?(?P<repository>[\w.\-_]+(?::\d+|)\/)?"
@@ -100,6 +126,7 @@ def validate(job):
     cmd = d.get("command", [])
     need(isinstance(cmd, str) or (isinstance(cmd, list) and all(isinstance(x, str) for x in cmd)),
          "request.docker.command must be a string or a list of strings")
+
     env = d.get("environment", {})
     need(isinstance(env, dict), "request.docker.environment must be an object")
     for k, v in env.items():
@@ -144,34 +171,40 @@ def fake_nodes(*args):
 
 def set_status(job, status):
     job["state"]["status"] = status
-    job["state"]["eventTimes"][status.upper()] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    times = job["state"]["eventTimes"]  # JobEventTimes: created, statusUpdated, one time per status
+    times.setdefault("created", now)
+    times["statusUpdated"] = now
+    times[status.upper().replace(" ", "")] = now
     log_event(f"{status} {job['uuid']} {job['name']}")
 
 
+def job_log(job_id):
+    return os.path.join(ARGS.state, job_id + ".log")
+
+
 def run_job(job_id):
-    """The scheduler and worker: starts the job a moment after it was queued."""
+    """The scheduler and worker: starts the job's container a moment after it was queued."""
     time.sleep(0.3)
     with LOCK:
         job = JOBS[job_id]
-        env = job["request"]["docker"].get("environment", {})
         if ARGS.mode == "never-start" or job["state"]["status"] != "Queued":
             return
         set_status(job, "Starting")
-        node = env.get("DDL_NODE", "")
-    if ARGS.mode.startswith("die-early:") and node == ARGS.mode.split(":", 1)[1]:
-        with LOCK:  # as when the image cannot install openssh-server
-            set_status(job, "Failed")
-        return
-    key = str(env.get("DDL_AUTHORIZED_KEY", ""))
     node_id = "gl" + job_id.replace("-", "")[:8]
+    names = "proxy,job" if ARGS.ssh == "proxy" else "job"
     pub = os.path.join(ARGS.state, node_id + ".pub")
     with open(pub, "w", encoding="utf-8") as f:
-        f.write(key + "\n")
+        # Only the proxy's sshd admits anyone (the users' login key); the job's node runs none of its own.
+        f.write((ARGS.proxy_key or ARGS.nobody_key) + "\n")
     try:
         made = json.loads(fake_nodes("up", "--id", node_id, "--state-dir", os.path.join(ARGS.state, "nodes"),
-                                     "--names", "job", "--pubkey-file", pub))["nodes"][0]
-    except Exception as e:  # the worker could not start the container
+                                     "--names", names, "--pubkey-file", pub, "--no-sshd", "job",
+                                     *(["--bastion"] if ARGS.ssh == "proxy" else [])))["nodes"]
+    except Exception as e:  # the worker could not make the container's network
         print(f"gpulab stand-in: the worker cannot start the container: {e}", file=sys.stderr)
+        with open(job_log(job_id), "a", encoding="utf-8") as log:
+            log.write(f"the worker cannot start the container: {e}\n")
         with LOCK:
             set_status(job, "Failed")
         return
@@ -180,17 +213,41 @@ def run_job(job_id):
         if job["state"]["status"] != "Starting":  # cancelled meanwhile
             threading.Thread(target=node_down, args=(node_id,)).start()
             return
-        port = 22
+    node = made[-1]
+    # A command that cannot be executed: the worker wrote Docker's message to the job's log.
+    proc, _ = gpulab_worker.start_container(job, node, ARGS.images, os.path.join(ARGS.state, "containers", job_id),
+                                           job_log(job_id), log_event)
+    with LOCK:
+        if proc is None:
+            set_status(job, "Failed")
+            threading.Thread(target=node_down, args=(node_id,)).start()
+            return
+        job["_proc"] = proc
+        address = node["private_address"] if ARGS.ssh == "proxy" else node["public_address"]
         pms = job["request"]["docker"].get("portMappings", [])
-        job["state"]["resources"] = {
+        resources = {
             "clusterId": job["request"]["resources"].get("clusterId", 1), "gpuIds": [0], "cpuIds": [0, 1],
             "cpuMemoryGb": job["request"]["resources"]["cpuMemoryGb"], "gpuMemoryGb": 16,
-            "slaveName": "fake-worker", "slaveHost": "fake-worker.example", "slaveInstanceId": "i1",
+            "slaveName": "fake-worker", "slaveHost": address, "slaveInstanceId": "i1",
             "slaveInstancePid": 1, "workerId": 0,
+            # The node is the container's host: what listens on a container port is there, unmapped.
             "portMappings": [{"containerPort": (pm if isinstance(pm, int) else pm["containerPort"]),
-                              "hostPort": made["port"] if i == 0 else port + 1000 + i,
-                              "hostIp": made["public_address"]} for i, pm in enumerate(pms)]}
-        set_status(job, "Running")
+                              "hostPort": (pm if isinstance(pm, int) else pm["containerPort"]),
+                              "hostIp": "0.0.0.0"} for pm in pms],
+            "sshHost": address, "sshPort": 22, "sshUsername": "root"}
+        if ARGS.ssh == "proxy":
+            resources.update({"sshProxyHost": made[0]["public_address"], "sshProxyPort": made[0]["port"],
+                              "sshProxyUsername": made[0]["user"]})
+        job["state"]["resources"] = resources
+        if job["state"]["status"] != "Starting":
+            proc.kill()
+        else:
+            set_status(job, "Running")
+    rc = proc.wait()
+    with LOCK:
+        if job["state"]["status"] == "Running":
+            set_status(job, "Finished" if rc == 0 else "Failed")
+            threading.Thread(target=node_down, args=(node_id,)).start()
 
 
 def node_down(node_id):
@@ -209,6 +266,8 @@ def allowed_methods(parts):
     if parts == ["jobs"]:
         return ["GET", "POST"]
     if len(parts) == 2 and parts[0] == "jobs" and parts[1]:
+        return ["GET"]
+    if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "log":
         return ["GET"]
     if len(parts) == 4 and parts[0] == "jobs" and parts[2:] == ["state", "status"]:
         return ["PUT"]
@@ -287,6 +346,18 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(404, {"detail": "no such job"})
             if len(parts) == 2:
                 return self.reply(200, public(job))
+            if parts[2] == "log":
+                try:
+                    with open(job_log(job["uuid"]), "rb") as f:
+                        text = f.read().decode("utf-8", "replace")
+                except FileNotFoundError:
+                    text = ""
+                if not text:
+                    self.send_response(204)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return None
+                return self.reply(200, text, ctype="text/plain")
             # PUT .../jobs/ID/state/status: the documented cancel.
             ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype != "text/plain":
@@ -299,6 +370,8 @@ class Handler(BaseHTTPRequestHandler):
             log_event(f"PUT {self.path} CANCELLED")
             if job["state"]["status"] in ("Queued", "Starting", "Running", "Assigned"):
                 set_status(job, "Cancelled")
+                if job.get("_proc"):
+                    job["_proc"].kill()
                 if job.get("_node_id"):
                     threading.Thread(target=node_down, args=(job["_node_id"],)).start()
             return self.reply(200, public(job))
@@ -329,10 +402,29 @@ def main():
     p.add_argument("--port-file", required=True)
     p.add_argument("--users", required=True, help="comma separated CNs allowed to use the API")
     p.add_argument("--project", required=True)
-    p.add_argument("--mode", default="normal")
+    p.add_argument("--mode", default="normal", choices=["normal", "never-start"])
+    p.add_argument("--image", action="append", default=[], metavar="IMAGE=JSON-LIST",
+                   help="an image the registry holds, with its ENTRYPOINT (a JSON list)")
+    p.add_argument("--ssh", default="direct", choices=["direct", "proxy"])
+    p.add_argument("--proxy-key", default="", help="public key the SSH proxy admits (the users' login key)")
     p.add_argument("--log")
     ARGS = p.parse_args()
     ARGS.users = ARGS.users.split(",")
+    images = {}
+    for spec in ARGS.image:
+        name, _, entry = spec.partition("=")
+        images[name] = json.loads(entry)
+        if not isinstance(images[name], list) or not all(isinstance(x, str) for x in images[name]):
+            p.error(f"--image {spec}: the ENTRYPOINT must be a JSON list of strings")
+    ARGS.images = images
+    if ARGS.ssh == "proxy" and not ARGS.proxy_key.startswith("ssh-"):
+        p.error("--ssh proxy needs --proxy-key (an OpenSSH public key)")
+    # ddl-fake-nodes wants a key for the nodes' own sshd, which the stand-in stops at once: one nobody holds.
+    nobody = os.path.join(ARGS.state, "nobody")
+    if not os.path.exists(nobody + ".pub"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "nobody", "-f", nobody], check=True)
+    with open(nobody + ".pub", encoding="utf-8") as f:
+        ARGS.nobody_key = f.read().strip()
     os.makedirs(os.path.join(ARGS.state, "nodes"), exist_ok=True)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)
@@ -348,6 +440,8 @@ def main():
         server.serve_forever()
     finally:
         for j in JOBS.values():
+            if j.get("_proc"):
+                j["_proc"].kill()
             if j.get("_node_id"):
                 node_down(j["_node_id"])
 

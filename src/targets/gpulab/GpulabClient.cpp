@@ -114,4 +114,15 @@ Result<CancelOutcome> GpulabClient::cancel(const std::string& id) {
     return Error{gpulab_http_error("cancelling job " + id, r->status, r->body)};
 }
 
+// imecilabt-gpulab-cli 3.11 (PyPI), `gpulab-cli log JOB`: GET …/jobs/<id>/log answers the log as text
+// (200, or 206 for a Range), 204 when there is none yet.
+Result<std::string> GpulabClient::log(const std::string& id) {
+    auto r = call("GET", "/jobs/" + id + "/log");
+    if (!r) return r.error();
+    if (r->status == 204) return std::string();
+    if (r->status != 200 && r->status != 206)
+        return Error{gpulab_http_error("reading the log of job " + id, r->status, r->body)};
+    return r->body;
+}
+
 } // namespace ddl

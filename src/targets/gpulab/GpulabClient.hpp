@@ -7,6 +7,8 @@
 // sections "Endpoint and authentication" (base https://gpulab.ilabt.imec.be/api/gpulab/v3.0/, TLS client
 // certificate) and "API Details" (get all jobs, get one job, create job, cancel job). The page documents
 // no DELETE on jobs: cancel is `PUT …/jobs/<id>/state/status`, Content-Type text/plain, body CANCELLED.
+// The page documents no log call; imec's own client does (imecilabt-gpulab-cli 3.11, `gpulab-cli log`:
+// GET …/jobs/<id>/log, the log as text, 204 when there is none yet).
 #include "util/Result.hpp"
 
 #include <chrono>
@@ -30,6 +32,8 @@ public:
     // Asks GPULab to cancel a job (the job may take a while to leave RUNNING); a job GPULab no longer
     // knows (404) is Gone. Any other refusal is an Error with the HTTP status and GPULab's reason.
     virtual Result<CancelOutcome> cancel(const std::string& id) = 0;
+    // The job's log (its container's output) as text; "" when GPULab has none (yet).
+    virtual Result<std::string> log(const std::string& id) = 0;
 };
 
 class GpulabClient : public GpulabApi {
@@ -41,6 +45,7 @@ public:
     Result<nlohmann::json> get(const std::string& id) override;
     Result<nlohmann::json> list() override;
     Result<CancelOutcome> cancel(const std::string& id) override;
+    Result<std::string> log(const std::string& id) override;
 
 private:
     struct Reply {

@@ -6,7 +6,7 @@ std::string gpulab_project_urn(const std::string& project) {
     return "urn:publicid:IDN+ilabt.imec.be+project+" + project;
 }
 
-const std::string& gpulab_sshd_command() {
+const std::string& gpulab_sshd_program() {
     static const std::string cmd =
         "set -eu; "
         "if [ ! -x /usr/sbin/sshd ]; then "
@@ -21,6 +21,10 @@ const std::string& gpulab_sshd_command() {
         "exec /usr/sbin/sshd -D -e -p \"$DDL_SSH_PORT\" -o PermitRootLogin=prohibit-password "
         "-o PasswordAuthentication=no";
     return cmd;
+}
+
+nlohmann::json gpulab_sshd_command() {
+    return nlohmann::json::array({"/bin/sh", "-c", gpulab_sshd_program()});
 }
 
 std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key) {

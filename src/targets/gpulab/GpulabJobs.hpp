@@ -26,8 +26,14 @@ std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& p
 // "urn:publicid:IDN+ilabt.imec.be+project+NAME".
 std::string gpulab_project_urn(const std::string& project);
 
-// The shell command each job runs: install sshd when the image lacks it, authorize $DDL_AUTHORIZED_KEY for
+// The shell program each job runs: install sshd when the image lacks it, authorize $DDL_AUTHORIZED_KEY for
 // root, and run sshd in the foreground on $DDL_SSH_PORT (the job lives as long as sshd does).
-const std::string& gpulab_sshd_command();
+const std::string& gpulab_sshd_program();
+// request.docker.command: ["/bin/sh", "-c", PROGRAM]. GPULab's Job2 model (JobRequestDocker.command,
+// imecilabt-gpulab) hands a command to docker-py as given; docker-py splits a string with shlex and runs
+// no shell (docker/docker-py: docker/types/containers.py calls split_command, docker/utils/utils.py), so a
+// shell program must go as a list. Docker appends the list to the image's ENTRYPOINT (NGC images have one
+// that ends in exec "$@").
+nlohmann::json gpulab_sshd_command();
 
 } // namespace ddl

@@ -23,6 +23,9 @@ struct GpulabSpec : TargetSection {
     int wait_minutes = 30; // how long jobs may stay QUEUED/STARTING before deploy gives up
     int ssh_port = 22;     // port the job's sshd listens on inside the container
     std::string max_duration = "1 day"; // scheduling.maxDuration
+    // How ddl reaches a job's sshd: through the SSH proxy the job's state names (sshProxyHost/Port/Username,
+    // logged into with the login PEM's key), directly at its port mapping, or auto (the proxy when named).
+    std::string ssh_via = "auto"; // auto | proxy | direct
 
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<GpulabSpec>(*this); }
     nlohmann::json to_json() const override;

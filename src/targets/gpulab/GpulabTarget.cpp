@@ -8,7 +8,9 @@
 #include "util/Strings.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <thread>
 #include <unistd.h>
@@ -25,6 +27,56 @@ Result<std::unique_ptr<GpulabApi>> rest_client(const Context& ctx) {
     const char* ca = std::getenv("GPULAB_CA_BUNDLE");
     return std::unique_ptr<GpulabApi>(
         std::make_unique<GpulabClient>(ctx.spec.target_section<GpulabSpec>().api_url, cert, ca ? ca : ""));
+}
+
+// "2026-11-25T20:00:00Z", "…T20:00:00.123456+01:00", "…T20:00:00" (UTC) -> seconds since the epoch.
+std::optional<std::time_t> utc_time(const std::string& text) {
+    std::tm tm{};
+    const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!rest) return std::nullopt;
+    if (*rest == '.')
+        for (++rest; *rest >= '0' && *rest <= '9';)
+            ++rest;
+    std::time_t t = timegm(&tm);
+    const std::string zone = rest;
+    if (zone.empty() || zone == "Z") return t;
+    int h = 0, m = 0;
+    if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
+        std::sscanf(zone.c_str() + 1, "%2d:%2d", &h, &m) == 2) {
+        const std::time_t offset = (h * 60 + m) * 60;
+        return zone[0] == '+' ? t - offset : t + offset;
+    }
+    return std::nullopt;
+}
+
+std::string iso_utc(std::time_t t) {
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// Lines of a job's log shown when it ended before it was ready.
+constexpr std::size_t k_log_tail_lines = 20;
+
+// One line saying which job ended and how, then the tail of the log GPULab kept for it.
+std::string ended_early(GpulabApi& api, const std::string& id, const std::string& node,
+                        const std::string& st) {
+    std::string msg = "GPULab job " + id + " for node " + node + " ended before it was ready (status " +
+                      (st.empty() ? "unknown" : st) + ")";
+    auto log = api.log(id);
+    if (!log)
+        return msg + "; its log could not be read (" + log.error().message + "): `gpulab-cli log " + id + "`";
+    auto lines = split(*log, '\n');
+    while (!lines.empty() && trim(lines.back()).empty())
+        lines.pop_back();
+    if (lines.empty()) return msg + "; GPULab kept no log for it";
+    const std::size_t from = lines.size() > k_log_tail_lines ? lines.size() - k_log_tail_lines : 0;
+    msg += "; the last " + std::to_string(lines.size() - from) + " line(s) of its log:";
+    for (std::size_t i = from; i < lines.size(); ++i)
+        msg += "\n      | " + lines[i];
+    return msg;
 }
 
 } // namespace
@@ -45,21 +97,55 @@ std::string GpulabTarget::cert_path(const Spec& spec) {
     return p;
 }
 
-Result<std::pair<std::string, int>> GpulabTarget::ssh_endpoint(const nlohmann::json& job,
-                                                               int container_port) {
+Result<GpulabTarget::SshRoute> GpulabTarget::ssh_endpoint(const nlohmann::json& job, int container_port,
+                                                          const std::string& ssh_via) {
     const auto& res = job["state"].value("resources", nlohmann::json::object());
+    SshRoute route;
     for (const auto& pm : res.value("portMappings", nlohmann::json::array())) {
         if (!pm.is_object() || pm.value("containerPort", -1) != container_port) continue;
         int host_port = pm.value("hostPort", 0);
         if (host_port < 1 || host_port > 65535) break;
-        std::string host = pm.value("hostIp", std::string());
-        // Docker reports a wildcard bind; the job is then reached at its worker's name.
-        if (host.empty() || host == "0.0.0.0" || host == "::") host = res.value("slaveHost", std::string());
+        std::string host = pm.is_object() && pm.contains("hostIp") && pm["hostIp"].is_string()
+                               ? pm["hostIp"].get<std::string>()
+                               : std::string();
+        // Docker reports a wildcard bind; the job is then reached at the host GPULab names for SSH to it,
+        // else at its worker's name.
+        auto text = [&](const char* key) {
+            return res.contains(key) && res[key].is_string() ? res[key].get<std::string>() : std::string();
+        };
+        if (host.empty() || host == "0.0.0.0" || host == "::") host = text("sshHost");
+        if (host.empty()) host = text("slaveHost");
         if (host.empty()) break;
-        return std::make_pair(host, host_port);
+        route.host = host;
+        route.port = host_port;
+        break;
     }
-    return Error{"GPULab reports no host port for the job's sshd (container port " +
-                 std::to_string(container_port) + ")"};
+    if (route.host.empty())
+        return Error{"GPULab reports no host port for the job's sshd (container port " +
+                     std::to_string(container_port) + ")"};
+    if (ssh_via == "direct") return route;
+    const bool named = res.contains("sshProxyHost") && res["sshProxyHost"].is_string() &&
+                       !res["sshProxyHost"].get<std::string>().empty();
+    if (!named) {
+        if (ssh_via == "proxy")
+            return Error{"gpulab.ssh_via is proxy, but GPULab's state of the job names no SSH proxy "
+                         "(state.resources.sshProxyHost); use ssh_via: direct or auto"};
+        return route;
+    }
+    const std::string user = res.contains("sshProxyUsername") && res["sshProxyUsername"].is_string()
+                                 ? res["sshProxyUsername"].get<std::string>()
+                                 : std::string();
+    const int port = res.contains("sshProxyPort") && res["sshProxyPort"].is_number_integer()
+                         ? res["sshProxyPort"].get<int>()
+                         : 22;
+    if (user.empty() || port < 1 || port > 65535)
+        return Error{"GPULab's state of the job names an SSH proxy without a user or with a bad port "
+                     "(sshProxyUsername, sshProxyPort)"};
+    const std::string proxy_host = res["sshProxyHost"].get<std::string>();
+    route.jump = user + "@" +
+                 (proxy_host.find(':') != std::string::npos ? "[" + proxy_host + "]" : proxy_host) + ":" +
+                 std::to_string(port);
+    return route;
 }
 
 // One job request per file, in submit order; the cluster's public key is filled in at deploy.
@@ -132,11 +218,8 @@ Status GpulabTarget::provision(Context& ctx) {
                 pending.push_back(job.node + " (job " + id + ", " + (st.empty() ? "no status" : st) + why +
                                   ")");
             } else {
-                return Error{"GPULab job " + id + " for node " + job.node +
-                             " ended before it was ready (status " + st +
-                             "); its log says why: `gpulab-cli log " + id +
-                             "` or the job's page on the GPULab website (the API documents no log call)" +
-                             "\n      `ddl destroy " + ctx.spec.name + "` cancels the cluster's other jobs"};
+                return Error{ended_early(**api, id, job.node, st) + "\n      `ddl destroy " + ctx.spec.name +
+                             "` cancels the cluster's other jobs"};
             }
         }
         if (pending.empty()) break;
@@ -151,21 +234,65 @@ Status GpulabTarget::provision(Context& ctx) {
         std::this_thread::sleep_for(m_poll);
     }
 
+    // The jobs' lease: GPULab stops each one maxDuration after it started running.
+    if (auto max = duration_seconds(g.max_duration)) {
+        std::optional<std::time_t> end;
+        for (const auto& job : jobs) {
+            const auto times = running[job.node]["state"].value("eventTimes", nlohmann::json::object());
+            std::optional<std::time_t> began;
+            if (times.contains("RUNNING") && times["RUNNING"].is_string())
+                began = utc_time(times["RUNNING"].get<std::string>());
+            const std::time_t e = began.value_or(std::time(nullptr)) + *max;
+            if (!end || e < *end) end = e;
+        }
+        if (end) td["lease_end"] = iso_utc(*end);
+    }
     ctx.state.nodes.clear();
     for (const auto& job : jobs) {
-        auto ep = ssh_endpoint(running[job.node], g.ssh_port);
+        auto ep = ssh_endpoint(running[job.node], g.ssh_port, g.ssh_via);
         if (!ep)
             return Error{"job " + td["jobs"][job.node].get<std::string>() + " (" + job.node +
                          "): " + ep.error().message};
         NodeState n;
         n.name = job.node;
         n.group = job.node == "master" ? "master" : "workers";
-        n.address = ep->first;
-        n.port = ep->second;
+        n.address = ep->host;
+        n.port = ep->port;
         n.user = "root";
+        if (!ep->jump.empty()) {
+            // GPULab's proxy takes the user's login key (gpulab-cli writes IdentityFile <login PEM> for it).
+            n.jump = ep->jump;
+            n.jump_key = cert_path(ctx.spec);
+            ctx.progress.node(job.node, "reached through GPULab's SSH proxy " + ep->jump);
+        }
         ctx.state.nodes.push_back(n);
     }
     return {};
+}
+
+std::optional<long long> GpulabTarget::duration_seconds(const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+        ++i;
+    if (i == 0 || i > 6) return std::nullopt;
+    const long long n = std::stoll(text.substr(0, i));
+    std::string unit = trim(text.substr(i));
+    static const std::map<std::string, long long> k_units{
+        {"m", 60},    {"minute", 60}, {"minutes", 60}, {"h", 3600},   {"hour", 3600},   {"hours", 3600},
+        {"d", 86400}, {"day", 86400}, {"days", 86400}, {"w", 604800}, {"week", 604800}, {"weeks", 604800}};
+    auto u = k_units.find(unit);
+    if (u == k_units.end()) return std::nullopt;
+    return n * u->second;
+}
+
+std::optional<std::chrono::system_clock::time_point>
+GpulabTarget::lease_end(const ClusterState& state) const {
+    const auto& td = state.target_data;
+    if (!td.is_object() || !td.contains("lease_end") || !td["lease_end"].is_string() || state.nodes.empty())
+        return std::nullopt;
+    auto t = utc_time(td["lease_end"].get<std::string>());
+    if (!t) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(*t);
 }
 
 Status GpulabTarget::destroy(Context& ctx) {
@@ -210,6 +337,7 @@ Status GpulabTarget::destroy(Context& ctx) {
     if (!failed.empty()) return Error{join(failed, "; ")};
     if (auto s = wait_until_stopped(ctx, **api, requested); !s) return s;
     td.erase("jobs");
+    td.erase("lease_end");
     return {};
 }
 

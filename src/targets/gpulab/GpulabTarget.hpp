@@ -34,6 +34,12 @@ public:
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
+    // The earliest end of the cluster's jobs: each job's state.eventTimes.RUNNING plus its
+    // scheduling.maxDuration (GPULab "will always stop your job after this time": imec's job2 model,
+    // JobRequestScheduling.max_duration), recorded by provision as target_data.lease_end.
+    std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const override;
+    // "1 day", "12 hours", "90 minutes", "2w" (gpulab.max_duration's forms) in seconds; nullopt otherwise.
+    static std::optional<long long> duration_seconds(const std::string& text);
 
     // `ddl gc --spec FILE`: the user's GPULab jobs that ddl submitted and that are still queued or
     // running, one FoundCluster per cluster (the job description names it and its state folder; the age
@@ -49,8 +55,18 @@ public:
 
     // The client certificate to use: $GPULAB_CERT, else gpulab.cert (with ~ expanded); empty if neither.
     static std::string cert_path(const Spec& spec);
-    // host:port where a RUNNING job's sshd is reachable, from its state's port mappings.
-    static Result<std::pair<std::string, int>> ssh_endpoint(const nlohmann::json& job, int container_port);
+    // Where a RUNNING job's sshd is reached: the host port mapped to `container_port` (at its hostIp, or
+    // when that is a wildcard at the job's sshHost, else its slaveHost), and with ssh_via proxy (or auto when
+    // the state names one) the SSH proxy as jump host: "user@host:port" from state.resources.sshProxyHost,
+    // sshProxyPort and sshProxyUsername (GPULab's Job2 model, JobStateResources; gpulab-cli's own ssh config
+    // goes through it with the login PEM's key).
+    struct SshRoute {
+        std::string host;
+        int port = 22;
+        std::string jump; // "" or user@host:port
+    };
+    static Result<SshRoute> ssh_endpoint(const nlohmann::json& job, int container_port,
+                                         const std::string& ssh_via = "auto");
 
 private:
     // Polls the cancelled jobs until none is QUEUED/STARTING/RUNNING, or fails after m_cancel_deadline.

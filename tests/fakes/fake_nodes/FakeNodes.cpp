@@ -6,16 +6,26 @@
 // GPULab; each names the document it follows) hand out.
 // It builds them with the real local target, so everything after provisioning runs for real:
 //   ddl-fake-nodes up   --id ID --state-dir DIR --names master,worker1 --pubkey-file PUB [--bastion]
+//                       [--no-sshd NAME,...]
 //   ddl-fake-nodes down --id ID --state-dir DIR
-// `up` prints {"nodes":[{"name","public_address","private_address","port","user"}]}; with --bastion only
-// the first node has a public address, the others are reachable through it.
+// `up` prints {"nodes":[{"name","public_address","private_address","port","user","netns","node_dir"}]};
+// with --bastion only the first node has a public address, the others are reachable through it. The nodes
+// named by --no-sshd have their own sshd stopped once they are made: such a node is a network namespace with
+// its files (node_dir: etc_ddl, opt_ddl, hosts, hostname, resolv.conf) in which the caller runs what a
+// container would run (the GPULab stand-in runs the job's command there); `down` ends whatever runs in it.
 #include "core/Log.hpp"
 #include "targets/local/LocalTarget.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <iostream>
+#include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -42,6 +52,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::string id, state_dir, names_csv, pubkey_file;
     bool bastion = false;
+    std::string no_sshd_csv;
     auto* up = app.add_subcommand("up", "create the nodes (idempotent)");
     auto* down = app.add_subcommand("down", "remove them (idempotent)");
     for (auto* sub : {up, down}) {
@@ -51,6 +62,8 @@ int main(int argc, char** argv) {
     up->add_option("--names", names_csv, "node names, comma separated; the first is the bastion")->required();
     up->add_option("--pubkey-file", pubkey_file, "public key every node authorizes (root)")->required();
     up->add_flag("--bastion", bastion, "only the first node on the machine's bridge");
+    up->add_option("--no-sshd", no_sshd_csv,
+                   "nodes whose sshd is stopped once made (the caller runs its own)");
     CLI11_PARSE(app, argc, argv);
 
     ddl::Spec spec;
@@ -99,6 +112,24 @@ int main(int argc, char** argv) {
     if (auto s = store.save(state); !s) return fail(s.error().message);
     if (auto s = target.provision(ctx); !s) return fail(s.error().message);
     if (auto s = store.save(state); !s) return fail(s.error().message);
+    {
+        const auto stop = ddl::split(no_sshd_csv, ',');
+        for (std::size_t i = 0; i < state.nodes.size(); ++i) {
+            const auto& n = state.nodes[i];
+            if (std::find(stop.begin(), stop.end(), names[i]) == stop.end()) continue;
+            const std::string pidfile = ddl::LocalTarget::node_dir(ctx, n.name) + "/sshd.pid";
+            auto pid = ddl::read_file(pidfile);
+            auto value = pid ? ddl::parse_int(ddl::trim(*pid)) : std::nullopt;
+            if (!value || *value < 2) return fail("node " + n.name + ": no sshd pid in " + pidfile);
+            if (kill(static_cast<pid_t>(*value), SIGTERM) != 0 && errno != ESRCH)
+                return fail("node " + n.name + ": cannot stop its sshd");
+            // Gone before the caller starts its own listener on the same port.
+            const std::string proc_dir = "/proc/" + std::to_string(*value);
+            for (int wait = 0; wait < 100 && access(proc_dir.c_str(), F_OK) == 0; ++wait)
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            (void)std::remove(pidfile.c_str());
+        }
+    }
 
     nlohmann::json out{{"nodes", nlohmann::json::array()}};
     for (std::size_t i = 0; i < state.nodes.size(); ++i) {
@@ -107,7 +138,9 @@ int main(int argc, char** argv) {
                                 {"public_address", n.jump.empty() ? n.address : ""},
                                 {"private_address", n.cluster_address()},
                                 {"port", n.port},
-                                {"user", n.user}});
+                                {"user", n.user},
+                                {"netns", n.netns},
+                                {"node_dir", ddl::LocalTarget::node_dir(ctx, n.name)}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <ctime>
 
 using namespace ddl;
 
@@ -186,4 +187,42 @@ TEST_CASE("ddl destroy removes a state folder left without state.json, and names
     CHECK(typo.exit_code == 2);
     CHECK(typo.err == "ddl destroy: no cluster named t2 in " + c.state() +
                           "; did you mean t1?\n  clusters there: t1 (`ddl list`)\n");
+}
+
+TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns within lease_warn_minutes") {
+    Clusters c;
+    const std::time_t soon = std::time(nullptr) + 10 * 60 + 30;
+    std::tm tm{};
+    gmtime_r(&soon, &tm);
+    char iso[32], shown[32];
+    std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    std::strftime(shown, sizeof shown, "%Y-%m-%d %H:%M UTC (in ", &tm);
+    const std::string gl = "nodes:\n  master: {gpus: 1}\ngpulab:\n  project: p\n  docker_image: img:1\n";
+    c.add("gl", "gpulab", gl, {node("master", "127.0.0.1")},
+          {{"jobs", {{"master", "j1"}}}, {"lease_end", iso}});
+    c.add("lo", "local", k_local_spec, {node("master", "10.0.0.1")});
+
+    auto st = c.ddl({"status", "gl"});
+    CHECK(st.exit_code == 0);
+    CHECK(st.out.find(std::string("lease: the gpulab nodes end ") + shown) != std::string::npos);
+    auto js = c.ddl({"--output", "json", "status", "gl"});
+    CHECK(nlohmann::json::parse(js.out)["lease_end"] == iso);
+    auto none = c.ddl({"--output", "json", "status", "lo"});
+    CHECK(nlohmann::json::parse(none.out)["lease_end"].is_null());
+
+    auto ls = c.ddl({"list"});
+    CHECK(ls.out.find("LEASE LEFT") != std::string::npos);
+    const auto gl_row = ls.out.substr(ls.out.find("\ngl "));
+    CHECK(gl_row.substr(0, gl_row.find('\n', 1)).back() == 'm'); // the time left, in minutes
+    auto lj = nlohmann::json::parse(c.ddl({"--output", "json", "list"}).out);
+    CHECK(lj[0]["lease_end"] == iso);
+    CHECK(lj[1]["lease_end"].is_null());
+
+    auto run = c.ddl({"run", "--cluster", "gl", "-np", "1", "--", "true"});
+    CHECK(run.err.find("the gpulab lease on cluster gl's nodes ends ") != std::string::npos);
+    CHECK(run.err.find("within runtime.lease_warn_minutes (30)") != std::string::npos);
+    c.add("gl", "gpulab", gl + "runtime:\n  lease_warn_minutes: 5\n", {node("master", "127.0.0.1")},
+          {{"jobs", {{"master", "j1"}}}, {"lease_end", iso}});
+    auto quiet = c.ddl({"run", "--cluster", "gl", "-np", "1", "--", "true"});
+    CHECK(quiet.err.find("lease on cluster") == std::string::npos);
 }

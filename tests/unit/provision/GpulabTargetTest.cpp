@@ -29,6 +29,8 @@ public:
     std::vector<std::string> cancelled;
     std::map<std::string, int> gets, gets_after_cancel;
     nlohmann::json extra_listed = nlohmann::json::array();
+    nlohmann::json proxy_fields = nlohmann::json::object();      // added to a running job's state.resources
+    std::string running_at = "2026-11-25T21:00:00.123456+01:00"; // state.eventTimes.RUNNING
 
     std::string node_of(const std::string& id) const {
         return submitted[std::stoul(id.substr(4))]["request"]["docker"]["environment"]["DDL_NODE"];
@@ -65,6 +67,10 @@ public:
                                         {{{"containerPort", 22},
                                           {"hostPort", 30000 + std::stoi(id.substr(4))},
                                           {"hostIp", "0.0.0.0"}}}}};
+        if (status == "Running") {
+            j["state"]["resources"].update(proxy_fields);
+            j["state"]["eventTimes"] = {{"RUNNING", running_at}};
+        }
         return j;
     }
     Result<nlohmann::json> list() override {
@@ -80,6 +86,11 @@ public:
             return Error{"cancelling job " + id + ": GPULab answered HTTP 409 (job is not cancellable)"};
         cancelled.push_back(id);
         return CancelOutcome::Requested;
+    }
+    std::map<std::string, std::string> logs; // job id -> its log; absent: 404
+    Result<std::string> log(const std::string& id) override {
+        if (!logs.count(id)) return Error{"reading the log of job " + id + ": GPULab answered HTTP 404"};
+        return logs.at(id);
     }
 };
 
@@ -104,6 +115,7 @@ struct Rig : test::ClusterRig {
                     Result<nlohmann::json> get(const std::string& id) override { return f->get(id); }
                     Result<nlohmann::json> list() override { return f->list(); }
                     Result<CancelOutcome> cancel(const std::string& id) override { return f->cancel(id); }
+                    Result<std::string> log(const std::string& id) override { return f->log(id); }
                 };
                 return std::unique_ptr<GpulabApi>(std::make_unique<Borrowed>(api));
             },
@@ -137,15 +149,40 @@ TEST_CASE("gpulab provision submits one job with every GPU and makes it, once RU
 TEST_CASE("a gpulab job that ends while starting fails provision with its log tail") {
     Rig rig;
     rig.api->per_node["master"] = {"Queued", "Starting", "Failed"};
+    std::string log;
+    for (int i = 1; i <= 30; ++i)
+        log += "line " + std::to_string(i) + "\n";
+    rig.api->logs["job-0"] = log + "\n\n";
     auto ctx = rig.ctx();
     auto t = rig.target();
     auto s = t.provision(ctx);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message.find(
-              "GPULab job job-0 for node master ended before it was ready (status FAILED)") !=
-          std::string::npos);
-    CHECK(s.error().message.find("its log says why: `gpulab-cli log job-0`") != std::string::npos);
+    const auto& m = s.error().message;
+    CHECK(m.find("GPULab job job-0 for node master ended before it was ready (status FAILED); the last 20 "
+                 "line(s) of its log:\n      | line 11\n") != std::string::npos);
+    CHECK(m.find("| line 30\n      `ddl destroy gl` cancels") != std::string::npos);
+    CHECK(m.find("line 10\n") == std::string::npos);
     CHECK(rig.state.target_data["jobs"].size() == 1); // recorded, so destroy can cancel it
+}
+
+TEST_CASE("a gpulab job that ended without a readable log says so and names gpulab-cli log") {
+    Rig rig;
+    rig.api->per_node["master"] = {"Failed"};
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    auto s = t.provision(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("ended before it was ready (status FAILED); its log could not be read (") !=
+          std::string::npos);
+    CHECK(s.error().message.find("`gpulab-cli log job-0`") != std::string::npos);
+    Rig empty;
+    empty.api->per_node["master"] = {"Failed"};
+    empty.api->logs["job-0"] = "\n";
+    auto ctx2 = empty.ctx();
+    auto t2 = empty.target();
+    auto s2 = t2.provision(ctx2);
+    REQUIRE_FALSE(s2.ok());
+    CHECK(s2.error().message.find("(status FAILED); GPULab kept no log for it") != std::string::npos);
 }
 
 TEST_CASE("gpulab jobs still queued at the deadline fail provision with the scheduler's reason") {
@@ -266,4 +303,86 @@ TEST_CASE("the gpulab client certificate must hold a certificate and a decrypted
     s = t.preflight(ctx);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().message.find("set GPULAB_CERT") != std::string::npos);
+}
+
+TEST_CASE("gpulab reaches a job's sshd through the SSH proxy its state names, or directly") {
+    auto job = nlohmann::json::parse(R"({"state": {"status": "Running", "resources": {
+        "slaveHost": "gpu7.example", "sshHost": "10.2.0.7", "sshPort": 2201, "sshUsername": "fgvb0001",
+        "sshProxyHost": "bastion.ilabt.imec.be", "sshProxyPort": 2222, "sshProxyUsername": "fffgvb0001",
+        "portMappings": [{"containerPort": 22, "hostPort": 30022, "hostIp": "0.0.0.0"}]}}})");
+    auto viaauto = GpulabTarget::ssh_endpoint(job, 22, "auto");
+    REQUIRE(viaauto.ok());
+    CHECK(viaauto->host == "10.2.0.7"); // a wildcard bind: the host GPULab names for SSH to the job
+    CHECK(viaauto->port == 30022);
+    CHECK(viaauto->jump == "fffgvb0001@bastion.ilabt.imec.be:2222");
+    auto proxy = GpulabTarget::ssh_endpoint(job, 22, "proxy");
+    REQUIRE(proxy.ok());
+    CHECK(proxy->jump == viaauto->jump);
+    auto direct = GpulabTarget::ssh_endpoint(job, 22, "direct");
+    REQUIRE(direct.ok());
+    CHECK(direct->jump.empty());
+    CHECK(direct->host == "10.2.0.7");
+
+    auto res = job["state"]["resources"];
+    for (const char* k :
+         {"sshHost", "sshPort", "sshUsername", "sshProxyHost", "sshProxyPort", "sshProxyUsername"})
+        job["state"]["resources"].erase(k);
+    auto bare = GpulabTarget::ssh_endpoint(job, 22, "auto");
+    REQUIRE(bare.ok());
+    CHECK(bare->host == "gpu7.example");
+    CHECK(bare->jump.empty());
+    auto refused = GpulabTarget::ssh_endpoint(job, 22, "proxy");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.find("names no SSH proxy (state.resources.sshProxyHost)") !=
+          std::string::npos);
+    CHECK_FALSE(GpulabTarget::ssh_endpoint(job, 2222, "auto").ok()); // no mapping of that port
+}
+
+TEST_CASE("gpulab provision records the proxy as the node's jump host, logged into with the login PEM") {
+    unsetenv("GPULAB_CERT");
+    Rig rig("  ssh_via: proxy\n  cert: /keys/login.pem\n");
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    // No proxy in the job's state: ssh_via proxy refuses to guess one.
+    auto s = t.provision(ctx);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("gpulab.ssh_via is proxy") != std::string::npos);
+
+    Rig proxied("  cert: /keys/login.pem\n");
+    proxied.api->proxy_fields = {
+        {"sshProxyHost", "proxy.example"}, {"sshProxyPort", 22}, {"sshProxyUsername", "fffuser"}};
+    auto pctx = proxied.ctx();
+    auto pt = proxied.target();
+    REQUIRE(pt.provision(pctx).ok());
+    REQUIRE(proxied.state.nodes.size() == 1);
+    const auto& n = proxied.state.nodes[0];
+    CHECK(n.jump == "fffuser@proxy.example:22");
+    CHECK(n.jump_key == "/keys/login.pem");
+    CHECK(n.address == "gpu7.example");
+    auto ep = pctx.endpoint(n);
+    REQUIRE(ep.jump);
+    CHECK(ep.jump->key_path == "/keys/login.pem"); // the proxy takes the login key
+    CHECK(ep.key_path == pctx.key_path());         // the job's own sshd the cluster's key
+    CHECK(ep.jump->user == "fffuser");
+}
+
+TEST_CASE("gpulab records when its jobs end: RUNNING plus maxDuration, the earliest of them") {
+    Rig rig("  max_duration: 12 hours\n");
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    CHECK_FALSE(t.lease_end(rig.state)); // nothing deployed: no lease
+    REQUIRE(t.provision(ctx).ok());
+    CHECK(rig.state.target_data["lease_end"] == "2026-11-26T08:00:00Z");
+    auto end = t.lease_end(rig.state);
+    REQUIRE(end);
+    CHECK(std::chrono::system_clock::to_time_t(*end) == 1795680000); // 2026-11-26T08:00:00Z
+    REQUIRE(t.destroy(ctx).ok());
+    CHECK_FALSE(rig.state.target_data.contains("lease_end"));
+
+    CHECK(GpulabTarget::duration_seconds("1 day") == 86400);
+    CHECK(GpulabTarget::duration_seconds("12 hours") == 43200);
+    CHECK(GpulabTarget::duration_seconds("90 minutes") == 5400);
+    CHECK(GpulabTarget::duration_seconds("2w") == 1209600);
+    CHECK_FALSE(GpulabTarget::duration_seconds("soon"));
+    CHECK_FALSE(GpulabTarget::duration_seconds("3 fortnights"));
 }

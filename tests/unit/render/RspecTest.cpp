@@ -95,6 +95,13 @@ TEST_CASE("gpulab renders the job request GPULab's Job2 model asks for") {
     const auto& docker = j.request["request"]["docker"];
     CHECK(docker["environment"]["DDL_AUTHORIZED_KEY"] == "ssh-ed25519 AAAA test");
     CHECK(docker["portMappings"][0]["containerPort"] == 22);
+    // A list, so that neither docker-py (which splits a string into words and runs no shell) nor an image's
+    // ENTRYPOINT changes what runs: the shell gets the whole program as one argument.
+    REQUIRE(docker["command"].is_array());
+    REQUIRE(docker["command"].size() == 3);
+    CHECK(docker["command"][0] == "/bin/sh");
+    CHECK(docker["command"][1] == "-c");
+    CHECK(docker["command"][2] == gpulab_sshd_program());
     CHECK(j.request["owner"]["projectUrn"] == "urn:publicid:IDN+ilabt.imec.be+project+proj");
 }
 

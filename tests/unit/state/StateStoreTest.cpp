@@ -21,6 +21,8 @@ TEST_CASE("state round-trips through state.json with mode 0600") {
     n.address = "10.0.0.11";
     n.gpus = 2;
     n.gpu_names = {"A", "B"};
+    n.jump = "proxyuser@proxy.example:2222";
+    n.jump_key = "/keys/login.pem";
     s.nodes.push_back(n);
     REQUIRE(store.save(s).ok());
     struct stat st {};
@@ -31,6 +33,7 @@ TEST_CASE("state round-trips through state.json with mode 0600") {
     auto loaded = store.load("demo");
     REQUIRE(loaded.ok());
     CHECK(loaded->to_json() == s.to_json());
+    CHECK(loaded->nodes[0].jump_key == "/keys/login.pem");
     CHECK(loaded->phase_done("render"));
     CHECK_FALSE(loaded->phase_done("provision"));
     CHECK(store.clusters() == std::vector<std::string>{"demo"});

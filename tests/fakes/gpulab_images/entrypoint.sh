@@ -1,0 +1,5 @@
+#!/bin/sh
+# The ENTRYPOINT of the GPULab stand-in's test image, shaped like NGC images' /opt/nvidia/nvidia_entrypoint.sh
+# (a banner, then `exec "$@"`): Docker runs it with the job's command as its arguments.
+echo "== ddl test image: entrypoint ran with $# argument(s) =="
+exec "$@"
