@@ -196,7 +196,7 @@ TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns 
     gmtime_r(&soon, &tm);
     char iso[32], shown[32];
     std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    std::strftime(shown, sizeof shown, "%Y-%m-%d %H:%M UTC (in ", &tm);
+    std::strftime(shown, sizeof shown, "%Y-%m-%dT%H:%M:%SZ (in ", &tm);
     const std::string gl = "nodes:\n  master: {gpus: 1}\ngpulab:\n  project: p\n  docker_image: img:1\n";
     c.add("gl", "gpulab", gl, {node("master", "127.0.0.1")},
           {{"jobs", {{"master", "j1"}}}, {"lease_end", iso}});
@@ -204,7 +204,7 @@ TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns 
 
     auto st = c.ddl({"status", "gl"});
     CHECK(st.exit_code == 0);
-    CHECK(st.out.find(std::string("lease: the gpulab nodes end ") + shown) != std::string::npos);
+    CHECK(st.out.find(std::string("\nlease ends ") + shown) != std::string::npos);
     auto js = c.ddl({"--output", "json", "status", "gl"});
     CHECK(nlohmann::json::parse(js.out)["lease_end"] == iso);
     auto none = c.ddl({"--output", "json", "status", "lo"});
@@ -219,7 +219,7 @@ TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns 
     CHECK(lj[1]["lease_end"].is_null());
 
     auto run = c.ddl({"run", "--cluster", "gl", "-np", "1", "--", "true"});
-    CHECK(run.err.find("the gpulab lease on cluster gl's nodes ends ") != std::string::npos);
+    CHECK(run.err.find("the gpulab nodes of cluster gl: lease ends ") != std::string::npos);
     CHECK(run.err.find("within runtime.lease_warn_minutes (30)") != std::string::npos);
     c.add("gl", "gpulab", gl + "runtime:\n  lease_warn_minutes: 5\n", {node("master", "127.0.0.1")},
           {{"jobs", {{"master", "j1"}}}, {"lease_end", iso}});
