@@ -65,7 +65,7 @@ EOF
     step "role check, runtime $dist"
     playbook -e ddl_dist_dir="$dist" || bad "the role's check refused this machine"
     newer=$(mktemp -d)
-    sed 's/"min_driver": [0-9]*/"min_driver": 999/' "$dist/cuda.json" >"$newer/cuda.json"
+    sed 's/"min_driver": [0-9]*/"min_driver": 999/g' "$dist/cuda.json" >"$newer/cuda.json"
     step "role check, a runtime that needs driver branch 999 (must fail)"
     if playbook -e ddl_dist_dir="$newer" >"$newer/log" 2>&1; then bad "the role accepted a driver older than needed"; fi
     grep -o 'runs NVIDIA driver.*docs/gpus.md)' "$newer/log" || { cat "$newer/log"; bad "no driver message"; }
