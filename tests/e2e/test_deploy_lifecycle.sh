@@ -139,17 +139,17 @@ ddl exec --cluster life -- 'hostname -I' >net-exec.log || { cat net-exec.log; fa
 [ "$(grep -c ' 10\.254\.251\.' net-exec.log)" = 3 ] || { cat net-exec.log; fail "nodes not on the new subnet"; }
 ddl exec --cluster life --nodes master -- ssh -o BatchMode=yes worker2 true || fail "ssh between nodes after the subnet change"
 ok "a subnet change is planned as replacing every node, and deploy makes them anew on the new subnet"
-# A cluster deployed with a spec a later ddl refuses (here a driver branch this ddl's CUDA cannot use) stays
+# A cluster deployed with a spec a later ddl refuses (here a driver branch older than every CUDA it loads) stays
 # manageable: commands use the spec as deployed and warn.
 python3 - "$STATE/life/state.json" <<'PY'
 import json, sys
 st = json.load(open(sys.argv[1]))
 assert "gpu:" not in st["spec_text"], st["spec_text"]
-st["spec_text"] += 'gpu:\n  driver_branch: "535"\n'
+st["spec_text"] += 'gpu:\n  driver_branch: "440"\n'
 json.dump(st, open(sys.argv[1], "w"))
 PY
 ddl status life >old.out 2>old.err || { cat old.err; fail "status of a cluster whose stored spec this ddl refuses"; }
-grep -q "warning: cluster life was deployed with a spec this ddl refuses" old.err && grep -q 'driver_branch "535"' old.err ||
+grep -q "warning: cluster life was deployed with a spec this ddl refuses" old.err && grep -q 'driver_branch "440"' old.err ||
   { cat old.err; fail "no warning about the stored spec"; }
 [ "$(ddl hostfile --cluster life 2>/dev/null | grep -c slots=)" = 3 ] || fail "hostfile of a cluster whose stored spec this ddl refuses"
 ok "a stored spec this ddl refuses: status and hostfile work on it and warn"

@@ -34,8 +34,9 @@ LocalChanges local_changes(const LocalPlan& old, const LocalPlan& plan) {
                    it->behind_bastion != n.behind_bastion || it->private_address != n.private_address ||
                    plan.containers != old.containers) {
             c.replaced.push_back(n);
-            c.lines.push_back("replace node " + n.name + " (" + join(LocalPlan::addresses(n), " ") + " -> " +
-                              join(LocalPlan::addresses(*it), " ") + ")");
+            c.lines_replaced.push_back(join(LocalPlan::addresses(n), " ") + " -> " +
+                                       join(LocalPlan::addresses(*it), " "));
+            c.lines.push_back("replace node " + n.name + " (" + c.lines_replaced.back() + ")");
         }
     }
     c.bridges_change = old.bridge_address != plan.bridge_address ||

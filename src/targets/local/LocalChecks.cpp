@@ -83,10 +83,14 @@ Status LocalTarget::plan(const PlanRequest& req, DeployPlan& out) {
     // addresses change is made anew, and the links are reshaped in place.
     const LocalChanges changes =
         local_changes(LocalPlan::from_json(td["plan"]), LocalPlan::from_spec(req.ctx.spec));
+    // A node that keeps its name but not its addresses (subnet, IP family, bastion) is made anew.
     for (auto& c : out.changes) {
-        if (c.kind != "node" || c.action != "update") continue;
-        for (const auto& r : changes.replaced)
-            if (r.name == c.address) c.action = "replace";
+        if (c.kind != "node" || (c.action != "update" && c.action != "keep")) continue;
+        for (std::size_t i = 0; i < changes.replaced.size(); ++i)
+            if (changes.replaced[i].name == c.address) {
+                c.action = "replace";
+                c.detail = changes.lines_replaced[i];
+            }
     }
     if (!changes.link_rate.empty()) out.changes.push_back({"update", "resource", "links", changes.link_rate});
     return {};

@@ -12,9 +12,10 @@ namespace ddl {
 struct LocalChanges {
     std::vector<LocalNodePlan> dropped;  // no longer in the spec
     std::vector<LocalNodePlan> replaced; // kept by name, with other addresses (subnet, IP family, bastion)
-    bool bridges_change = false;         // the bridges' addresses change: they are made anew too
-    std::string link_rate;               // "1 Gbit/s -> 100 Mbit/s" when the links' shaping changes
-    std::vector<std::string> lines;      // one per change, for the approval question
+    std::vector<std::string> lines_replaced; // for each of `replaced`: "10.1.2.3 -> 10.4.5.6"
+    bool bridges_change = false;             // the bridges' addresses change: they are made anew too
+    std::string link_rate;                   // "1 Gbit/s -> 100 Mbit/s" when the links' shaping changes
+    std::vector<std::string> lines;          // one per change, for the approval question
 };
 [[nodiscard]] LocalChanges local_changes(const LocalPlan& old, const LocalPlan& plan);
 
