@@ -8,7 +8,7 @@ std::string time_left(std::chrono::system_clock::time_point end, std::chrono::sy
     long long m = std::chrono::duration_cast<std::chrono::minutes>(end - now).count();
     if (m < 0) m = 0;
     if (m < 60) return std::to_string(m) + "m";
-    if (m < 48 * 60) return std::to_string(m / 60) + "h " + std::to_string(m % 60) + "m";
+    if (m < 48LL * 60) return std::to_string(m / 60) + "h " + std::to_string(m % 60) + "m";
     return std::to_string(m / 1440) + "d " + std::to_string(m % 1440 / 60) + "h";
 }
 

@@ -247,17 +247,17 @@ std::string base64_encode(std::string_view bytes) {
     out.reserve((bytes.size() + 2) / 3 * 4);
     std::size_t i = 0;
     for (; i + 2 < bytes.size(); i += 3) {
-        unsigned n = (static_cast<unsigned char>(bytes[i]) << 16) |
-                     (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                     static_cast<unsigned char>(bytes[i + 2]);
+        unsigned n = (static_cast<unsigned>(static_cast<unsigned char>(bytes[i])) << 16U) |
+                     (static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 1])) << 8U) |
+                     static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 2]));
         out += k_alphabet[(n >> 18) & 63];
         out += k_alphabet[(n >> 12) & 63];
         out += k_alphabet[(n >> 6) & 63];
         out += k_alphabet[n & 63];
     }
     if (i < bytes.size()) {
-        unsigned n = static_cast<unsigned char>(bytes[i]) << 16;
-        if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+        unsigned n = static_cast<unsigned>(static_cast<unsigned char>(bytes[i])) << 16U;
+        if (i + 1 < bytes.size()) n |= static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 1])) << 8U;
         out += k_alphabet[(n >> 18) & 63];
         out += k_alphabet[(n >> 12) & 63];
         out += i + 1 < bytes.size() ? k_alphabet[(n >> 6) & 63] : '=';

@@ -187,6 +187,7 @@ std::vector<int> cuda_major_order(const DriverInfo& driver, const std::string& f
             if (std::to_string(m.major) == forced) return {m.major};
         why = "DDL_CUDA_MAJOR=" + forced + " is not a CUDA major this runtime loads (" + majors_text([] {
                   std::vector<int> all;
+                  all.reserve(k_cuda_majors.size());
                   for (const CudaMajor& m : k_cuda_majors)
                       all.push_back(m.major);
                   return all;

@@ -43,7 +43,7 @@ std::optional<std::time_t> utc_time(const std::string& text) {
     int h = 0, m = 0;
     if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
         std::sscanf(zone.c_str() + 1, "%2d:%2d", &h, &m) == 2) {
-        const std::time_t offset = (h * 60 + m) * 60;
+        const std::time_t offset = (static_cast<std::time_t>(h) * 60 + m) * 60;
         return zone[0] == '+' ? t - offset : t + offset;
     }
     return std::nullopt;
@@ -77,6 +77,23 @@ std::string ended_early(GpulabApi& api, const std::string& id, const std::string
     for (std::size_t i = from; i < lines.size(); ++i)
         msg += "\n      | " + lines[i];
     return msg;
+}
+
+// The earliest end of the running jobs (each `max_s` after GPULab says it started RUNNING; now where it
+// does not say).
+std::optional<std::time_t> earliest_end(const std::map<std::string, nlohmann::json>& running,
+                                        long long max_s) {
+    std::optional<std::time_t> end;
+    for (const auto& [node, job] : running) {
+        const auto times = job.contains("state") ? job["state"].value("eventTimes", nlohmann::json::object())
+                                                 : nlohmann::json::object();
+        std::optional<std::time_t> began;
+        if (times.contains("RUNNING") && times["RUNNING"].is_string())
+            began = utc_time(times["RUNNING"].get<std::string>());
+        const std::time_t e = began.value_or(std::time(nullptr)) + static_cast<std::time_t>(max_s);
+        if (!end || e < *end) end = e;
+    }
+    return end;
 }
 
 } // namespace
@@ -235,18 +252,8 @@ Status GpulabTarget::provision(Context& ctx) {
     }
 
     // The jobs' lease: GPULab stops each one maxDuration after it started running.
-    if (auto max = duration_seconds(g.max_duration)) {
-        std::optional<std::time_t> end;
-        for (const auto& job : jobs) {
-            const auto times = running[job.node]["state"].value("eventTimes", nlohmann::json::object());
-            std::optional<std::time_t> began;
-            if (times.contains("RUNNING") && times["RUNNING"].is_string())
-                began = utc_time(times["RUNNING"].get<std::string>());
-            const std::time_t e = began.value_or(std::time(nullptr)) + *max;
-            if (!end || e < *end) end = e;
-        }
-        if (end) td["lease_end"] = iso_utc(*end);
-    }
+    if (auto max = duration_seconds(g.max_duration))
+        if (auto end = earliest_end(running, *max)) td["lease_end"] = iso_utc(*end);
     ctx.state.nodes.clear();
     for (const auto& job : jobs) {
         auto ep = ssh_endpoint(running[job.node], g.ssh_port, g.ssh_via);

@@ -98,7 +98,8 @@ Result<TimePoint> parse_rfc3339(const std::string& text) {
         const int sign = zone[0] == '-' ? -1 : 1;
         const int hh = std::stoi(zone.substr(1, 2));
         const int mm = std::stoi(zone.substr(zone.size() - 2));
-        t -= sign * (hh * 3600 + mm * 60);
+        t -= static_cast<std::time_t>(sign) *
+             (static_cast<std::time_t>(hh) * 3600 + static_cast<std::time_t>(mm) * 60);
     }
     return std::chrono::system_clock::from_time_t(t);
 }

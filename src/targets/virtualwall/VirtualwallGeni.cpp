@@ -122,6 +122,50 @@ Result<Creds> user_and_slice(GeniClient& client, const Session& s) {
     return Creds{*user, *rec};
 }
 
+// Status until every sliver is geni_ready (or one failed, or k_ready_timeout passed): the slivers then.
+Result<std::vector<Sliver>> wait_until_ready(Context& ctx, GeniClient& client, const Session& s,
+                                             const XmlRpcValue& cr) {
+    const auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
+    auto pause = std::chrono::seconds(1);
+    ctx.progress.note("    aggregate: waiting until every sliver is geni_ready");
+    for (;;) {
+        auto st = client.am("Status", {urns_of(s), cr, XmlRpcValue::structure()});
+        if (!st) return st.error();
+        std::vector<Sliver> slivers = slivers_of(*st);
+        for (const auto& sl : slivers)
+            if (sl.operational == "geni_failed")
+                return Error{
+                    "aggregate: sliver " + sl.urn + " failed (geni_failed)" +
+                    (sl.error.empty() ? std::string() : ": " + sl.error) +
+                    "; `ddl destroy` the cluster and deploy again, or ask for another hardware_type"};
+        if (all_in(slivers, &Sliver::operational, "geni_ready")) return slivers;
+        if (std::chrono::steady_clock::now() > deadline) {
+            std::vector<std::string> waiting;
+            for (const auto& sl : slivers)
+                if (sl.operational != "geni_ready") waiting.push_back(sl.urn + " " + sl.operational);
+            return Error{
+                "aggregate: slivers not geni_ready after " +
+                std::to_string(std::chrono::duration_cast<std::chrono::minutes>(k_ready_timeout).count()) +
+                " minutes (" + join(waiting, ", ") +
+                "); deploy again to keep waiting, or `ddl destroy` the cluster"};
+        }
+        if (ctx.stop_requested()) return Error{"interrupted while waiting for the slivers"};
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::seconds(20));
+    }
+}
+
+// The slice's manifest from Describe, written to `path` (0600).
+Status save_manifest(GeniClient& client, const Session& s, const XmlRpcValue& cr, const std::string& path) {
+    auto d = client.am(
+        "Describe",
+        {urns_of(s), cr, XmlRpcValue::structure({{"geni_rspec_version", geni_rspec_version_option()}})});
+    if (!d) return d.error();
+    const std::string manifest = d->text("geni_rspec");
+    if (manifest.empty()) return Error{"aggregate Describe returned no manifest (geni_rspec)"};
+    return write_file_atomic(path, manifest, 0600);
+}
+
 } // namespace
 
 std::string virtualwall_default_am_url(const std::string& testbed) {
@@ -248,42 +292,11 @@ Status geni_provision(Context& ctx, XmlRpcTransport& transport, const std::strin
     }
 
     // Status until every sliver is geni_ready.
-    const auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
-    auto pause = std::chrono::seconds(1);
-    ctx.progress.note("    aggregate: waiting until every sliver is geni_ready");
-    for (;;) {
-        auto st = client.am("Status", {urns_of(*s), cr, XmlRpcValue::structure()});
-        if (!st) return st.error();
-        slivers = slivers_of(*st);
-        for (const auto& sl : slivers)
-            if (sl.operational == "geni_failed")
-                return Error{
-                    "aggregate: sliver " + sl.urn + " failed (geni_failed)" +
-                    (sl.error.empty() ? std::string() : ": " + sl.error) +
-                    "; `ddl destroy` the cluster and deploy again, or ask for another hardware_type"};
-        if (all_in(slivers, &Sliver::operational, "geni_ready")) break;
-        if (std::chrono::steady_clock::now() > deadline) {
-            std::vector<std::string> waiting;
-            for (const auto& sl : slivers)
-                if (sl.operational != "geni_ready") waiting.push_back(sl.urn + " " + sl.operational);
-            return Error{
-                "aggregate: slivers not geni_ready after " +
-                std::to_string(std::chrono::duration_cast<std::chrono::minutes>(k_ready_timeout).count()) +
-                " minutes (" + join(waiting, ", ") +
-                "); deploy again to keep waiting, or `ddl destroy` the cluster"};
-        }
-        if (ctx.stop_requested()) return Error{"interrupted while waiting for the slivers"};
-        std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::seconds(20));
-    }
+    auto ready = wait_until_ready(ctx, client, *s, cr);
+    if (!ready) return ready.error();
+    slivers = std::move(*ready);
     td["slivers_expire"] = earliest_expiry(slivers);
-    auto d = client.am(
-        "Describe",
-        {urns_of(*s), cr, XmlRpcValue::structure({{"geni_rspec_version", geni_rspec_version_option()}})});
-    if (!d) return d.error();
-    const std::string manifest = d->text("geni_rspec");
-    if (manifest.empty()) return Error{"aggregate Describe returned no manifest (geni_rspec)"};
-    if (auto st = write_file_atomic(manifest_path, manifest, 0600); !st) return st;
+    if (auto st = save_manifest(client, *s, cr, manifest_path); !st) return st;
     td["slice_created"] = true;
     ctx.progress.note("    aggregate: slice " + s->slice_urn + " ready; slivers expire " +
                       td.value("slivers_expire", std::string("(not given)")));
