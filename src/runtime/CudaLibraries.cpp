@@ -133,7 +133,8 @@ std::string majors_text(const std::vector<int>& majors) {
 } // namespace
 
 std::string cudart_soname(int major) {
-    return "libcudart.so." + std::to_string(major);
+    // CUDA 11 kept the soname of 11.0 for every 11.x release; from 12 on it is the major alone.
+    return "libcudart.so." + std::to_string(major) + (major == 11 ? ".0" : "");
 }
 
 std::string nccl_soname() {

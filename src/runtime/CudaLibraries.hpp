@@ -44,7 +44,8 @@ struct CudaLibraries {
     decltype(&ncclGetVersion) nccl_get_version = nullptr;
 };
 
-// The CUDA runtime's soname of one major (libcudart.so.<major>) and NCCL's (libnccl.so.2).
+// The CUDA runtime's soname of one major (libcudart.so.13, .12, and .11.0 for every CUDA 11) and NCCL's
+// (libnccl.so.2).
 [[nodiscard]] std::string cudart_soname(int major);
 [[nodiscard]] std::string nccl_soname();
 

@@ -50,7 +50,7 @@ ddl run --cluster "$name" -- mlp_trainer --steps 15 --batch 48 --checksum >tr.ou
 check_trainer tr.out "$(grep -c '^\[[0-9]*\] step 0 ' tr.out)"
 ddl run --cluster "$name" -x DDL_BACKEND=nccl -- ddl-allreduce-test -b 4 -e 4 -n 1 -w 0 >nccl.out 2>&1 &&
   { cat nccl.out; fail "the NCCL backend started on nodes without CUDA"; }
-grep -q "backend nccl on [a-z0-9]*: libcudart.so.13, libcudart.so.12, libcudart.so.11 not found .*cuda-cudart-.*libnccl2.*runtime.backend: tcp" nccl.out ||
+grep -q "backend nccl on [a-z0-9]*: libcudart.so.13, libcudart.so.12, libcudart.so.11.0 not found .*cuda-cudart-.*libnccl2.*runtime.backend: tcp" nccl.out ||
   { cat nccl.out; fail "no one-line reason for the missing CUDA runtime"; }
 ok "clean nodes: every runtime program resolves its libraries (OpenBLAS from the role, no CUDA linked); the trainer trains; backend nccl without CUDA names what to install"
 

@@ -127,7 +127,7 @@ EOF
 {
     step "CUDA runtimes on this machine"
     mapfile -t cudarts < <(find / -xdev \( -path /proc -o -path /sys \) -prune -o -name 'libcudart.so.[0-9]*' -print 2>/dev/null |
-        grep -E 'libcudart\.so\.[0-9]+$' | sort)
+        grep -E 'libcudart\.so\.(1[2-9]|11\.0)$' | sort)
     printf '%s\n' "${cudarts[@]}"
     [ "${#cudarts[@]}" -gt 0 ] || bad "no libcudart.so.<major> found"
     for lib in "${cudarts[@]}"; do
@@ -143,8 +143,10 @@ EOF
     env -u DDL_CUDART_LIBRARY DDL_BACKEND=nccl timeout 60 "$bin/ddl-allreduce-test" --size 1M -n 1 | grep '^#' ||
         bad "allreduce with the runtime's own choice"
     for m in 13 12 11; do
-        ls /usr/local/cuda/lib64/libcudart.so.$m >/dev/null 2>&1 && continue
-        ldconfig -p | grep -q "libcudart.so.$m " && continue
+        so=libcudart.so.$m
+        [ $m = 11 ] && so=libcudart.so.11.0
+        ls /usr/local/cuda/lib64/$so >/dev/null 2>&1 && continue
+        ldconfig -p | grep -q "$so " && continue
         step "DDL_CUDA_MAJOR=$m, not installed here (must fail with one line)"
         if env -u DDL_CUDART_LIBRARY DDL_CUDA_MAJOR=$m DDL_BACKEND=nccl timeout 60 "$bin/ddl-allreduce-test" --size 1M -n 1; then
             bad "DDL_CUDA_MAJOR=$m loaded a runtime that is not there"

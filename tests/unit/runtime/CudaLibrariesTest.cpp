@@ -7,6 +7,7 @@ using namespace ddl::runtime;
 
 TEST_CASE("the sonames name the CUDA runtime's major and NCCL 2") {
     CHECK(cudart_soname(12) == "libcudart.so.12");
+    CHECK(cudart_soname(11) == "libcudart.so.11.0"); // every CUDA 11.x keeps 11.0's soname
     CHECK(cudart_soname(CUDART_VERSION / 1000) == "libcudart.so." + std::to_string(CUDART_VERSION / 1000));
     CHECK(nccl_soname() == "libnccl.so.2");
 }
@@ -46,7 +47,7 @@ TEST_CASE("DDL_CUDA_MAJOR picks one major, and an unknown one is refused with th
     CHECK(cuda_major_order(driver(13000, 90), "12", why) == std::vector<int>{12});
     CHECK(cuda_major_order(driver(13000, 90), "10", why).empty());
     CHECK(why.find("DDL_CUDA_MAJOR=10") != std::string::npos);
-    CHECK(why.find("libcudart.so.13, libcudart.so.12, libcudart.so.11") != std::string::npos);
+    CHECK(why.find("libcudart.so.13, libcudart.so.12, libcudart.so.11.0") != std::string::npos);
 }
 
 TEST_CASE("a CUDA runtime of no major found is one line naming each soname tried") {
@@ -61,7 +62,7 @@ TEST_CASE("a missing NCCL is one line naming the file, the packages and the tcp 
     if (!l.cudart) {
         // No CUDA runtime here: that is what the line names, and NCCL is not tried without it.
         CHECK_FALSE(l.nccl);
-        CHECK(cuda_missing_message(l).find("libcudart.so.13, libcudart.so.12, libcudart.so.11 not found") !=
+        CHECK(cuda_missing_message(l).find("libcudart.so.13, libcudart.so.12, libcudart.so.11.0 not found") !=
               std::string::npos);
         return;
     }
