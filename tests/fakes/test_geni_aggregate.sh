@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Follows: GENI Aggregate Manager API v3 ("GAPI_AM_API_V3", its "Common Concepts" and "Details" pages,
+# https://groups.geni.net/geni/wiki/GAPI_AM_API_V3) and the GENI Common Federation API v2
+# (https://groups.geni.net/geni/wiki/CommonFederationAPIv2): the calls, states and error codes checked below.
 # geni_aggregate.py answers and refuses as the AM API v3 and the Federation API v2 say (the accepted path
 # runs in tests/e2e/test_virtualwall.sh): states through Allocate/Provision/geni_start/Status, the error
 # codes of refused calls, Renew bounded by the slice credential, a slice's expiry. Nodes come from a stub
