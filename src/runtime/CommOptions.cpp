@@ -14,22 +14,11 @@ namespace ddl::runtime {
 
 namespace {
 
-ddl::Status read_int(const GetEnv& getenv, const char* name, std::int64_t min, std::int64_t max, auto& out) {
-    const char* text = getenv(name);
-    if (text == nullptr || *text == '\0') return {};
-    auto value = parse_int(trim(text));
-    if (!value || *value < min || *value > max)
-        return ddl::Error{std::string(name) + "='" + text + "' is not an integer in [" + std::to_string(min) +
-                          ", " + std::to_string(max) + "]"};
-    out = static_cast<std::remove_reference_t<decltype(out)>>(*value);
-    return {};
-}
-
 // srun describes the step's layout: the tasks on this task's node come from the step's
 // tasks-per-node list at this node's index (SLURM_NTASKS_PER_NODE is unset unless the user passed it).
 ddl::Status apply_slurm_step(const GetEnv& getenv, CommOptions& opts) {
     int node_id = -1;
-    if (auto st = read_int(getenv, "SLURM_NODEID", 0, 1 << 20, node_id); !st) return st;
+    if (auto st = read_env_int(getenv, "SLURM_NODEID", 0, 1 << 20, node_id); !st) return st;
     for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
         const char* v = getenv(name);
         if (v == nullptr || node_id < 0) continue;
@@ -123,7 +112,7 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
     bool port_given = false;
     for (const char* name : {"DDL_MASTER_PORT", "MASTER_PORT"}) {
         if (getenv(name) != nullptr) {
-            check(read_int(getenv, name, 1, 65535, opts.master_port));
+            check(read_env_int(getenv, name, 1, 65535, opts.master_port));
             port_given = true;
             break;
         }
@@ -153,14 +142,14 @@ ddl::Result<CommOptions> comm_options_from_env(const GetEnv& getenv) {
             opts.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
     }
     int bootstrap_s = 0;
-    check(read_int(getenv, "DDL_BOOTSTRAP_TIMEOUT_S", 1, 86400, bootstrap_s));
+    check(read_env_int(getenv, "DDL_BOOTSTRAP_TIMEOUT_S", 1, 86400, bootstrap_s));
     if (bootstrap_s > 0) opts.bootstrap_timeout = std::chrono::seconds(bootstrap_s);
-    check(read_int(getenv, "DDL_FUSION_THRESHOLD", 0, std::int64_t{1} << 40, opts.fusion_threshold));
+    check(read_env_int(getenv, "DDL_FUSION_THRESHOLD", 0, std::int64_t{1} << 40, opts.fusion_threshold));
     int cycle_ms = -1;
-    check(read_int(getenv, "DDL_CYCLE_TIME_MS", 0, 60000, cycle_ms));
+    check(read_env_int(getenv, "DDL_CYCLE_TIME_MS", 0, 60000, cycle_ms));
     if (cycle_ms >= 0) opts.cycle_time = std::chrono::milliseconds(cycle_ms);
-    check(read_int(getenv, "DDL_SEGMENT_BYTES", 4096, 1 << 30, opts.segment_bytes));
-    check(read_int(getenv, "DDL_SOCKET_BUFFER_BYTES", 0, 1 << 30, opts.socket_buffer_bytes));
+    check(read_env_int(getenv, "DDL_SEGMENT_BYTES", 4096, 1 << 30, opts.segment_bytes));
+    check(read_env_int(getenv, "DDL_SOCKET_BUFFER_BYTES", 0, 1 << 30, opts.socket_buffer_bytes));
     if (opts.rank >= opts.size)
         errors.push_back("rank " + std::to_string(opts.rank) + " is not below the size " +
                          std::to_string(opts.size));

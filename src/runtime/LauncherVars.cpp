@@ -90,17 +90,6 @@ bool is_set(const GetEnv& getenv, const char* name) {
     return v != nullptr && *v != '\0';
 }
 
-ddl::Status read_int(const GetEnv& getenv, const char* name, std::int64_t min, std::int64_t max, int& out) {
-    const char* text = getenv(name);
-    if (text == nullptr || *text == '\0') return {};
-    auto value = parse_int(trim(text));
-    if (!value || *value < min || *value > max)
-        return ddl::Error{std::string(name) + "='" + text + "' is not an integer in [" + std::to_string(min) +
-                          ", " + std::to_string(max) + "]"};
-    out = static_cast<int>(*value);
-    return {};
-}
-
 // srun's PMI plugins give PMI_RANK/PMI_SIZE equal to SLURM_PROCID/SLURM_NTASKS: not Hydra's.
 bool is_sruns_pmi(const GetEnv& getenv) {
     const char* procid = getenv("SLURM_PROCID");
@@ -135,7 +124,7 @@ ddl::Status refuse_unreadable(const GetEnv& getenv) {
 ddl::Status refuse_size_one(const GetEnv& getenv, const Source& src) {
     for (const Count& c : k_counts) {
         int n = 0;
-        if (!read_int(getenv, c.variable, 1, 1 << 20, n).ok() || n <= 1) continue;
+        if (!read_env_int(getenv, c.variable, 1, 1 << 20, n).ok() || n <= 1) continue;
         return ddl::Error{std::string(src.size) + "=1 (" + src.launcher + ") but " + c.variable + "=" +
                           std::to_string(n) + " (" + c.launcher + ") counts " + std::to_string(n) +
                           " processes" + (c.local ? " on this node" : "") +
@@ -161,12 +150,12 @@ ddl::Result<LauncherRanks> launcher_ranks(const GetEnv& getenv) {
     };
     out.launcher = src->launcher;
     out.from_slurm = src->launcher == k_slurm;
-    check(read_int(getenv, src->rank, 0, 1 << 20, out.rank));
-    check(read_int(getenv, src->size, 1, 1 << 20, out.size));
-    check(read_int(getenv, src->local_rank, 0, 1 << 20, out.local_rank));
+    check(read_env_int(getenv, src->rank, 0, 1 << 20, out.rank));
+    check(read_env_int(getenv, src->size, 1, 1 << 20, out.size));
+    check(read_env_int(getenv, src->local_rank, 0, 1 << 20, out.local_rank));
     // SLURM_NTASKS_PER_NODE may be "4(x2)" (CommOptions reads the step's layout); a bad local size is not
     // worth failing for.
-    if (!read_int(getenv, src->local_size, 1, 1 << 20, out.local_size).ok()) out.local_size = 1;
+    if (!read_env_int(getenv, src->local_size, 1, 1 << 20, out.local_size).ok()) out.local_size = 1;
     if (!errors.empty()) return ddl::Error{join(errors, "; ")};
     if (out.size == 1)
         if (auto st = refuse_size_one(getenv, *src); !st) return st.error();

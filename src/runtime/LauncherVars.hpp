@@ -19,7 +19,9 @@
 // the fix, instead of running alone as if it were the whole job.
 #include "runtime/CommOptions.hpp"
 #include "util/Result.hpp"
+#include "util/Strings.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace ddl::runtime {
@@ -34,6 +36,21 @@ struct LauncherRanks {
 };
 
 // Reads the ranks as above. An Error names bad values (variable and value) or the refusal.
+// Reads the integer variable `name` into `out` when it is set and not empty (else leaves `out`); an Error
+// names the variable and its bad value.
+template <typename T>
+[[nodiscard]] ddl::Status read_env_int(const GetEnv& getenv, const char* name, std::int64_t min,
+                                       std::int64_t max, T& out) {
+    const char* text = getenv(name);
+    if (text == nullptr || *text == '\0') return {};
+    auto value = parse_int(trim(text));
+    if (!value || *value < min || *value > max)
+        return ddl::Error{std::string(name) + "='" + text + "' is not an integer in [" + std::to_string(min) +
+                          ", " + std::to_string(max) + "]"};
+    out = static_cast<T>(*value);
+    return {};
+}
+
 [[nodiscard]] ddl::Result<LauncherRanks> launcher_ranks(const GetEnv& getenv);
 
 } // namespace ddl::runtime
