@@ -5,9 +5,12 @@
 #include "cli/OptionChecks.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
+#include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <optional>
 
 namespace ddl::cli {
 namespace {
@@ -63,6 +66,50 @@ std::vector<std::string> split_at_dashdash(int argc, char** argv, std::vector<st
     return {before.rbegin(), before.rend()};
 }
 
+// Edit distance (insertions, deletions, substitutions, and swaps of neighbours) between two words.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i)
+        d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min(
+                {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+// The first word that is not a global option (or its value): the command the user meant, if it is none
+// of ddl's. Returns the message naming the nearest commands, as git does ("did you mean").
+std::optional<std::string> unknown_command(const CLI::App& app, const std::vector<std::string>& reversed) {
+    std::string word;
+    for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
+        if (*it == "--state-dir" || *it == "--output") {
+            if (++it == reversed.rend()) return std::nullopt;
+            continue;
+        }
+        if (it->empty() || (*it)[0] == '-') continue;
+        word = *it;
+        break;
+    }
+    if (word.empty()) return std::nullopt;
+    std::vector<std::string> near;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->get_name() == word) return std::nullopt;
+        const std::size_t limit = std::max<std::size_t>(1, sub->get_name().size() / 3);
+        const bool prefix = sub->get_name().rfind(word, 0) == 0;
+        if (edit_distance(word, sub->get_name()) <= limit || prefix) near.push_back(sub->get_name());
+    }
+    std::string message = "ddl: \"" + word + "\" is not a ddl command";
+    if (!near.empty()) message += "\nhint: did you mean " + join(near, " or ") + "?";
+    return message + "\n`ddl --help` lists the commands";
+}
+
 } // namespace
 
 int run_app(int argc, char** argv) {
@@ -90,6 +137,10 @@ int run_app(int argc, char** argv) {
 
     std::vector<std::string> after;
     auto args = split_at_dashdash(argc, argv, after);
+    if (auto unknown = unknown_command(app, args)) {
+        std::cerr << *unknown << "\n";
+        return exit_code::k_bad_input;
+    }
     try {
         app.parse(args);
     } catch (const CLI::CallForHelp& e) {

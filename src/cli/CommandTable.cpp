@@ -1,6 +1,7 @@
 #include "cli/CommandTable.hpp"
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace ddl::cli {
@@ -25,15 +26,16 @@ constexpr CommandEntry k_commands[] = {
     {"list", "Every cluster in the state folder: target, nodes, state, age, lock", Needs::nothing,
      list_command},
     {"status", "Phases, nodes, addresses, GPUs and slots of a cluster", Needs::cluster, status_command},
-    {"hostfile", "Print or write the hostfile from the probed nodes", Needs::cluster, hostfile_command},
+    {"hostfile", "Print or write the hostfile from the probed nodes", Needs::probed_cluster,
+     hostfile_command},
     {"exec", "Run a command on all (or some) nodes in parallel", Needs::cluster, exec_command},
     {"ssh", "Open a shell (or run a command) on one node", Needs::cluster, ssh_command},
     {"tunnel", "Forward a service on a node's localhost to this machine", Needs::cluster, tunnel_command},
-    {"run", "Start a program on every slot (bundled runtime launcher)", Needs::cluster, run_command},
+    {"run", "Start a program on every slot (bundled runtime launcher)", Needs::probed_cluster, run_command},
     {"bench", "Allreduce and training benchmarks", Needs::nothing, nullptr},
-    {"bench allreduce", "nccl-tests style allreduce table with the link's limit", Needs::cluster,
+    {"bench allreduce", "nccl-tests style allreduce table with the link's limit", Needs::probed_cluster,
      bench_allreduce_command},
-    {"bench train", "Training throughput and scaling over nodes x batch size", Needs::cluster,
+    {"bench train", "Training throughput and scaling over nodes x batch size", Needs::probed_cluster,
      bench_train_command},
     {"smoke-test", "Deploy, check, destroy (always), or check a deployed cluster; JUnit XML, notices",
      Needs::nothing, smoke_test_command},
@@ -59,6 +61,16 @@ void Invocation::say(const std::string& message) const {
 
 int Invocation::fail(const std::string& message, int rc) const {
     say(message);
+    // Under --output json a script reads stdout: the failure is there too, as one object.
+    if (g.json) {
+        const auto nl = message.find("\nhint: ");
+        nlohmann::json j{{"error",
+                          {{"command", name},
+                           {"message", nl == std::string::npos ? message : message.substr(0, nl)},
+                           {"exit_code", rc}}}};
+        if (nl != std::string::npos) j["error"]["hint"] = message.substr(nl + 8);
+        std::cout << j.dump(2) << "\n";
+    }
     return rc;
 }
 

@@ -28,6 +28,7 @@ struct GlobalOptions {
 enum class Needs {
     nothing,        // it reads spec files or the state folder itself (deploy and smoke-test create theirs)
     cluster,        // an existing cluster, read-only (no lock): state, stored spec, context
+    probed_cluster, // the same, deployed as far as its nodes were probed (else exit 2 naming `ddl deploy`)
     locked_cluster, // an existing cluster under its lock, with its target driver (a mutating command)
 };
 

@@ -5,6 +5,7 @@
 #include "cli/OptionChecks.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
+#include "provision/ConfigChanges.hpp"
 #include "provision/Pipeline.hpp"
 #include "targets/Registry.hpp"
 
@@ -63,6 +64,18 @@ Status approve_on_terminal(Context& ctx, const std::string& what, const std::vec
                  "there is no terminal to approve on: run again with -y (--yes) to approve"};
 }
 
+// Settings that configure would change on nodes that exist (ConfigChanges.hpp): asked like any change to
+// what exists, before any phase runs.
+Status approve_config_changes(OpenCluster& oc, const Spec& spec) {
+    if (!oc.before || oc.before->nodes.empty()) return {};
+    auto deployed =
+        load_spec_string(oc.before->spec_text, spec.name + " (stored spec)", SpecOrigin::stored).spec;
+    if (!deployed) return {};
+    const auto changes = config_changes(*deployed, spec);
+    return oc.ctx->approve_destructive("the configuration of cluster " + spec.name,
+                                       config_change_lines(changes));
+}
+
 int deploy(const Invocation& inv, const DeployArgs& a) {
     auto loaded = load_spec_file(a.file);
     if (!loaded.spec) {
@@ -90,9 +103,22 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
         refused = refused || !s;
         return s;
     };
+    if (auto settings = approve_config_changes(**oc, spec); !settings) {
+        ctx.progress.note(settings.error().message);
+        if (auto s = (*oc)->store.save(*(*oc)->before); !s)
+            inv.say("cannot restore the cluster's state: " + s.error().message);
+        return ctx.approval_needs_yes ? exit_code::k_bad_input : exit_code::k_failure;
+    }
     ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
                       std::to_string(spec.node_count()) + " node(s))");
     rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
+    // A new cluster refused before anything was made (a clash, a missing approval): no record is left.
+    if (rc == exit_code::k_bad_input && !(*oc)->before && !ctx.state.phase_done("provision") &&
+        ctx.state.target_data.empty()) {
+        if (auto s = (*oc)->store.remove(spec.name); !s)
+            inv.say("cannot remove the new cluster's record: " + s.error().message);
+        return rc;
+    }
     // Nothing was changed: the cluster's record goes back to what it was, so `run` and `hostfile` still
     // work on nodes that are all still up.
     if (refused && (*oc)->before) {

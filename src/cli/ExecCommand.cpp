@@ -45,13 +45,23 @@ std::string node_cmdline(const Context& ctx, const ExecArgs& a, const NodeState&
     return shell_join(argv);
 }
 
+// The command line under coreutils' timeout on the node, in the user's login shell: when --timeout
+// passes, the node itself stops the command's whole process group (TERM, then KILL 5 s later) and the
+// command exits 124, instead of running on after ddl gave up on it.
+std::string with_remote_timeout(const std::string& cmdline, int timeout_s) {
+    return "exec timeout -k 5 " + std::to_string(timeout_s) + " \"${SHELL:-/bin/sh}\" -c " +
+           shell_quote(cmdline);
+}
+
 // Runs on every node in parallel, each output line prefixed with its node; the nodes it failed on.
 std::vector<std::string> exec_on(Context& ctx, const ExecArgs& a, const std::vector<NodeState>& nodes) {
     std::mutex out_mutex;
     std::vector<std::string> failed;
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
-        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]), node_cmdline(ctx, a, nodes[i]),
-                                 std::chrono::seconds(a.timeout_s));
+        // ddl waits a little longer than the node's own timeout, which reports first.
+        auto r = ctx.remote.exec(ctx.endpoint(nodes[i]),
+                                 with_remote_timeout(node_cmdline(ctx, a, nodes[i]), a.timeout_s),
+                                 std::chrono::seconds(a.timeout_s + 15));
         std::lock_guard lock(out_mutex);
         if (!r) {
             std::cerr << "[" << nodes[i].name << "] error: " << r.error().message << "\n";
@@ -62,7 +72,11 @@ std::vector<std::string> exec_on(Context& ctx, const ExecArgs& a, const std::vec
             std::cout << "[" << nodes[i].name << "] " << line << "\n";
         for (const auto& line : split_lines(r->err))
             std::cerr << "[" << nodes[i].name << "] " << line << "\n";
-        if (!r->ok()) failed.push_back(nodes[i].name + " (exit " + std::to_string(r->exit_status) + ")");
+        if (r->exit_status == 124)
+            failed.push_back(nodes[i].name + " (timed out after " + std::to_string(a.timeout_s) +
+                             " s; stopped there)");
+        else if (!r->ok())
+            failed.push_back(nodes[i].name + " (exit " + std::to_string(r->exit_status) + ")");
     });
     std::cout.flush();
     return failed;

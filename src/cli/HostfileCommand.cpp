@@ -41,9 +41,6 @@ void print_json(const ClusterState& st, HostfileFormat f, const std::string& tex
 
 int hostfile(const Invocation& inv, const HostfileArgs& a) {
     const auto& st = inv.cluster->state;
-    if (!st.phase_done("probe"))
-        return inv.fail("cluster " + st.cluster + " has not been probed yet\nhint: run `ddl deploy` first",
-                        exit_code::k_failure);
     HostfileFormat f = inv.cluster->ctx->spec.hostfile_format;
     if (a.format == "openmpi") f = HostfileFormat::openmpi;
     if (a.format == "horovod") f = HostfileFormat::horovod;

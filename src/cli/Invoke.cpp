@@ -19,6 +19,11 @@ std::optional<int> set_up(const CommandEntry& entry, CommandBody& body, Invocati
         if (!driver) return inv.fail(driver.error().message, exit_code::k_failure);
         (*oc)->driver = std::move(*driver);
     }
+    if (entry.needs == Needs::probed_cluster && !(*oc)->state.phase_done("probe"))
+        return inv.fail(
+            "cluster " + (*oc)->state.cluster +
+                " is not deployed yet (its nodes have not been probed)\nhint: run `ddl deploy` first",
+            exit_code::k_bad_input);
     inv.cluster = std::move(*oc);
     return std::nullopt;
 }

@@ -1,6 +1,7 @@
 // `ddl plan`: what `ddl deploy FILE` would create, change, replace and delete (nodes, and cloud resources
 // for Terraform targets), changing nothing (issue #19). Terraform users know it as `terraform plan`.
 #include "cli/CommandTable.hpp"
+#include "provision/ConfigChanges.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
@@ -107,7 +108,12 @@ int plan(const Invocation& inv, const PlanArgs& a) {
         out.notes.push_back("a destroy of this cluster did not finish: `ddl destroy " + spec.name + "`");
     PlanRequest req{
         .ctx = ctx, .deployed = deployed ? &*deployed : nullptr, .files = *files, .scratch = scratch.path()};
-    if (auto s = (*driver)->plan(req, out); !s) return inv.fail(s.error().message, exit_code::k_failure);
+    if (auto s = (*driver)->plan(req, out); !s)
+        return inv.fail(s.error().message, s.error().refused ? exit_code::k_bad_input : exit_code::k_failure);
+    if (deployed && out.exists) {
+        auto settings = config_changes(*deployed, spec);
+        out.changes.insert(out.changes.end(), settings.begin(), settings.end());
+    }
     if (inv.g.json)
         std::cout << out.to_json().dump(2) << "\n";
     else

@@ -65,7 +65,11 @@ int run(const Invocation& inv, const RunArgs& a) {
     runtime::Launcher launcher(*prepared->transport);
     auto result = launcher.run(prepared->opts);
     if (!result) return inv.fail(result.error().message, exit_code::k_bad_input);
-    if (result->exit_code != 0) return inv.fail(result->message, exit_code::k_failure);
+    // Stopped by a signal to ddl itself (Ctrl-C): 128 + the signal, as a shell reports it; a rank's
+    // failure: 1.
+    const bool interrupted = result->failed_rank < 0 && result->exit_code > 128;
+    if (result->exit_code != 0)
+        return inv.fail(result->message, interrupted ? result->exit_code : exit_code::k_failure);
     return exit_code::k_ok;
 }
 

@@ -1,12 +1,14 @@
-// `ddl status`: a cluster's phases and nodes (addresses, GPUs, CPUs, slots, the CUDA chosen, OS), and when
-// the testbed ends the nodes on its own.
+// `ddl status`: a cluster's phases and nodes (addresses, whether each answers now, GPUs, CPUs, slots, the
+// CUDA chosen, OS), and when the testbed ends the nodes on its own.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "targets/Registry.hpp"
+#include "remote/RemoteExecutor.hpp"
 #include "util/Net.hpp"
+#include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -20,19 +22,48 @@ namespace {
 struct StatusArgs {
     std::string cluster;
     bool show_secrets = false; // `--output json` leaves the secrets out unless asked for
+    bool no_check = false;     // leave out whether the nodes answer (no network)
 };
+
+// Whether each node answers SSH now ("up" / "unreachable"), in parallel, 5 s at most; empty where nothing
+// was provisioned yet or the target's nodes are not reached over SSH.
+std::vector<std::string> reachability(Context& ctx) {
+    const auto& nodes = ctx.state.nodes;
+    if (nodes.empty() || !ctx.state.phase_done("wait-ssh") || !check_nodes_over_ssh(ctx.spec, "status"))
+        return {};
+    std::vector<std::string> out(nodes.size());
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        out[i] = ctx.remote.wait_ready(ctx.endpoint(nodes[i]), std::chrono::seconds(5)) ? "up" : "unreachable";
+    });
+    return out;
+}
+
+// One line on stderr naming the nodes that do not answer, and the command that repairs them.
+void warn_unreachable(const ClusterState& st, const std::vector<std::string>& reach) {
+    std::vector<std::string> silent;
+    for (std::size_t i = 0; i < reach.size(); ++i)
+        if (reach[i] != "up") silent.push_back(st.nodes[i].name);
+    if (silent.empty()) return;
+    std::cerr << "ddl status: " << silent.size() << " node(s) do not answer: " << join(silent, ", ")
+              << "\nhint: `ddl deploy` of the cluster's spec checks every node and repairs what it can\n";
+}
 
 void add_options(CLI::App& sub, StatusArgs& a) {
     sub.add_option("cluster", a.cluster, "Cluster name or spec file");
     sub.add_flag("--show-secrets", a.show_secrets,
                  "With --output json: include the cluster's secrets (the Jupyter token)");
+    sub.add_flag("--no-check", a.no_check, "Do not check whether the nodes answer now");
 }
 
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
     const auto lease = lease_end(st);
+    const auto reach = a.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
+    warn_unreachable(st, reach);
     if (inv.g.json) {
         auto j = st.to_json();
+        for (std::size_t i = 0; i < reach.size() && i < j["nodes"].size(); ++i)
+            j["nodes"][i]["reachable"] = reach[i] == "up";
         j.erase("spec_text");
         j["lease_end"] = lease ? nlohmann::json(iso_utc(*lease)) : nlohmann::json(nullptr);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
@@ -44,13 +75,16 @@ int status(const Invocation& inv, const StatusArgs& a) {
     for (const auto& p : phase_names())
         std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
     if (lease) std::printf("\n%s", lease_text(lease).c_str());
-    std::printf("\n%-10s %-8s %-40s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS",
-                "SLOTS", "CUDA", "OS");
+    std::printf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "SSH", "GPUS",
+                "CPUS", "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).
-    for (const auto& n : st.nodes)
-        std::printf("%-10s %-8s %-40s %5d %5d %6d %5s  %s\n", n.name.c_str(), n.group.c_str(),
-                    (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus,
-                    n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str());
+    for (std::size_t i = 0; i < st.nodes.size(); ++i) {
+        const auto& n = st.nodes[i];
+        std::printf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s\n", n.name.c_str(), n.group.c_str(),
+                    (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(),
+                    i < reach.size() ? reach[i].c_str() : "-", n.gpus, n.cpus, n.slots,
+                    n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str());
+    }
     return exit_code::k_ok;
 }
 

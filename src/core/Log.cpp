@@ -97,8 +97,22 @@ void error(const std::string& msg) {
 void debug(const std::string& msg) {
     logger().debug(redact(msg));
 }
+void file_only(const std::string& msg) {
+    std::shared_ptr<spdlog::sinks::sink> sink;
+    {
+        std::lock_guard lock(g_mutex);
+        sink = g_file_sink;
+    }
+    if (!sink) return;
+    const std::string text = redact(msg);
+    spdlog::details::log_msg m("ddl", spdlog::level::info, spdlog::string_view_t(text.data(), text.size()));
+    sink->log(m);
+}
 bool verbose() {
     return g_level == Level::verbose;
+}
+bool quiet() {
+    return g_level == Level::quiet;
 }
 
 } // namespace ddl::log

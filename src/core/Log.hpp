@@ -20,6 +20,9 @@ void info(const std::string& msg);
 void warn(const std::string& msg);
 void error(const std::string& msg);
 void debug(const std::string& msg);
+// Only into the cluster's log file (a line already shown on the terminal another way).
+void file_only(const std::string& msg);
 bool verbose();
+bool quiet();
 
 } // namespace ddl::log

@@ -59,7 +59,7 @@ nlohmann::json DeployPlan::to_json() const {
         j["changes"].push_back(
             {{"action", c.action}, {"kind", c.kind}, {"address", c.address}, {"detail", c.detail}});
     nlohmann::json summary = nlohmann::json::object();
-    for (const char* kind : {"node", "resource"})
+    for (const char* kind : {"node", "resource", "config"})
         for (const char* a : k_actions)
             summary[std::string(kind) + "s"][a] = count(kind, a);
     j["summary"] = summary;
@@ -71,7 +71,7 @@ nlohmann::json DeployPlan::to_json() const {
 std::string DeployPlan::to_text() const {
     std::string out = "cluster " + cluster + " (target " + target + ", " +
                       (exists ? "deployed: changes against its state" : "new") + ")\n";
-    for (const char* kind : {"node", "resource"}) {
+    for (const char* kind : {"node", "resource", "config"}) {
         for (const auto& c : changes) {
             if (c.kind != kind || c.action == "keep") continue;
             out += "  " + std::string(symbol(c.action)) + " " + c.action + " " + c.kind + " " + c.address +
@@ -90,6 +90,9 @@ std::string DeployPlan::to_text() const {
         out += "Resources: " + std::to_string(count("resource", "create") + count("resource", "replace")) +
                " to add, " + n("resource", "update") + " to change, " +
                std::to_string(count("resource", "delete") + count("resource", "replace")) + " to destroy.\n";
+    if (const int settings = count("config", "update"); settings > 0)
+        out += "Configuration: " + std::to_string(settings) +
+               " setting(s) to change; configure applies them to every node.\n";
     return out;
 }
 

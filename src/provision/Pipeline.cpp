@@ -173,7 +173,8 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
             ctx.progress.note(
                 "fix the problem and run `ddl deploy` again: finished phases are kept; `ddl destroy " +
                 ctx.state.cluster + "` removes what exists");
-            return ctx.approval_needs_yes ? exit_code::k_bad_input : exit_code::k_failure;
+            return ctx.approval_needs_yes || status.error().refused ? exit_code::k_bad_input
+                                                                    : exit_code::k_failure;
         }
         ctx.state.mark_done(phase.name, utc_now_iso());
         if (auto s = ctx.save(); !s) {

@@ -23,8 +23,10 @@ std::string ConsoleProgress::paint(const std::string& text, const char* code) co
     return m_color ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
 }
 
-void ConsoleProgress::line(const std::string& text) {
+void ConsoleProgress::line(const std::string& text, bool always) {
     std::lock_guard lock(g_mutex);
+    log::file_only(text);
+    if (log::quiet() && !always) return;
     std::string out = log::redact(text);
     if (!m_tty) {
         std::time_t t = std::time(nullptr);
@@ -34,7 +36,6 @@ void ConsoleProgress::line(const std::string& text) {
         std::strftime(ts, sizeof ts, "%H:%M:%S", &tm);
         out = std::string(ts) + " " + out;
     }
-    log::debug(text);
     std::fprintf(stderr, "%s\n", out.c_str());
 }
 
@@ -50,7 +51,7 @@ void ConsoleProgress::phase_done(const std::string& phase, double seconds, doubl
 }
 
 void ConsoleProgress::phase_failed(const std::string& phase, const std::string& message) {
-    line(paint("    " + phase + ": FAILED", "31") + ": " + message);
+    line(paint("    " + phase + ": FAILED", "31") + ": " + message, true);
 }
 
 void ConsoleProgress::node(const std::string& node, const std::string& message) {

@@ -27,7 +27,8 @@ public:
     void note(const std::string& message) override;
 
 private:
-    void line(const std::string& text);
+    // A line on stderr (unless -q and not `always`) and in the cluster's log file.
+    void line(const std::string& text, bool always = false);
     std::string paint(const std::string& text, const char* code) const;
     bool m_tty = false;
     bool m_color = false;

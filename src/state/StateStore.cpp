@@ -93,14 +93,25 @@ Result<ClusterState> StateStore::load(const std::string& cluster) const {
     auto text = read_file(path);
     if (!text) return text.error();
     nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return Error{path + " is not valid JSON"};
-    auto s = ClusterState::from_json(j);
-    if (!s) return Error{path + ": " + s.error().message};
-    return s;
+    auto s = j.is_discarded() ? Result<ClusterState>(Error{"not valid JSON"}) : ClusterState::from_json(j);
+    if (s) return s;
+    // A way out, as Terraform's terraform.tfstate.backup gives one: the copy of the last good state.
+    const std::string backup = path + ".backup";
+    return Error{path + " cannot be read (" + s.error().message + ")\nhint: " +
+                 (path_exists(backup)
+                      ? "the state before the last save is in " + backup + "; put it back with `cp " +
+                            backup + " " + path + "` and run the command again"
+                      : std::string("no backup of it exists")) +
+                 "; `ddl gc` finds and removes a cluster from the target's side without its state"};
 }
 
 Status StateStore::save(const ClusterState& state) const {
     if (auto s = ensure_cluster_dir(state.cluster); !s) return s;
+    // The state being replaced, if it reads, is kept as state.json.backup (0600, like the state).
+    const std::string path = cluster_dir(state.cluster) + "/state.json";
+    if (auto old = read_file(path); old && !nlohmann::json::parse(*old, nullptr, false).is_discarded()) {
+        if (auto s = write_file_atomic(path + ".backup", *old, 0600); !s) return s;
+    }
     return write_file_atomic(cluster_dir(state.cluster) + "/state.json", state.to_json().dump(2) + "\n",
                              0600);
 }

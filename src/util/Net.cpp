@@ -2,6 +2,7 @@
 
 #include "util/Strings.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cmath>
 #include <cstring>
@@ -52,6 +53,24 @@ std::optional<Cidr> parse_cidr(std::string_view text) {
     }
     c.prefix = static_cast<int>(*prefix);
     return c;
+}
+
+bool cidr_overlap(const Cidr& a, const Cidr& b) {
+    if (a.v6 != b.v6) return false;
+    const int bits = std::min(a.prefix, b.prefix);
+    for (int bit = 0; bit < bits; ++bit) {
+        const auto mask = static_cast<std::uint8_t>(0x80 >> (bit % 8));
+        if ((a.addr[bit / 8] & mask) != (b.addr[bit / 8] & mask)) return false;
+    }
+    return true;
+}
+
+Cidr cidr_network(const Cidr& address) {
+    Cidr n = address;
+    const int bytes = n.v6 ? 16 : 4;
+    for (int bit = n.prefix; bit < bytes * 8; ++bit)
+        n.addr[bit / 8] = static_cast<std::uint8_t>(n.addr[bit / 8] & ~(0x80 >> (bit % 8)));
+    return n;
 }
 
 bool is_ipv4(std::string_view text) {

@@ -22,6 +22,10 @@ struct Cidr {
 };
 
 std::optional<Cidr> parse_cidr(std::string_view text);
+// Whether two networks share an address: same family, and equal in the bits of the shorter prefix.
+bool cidr_overlap(const Cidr& a, const Cidr& b);
+// The network an address with this prefix is on (host bits cleared).
+Cidr cidr_network(const Cidr& address);
 bool is_ipv4(std::string_view text);
 bool is_ipv6(std::string_view text);
 // An IPv4 or IPv6 address, or a host name as RFC 1123 has it (labels of letters, digits and '-', 1-63

@@ -9,7 +9,13 @@ namespace ddl {
 
 struct Error {
     std::string message;
+    // Refused as asked (a clash, a missing approval, input that cannot work): the command exits 2, not 1.
+    bool refused = false;
 };
+
+inline Error refusal_error(std::string message) {
+    return Error{std::move(message), true};
+}
 
 template <typename T> class [[nodiscard]] Result {
 public:

@@ -133,6 +133,32 @@ complete_words() { (cd "$K" && bash -c 'source ./ddl.bash; COMP_WORDS=("$@"); CO
 [ "$(complete_words ddl deploy --force)" = --force-configure ] || fail "completion of 'ddl deploy --force'"
 [ "$(complete_words ddl deploy os.y)" = os.yaml ] || fail "completion of a spec file"
 "$DDL" completion zsh | head -2 | grep -q "bashcompinit" || fail "ddl completion zsh"
+# ... and the clusters of the state folder named on the line, and the values of options with choices.
+mkdir -p "$K/cst/alpha" "$K/cst/beta" && echo '{}' >"$K/cst/alpha/state.json" && echo '{}' >"$K/cst/beta/state.json"
+[ "$(complete_words ddl --state-dir cst status al)" = alpha ] || fail "completion of a cluster name: $(complete_words ddl --state-dir cst status al)"
+[ "$(complete_words ddl --state-dir cst run --cluster b)" = beta ] || fail "completion of --cluster"
+[ "$(complete_words ddl --output j)" = json ] || fail "completion of --output's value"
+[ "$(complete_words ddl deploy os.yaml --only pro)" = "provision probe" ] || fail "completion of --only: $(complete_words ddl deploy os.yaml --only pro)"
+[ "$(complete_words ddl hostfile --format m)" = mpich ] || fail "completion of hostfile --format"
+# A mistyped command: exit 2, the nearest commands named.
+expect 2 deplyo good.yaml
+grep -q '"deplyo" is not a ddl command' "$LOGS/err" && grep -q "did you mean deploy?" "$LOGS/err" || fail "mistyped command: $(cat "$LOGS/err")"
+expect 2 --state-dir "$K/cst" stauts
+grep -q "did you mean status?" "$LOGS/err" || fail "mistyped command after a global option: $(cat "$LOGS/err")"
+# Under --output json a failure is also a JSON object on stdout, with its exit code.
+expect 2 --state-dir "$K/cst" --output json status no-such
+python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["error"]
+assert e["exit_code"] == 2 and e["command"] == "status" and "no-such" in e["message"], e' "$LOGS/out" ||
+  fail "--output json error: $(cat "$LOGS/out")"
+# A cluster that is not deployed yet (only rendered): every command that needs its nodes exits 2, naming deploy.
+"$DDL" --state-dir "$K/nd" deploy --only render "$RUN/good.yaml" >"$LOGS/nd.log" 2>&1 || { cat "$LOGS/nd.log"; fail "deploy --only render"; }
+for c in "hostfile --cluster fltb" "run --cluster fltb -- true" "bench allreduce --cluster fltb" "bench train --cluster fltb"; do
+  # shellcheck disable=SC2086
+  expect 2 --state-dir "$K/nd" $c
+  grep -q "cluster fltb is not deployed yet" "$LOGS/err" && grep -q "run \`ddl deploy\` first" "$LOGS/err" ||
+    fail "ddl $c on a cluster not deployed: $(cat "$LOGS/err")"
+done
+"$DDL" --state-dir "$K/nd" destroy -y fltb >"$LOGS/nd.log" 2>&1 || { cat "$LOGS/nd.log"; fail "destroy of a rendered-only cluster"; }
 expect 2 completion fish
 mkfifo "$K/fifo.yaml"
 expect 2 validate "$K/fifo.yaml"

@@ -37,13 +37,19 @@ ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy";
 ok "second deploy is a no-op"
 # Drift: a node whose sshd died is noticed by the next deploy, which repairs it.
 pkill -f "sshd -f $STATE/life/nodes/worker2/sshd_config" || fail "no sshd of worker2 to kill"
+ddl status life >dead.out 2>dead.err || { cat dead.err; fail "status with a dead node"; }
+grep -Eq '^worker2 .* unreachable ' dead.out && grep -Eq '^worker1 .* up ' dead.out &&
+  grep -q "1 node(s) do not answer: worker2" dead.err || { cat dead.out dead.err; fail "status does not show the dead node"; }
+ddl --output json status life | python3 -c 'import json,sys; s = json.load(sys.stdin)
+assert [n["name"] for n in s["nodes"] if not n["reachable"]] == ["worker2"], s["nodes"]' || fail "status --output json: reachable"
+ok "status shows the node that does not answer (text, JSON and a line naming it)"
 ddl deploy life.yaml >drift.log 2>&1 || { cat drift.log; fail "deploy after worker2's sshd died"; }
 grep -q "\[worker2\] does not answer" drift.log && grep -q "running the phases from provision again" drift.log ||
   { cat drift.log; fail "the dead node was not noticed"; }
 ddl exec --cluster life -- true >/dev/null || fail "worker2 not repaired"
 ok "a node whose sshd died is noticed and repaired by the next deploy"
 # One name, one cluster per machine: another state folder's plan and deploy of this name are refused,
-# naming the folder that owns it; its destroy forgets its own record and leaves the nodes alone.
+# naming the folder that owns it, and leave no record there, so its destroy has nothing to remove.
 other() { "$DDL" --state-dir "$WORK/other" "$@"; }
 rc=0; other plan life.yaml >o-plan.log 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "cluster life already runs on this machine, deployed from the state folder $STATE" o-plan.log ||
@@ -51,11 +57,60 @@ rc=0; other plan life.yaml >o-plan.log 2>&1 || rc=$?
 rc=0; other deploy life.yaml >o-deploy.log 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "already runs on this machine, deployed from the state folder $STATE" o-deploy.log &&
   grep -q "ddl --state-dir $STATE status life" o-deploy.log || { cat o-deploy.log; fail "deploy from another state folder: exit $rc"; }
-other destroy -y life >o-destroy.log 2>&1 || { cat o-destroy.log; fail "destroy from the other folder"; }
-grep -q "its nodes are left alone" o-destroy.log || { cat o-destroy.log; fail "destroy from the other folder: no note"; }
+[ ! -e "$WORK/other/life" ] || fail "the refused deploy left a record in the other state folder"
+rc=0; other destroy -y life >o-destroy.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "no cluster named life in $WORK/other" o-destroy.log || { cat o-destroy.log; fail "destroy from the other folder: exit $rc"; }
 ddl exec --cluster life -- true >/dev/null || fail "the other folder's deploy or destroy touched the cluster"
 ddl status life | grep -q "hostfile=done" || fail "the first folder's state changed"
-ok "one name, one cluster: another state folder's plan and deploy are refused naming the owner; its destroy leaves the nodes"
+ok "one name, one cluster: another state folder's plan and deploy are refused naming the owner, leaving no record; its destroy touches nothing"
+# A subnet that overlaps a running cluster's or this machine's own network is refused at plan time, named.
+life_net=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["target_data"]["plan"]["subnet"])' "$STATE/life/state.json")
+spec clash 1 "  subnet: ${life_net%/*}/25"
+rc=0; ddl plan clash.yaml >clash.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "local.subnet ${life_net%/*}/25 overlaps $life_net of the local cluster life (deployed from $STATE)" clash.log ||
+  { cat clash.log; fail "plan of a subnet inside a running cluster's: exit $rc"; }
+read -r host_if host_addr < <(ip -4 -o addr show scope global | awk '{print $2, $4; exit}')
+[ -n "${host_addr:-}" ] || { host_if=lo; host_addr=127.0.0.1/8; }
+host_net=$(python3 -c 'import ipaddress,sys; n = ipaddress.ip_interface(sys.argv[1]).network
+print(n if 16 <= n.prefixlen <= 27 else next(n.subnets(new_prefix=24)) if n.prefixlen < 16 else n.supernet(new_prefix=27))' "$host_addr")
+spec clash 1 "  subnet: $host_net"
+rc=0; ddl deploy clash.yaml >clash.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "overlaps this machine's network .* ($host_addr on $host_if)" clash.log ||
+  { cat clash.log; fail "deploy on this machine's own network ($host_addr on $host_if): exit $rc"; }
+! ip netns list | grep -q "^ddl-clash-" || fail "the refused deploy made nodes"
+ok "a subnet overlapping a running cluster's or this machine's network is refused at plan and deploy, the clash named"
+# exec --timeout stops the command on the node too (exit 124 there), not only ddl's wait for it.
+rc=0; ddl exec --cluster life --nodes worker1 --timeout 2 -- 'sleep 37.25; echo late' >to.log 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "worker1 (timed out after 2 s; stopped there)" to.log || { cat to.log; fail "exec --timeout: exit $rc"; }
+sleep 1; pgrep -f "sleep 37.25" >/dev/null && fail "exec --timeout left the command running on the node"
+ok "exec --timeout stops the command on the node"
+# -q leaves only warnings and errors; -v shows each progress line once, with the commands ddl runs.
+ddl -q deploy life.yaml >q.log 2>&1 || { cat q.log; fail "deploy -q"; }
+[ ! -s q.log ] || { cat q.log; fail "deploy -q printed progress"; }
+ddl -v deploy life.yaml >v.log 2>&1 || { cat v.log; fail "deploy -v"; }
+[ "$(grep -c "probe: already done, skipped" v.log)" = 1 ] || { cat v.log; fail "deploy -v printed a progress line twice"; }
+ok "-q quiets deploy; -v prints each progress line once"
+# Ctrl-C (SIGINT) during `ddl run` stops every rank and exits 130, as the exit-code table says.
+python3 - "$DDL" "$STATE" >int.log 2>&1 <<'PY' || { cat int.log; fail "Ctrl-C in run"; }
+import signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "--state-dir", sys.argv[2], "run", "--cluster", "life", "--", "sleep", "41.5"])
+time.sleep(4)
+p.send_signal(signal.SIGINT)
+rc = p.wait(timeout=60)
+assert rc == 130, f"exit {rc}"
+PY
+sleep 1; pgrep -f "sleep 41.5" >/dev/null && fail "ranks left running after Ctrl-C"
+ok "Ctrl-C in ddl run: every rank stopped, exit 130"
+# A corrupt state.json: commands name it and the way back (the copy of the state before the last save).
+[ "$(stat -c %a "$STATE/life/state.json.backup")" = 600 ] || fail "state.json.backup missing or not 0600"
+echo '{"broken' >"$STATE/life/state.json"
+rc=0; ddl destroy -y life >corrupt.log 2>&1 || rc=$?
+[ $rc != 0 ] && grep -q "state.json cannot be read (not valid JSON)" corrupt.log &&
+  grep -q "cp $STATE/life/state.json.backup $STATE/life/state.json" corrupt.log || { cat corrupt.log; fail "destroy with a corrupt state.json: exit $rc"; }
+ddl exec --cluster life -- true >/dev/null 2>&1 && fail "a corrupt state was read"
+cp "$STATE/life/state.json.backup" "$STATE/life/state.json"
+ddl exec --cluster life -- true >/dev/null || fail "the cluster after putting the backup back"
+ok "a corrupt state.json: refused naming the backup and the cp that puts it back; after it the cluster works"
 # smoke-test deploys and destroys its own cluster: never one that is already deployed.
 rc=0; ddl smoke-test life.yaml >smoke.log 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "cluster life already exists in $STATE" smoke.log && grep -q "smoke-test --cluster life" smoke.log ||
@@ -80,6 +135,42 @@ python3 -c 'import json,sys; i = json.load(open("inv.json"))
 assert i["master"]["hosts"] == ["master"] and sorted(i["workers"]["hosts"]) == ["worker1", "worker2", "worker3"], i' ||
   fail "the rendered inventory's groups"
 ok "plan of an unchanged spec: 4 unchanged; render of a deployed cluster writes an inventory Ansible reads"
+# What deploy changes is what plan listed: before each approved re-deploy below, the plan (JSON) and the
+# nodes' facts (namespace identity, addresses, sshd process) and the links' rates are recorded; after it,
+# every node or link whose facts changed must be in the plan, with an action that allows that change.
+facts() {
+  for ns in $(ip netns list | awk '/^ddl-life-/ {print $1}'); do
+    n=${ns#ddl-life-}
+    printf '%s ns=%s addrs=%s sshd=%s\n' "$n" "$(stat -L -c %i "/run/netns/$ns")" \
+      "$(ip -n "$ns" -o addr show scope global | awk '{print $4}' | sort | paste -sd,)" \
+      "$(pgrep -f "sshd -f $STATE/life/nodes/$n/sshd_config" | paste -sd,)"
+  done
+  printf 'links %s\n' "$(link_rates | grep -o 'rate [0-9]*[KMG]bit' | sort -u | paste -sd,)"
+}
+deploy_as_planned() { # LOG: deploy -y, checked against the plan made just before it
+  ddl --output json plan life.yaml >planned.json || { cat planned.json; fail "plan before $1"; }
+  facts >facts.before
+  ddl deploy -y life.yaml >"$1" 2>&1 || { cat "$1"; fail "deploy ($1)"; }
+  facts >facts.after
+  python3 - planned.json facts.before facts.after <<'PY' || { cat planned.json facts.before facts.after; fail "deploy ($1) changed what plan did not list"; }
+import json, sys
+plan = json.load(open(sys.argv[1]))
+listed = {(c["kind"], c["address"]): c["action"] for c in plan["changes"] if c["action"] != "keep"}
+def read(path):
+    return dict(line.rstrip("\n").split(" ", 1) for line in open(path) if " " in line)
+before, after = read(sys.argv[2]), read(sys.argv[3])
+for name in sorted(set(before) | set(after)):
+    if before.get(name) == after.get(name):
+        continue
+    if name == "links":
+        assert ("resource", "links") in listed, f"links changed ({before[name]} -> {after[name]}) but the plan lists {listed}"
+        continue
+    want = {"create"} if name not in before else {"delete"} if name not in after else {"update", "replace"}
+    got = listed.get(("node", name))
+    assert got in want, f"node {name} changed ({before.get(name)} -> {after.get(name)}) but the plan says {got}"
+PY
+}
+link_rates() { for l in $(ip -o link show | grep -o "ddl[^:@ ]*$(link_tag life)[^:@ ]*" | sort -u); do tc qdisc show dev "$l"; done; }
 # One node fewer: `ddl plan` shows the node to delete and changes nothing; the re-deploy would delete
 # worker3, so it waits for approval (exit 2 without a terminal and without -y, nothing changed); approved,
 # worker3's namespace, link and processes go and the rest stays.
@@ -99,7 +190,7 @@ ip netns list | grep -q "^ddl-life-worker3 " || fail "the refused re-deploy remo
 ddl status life | grep -q "hostfile=done" || { ddl status life; fail "the refused re-deploy changed the phase records"; }
 [ "$(ddl hostfile --cluster life | grep -c slots=)" = 4 ] || fail "hostfile after a refused re-deploy"
 ddl run --cluster life -- true >run.log 2>&1 || { cat run.log; fail "run after a refused re-deploy"; }
-ddl deploy -y life.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with one node fewer"; }
+deploy_as_planned shrink.log
 ! ip netns list | grep -q "^ddl-life-worker3 " || fail "worker3's namespace left after the approved re-deploy"
 ! pgrep -f "$STATE/life/nodes/worker3/" >/dev/null || fail "worker3's processes left"
 [ "$(ddl hostfile --cluster life | grep -c slots=)" = 3 ] || fail "hostfile after the shrink"
@@ -108,7 +199,7 @@ ok "a re-deploy with a node fewer shows it and needs approval (refused: nothing 
 # Grow past the first size: the node ddl removed comes back with a new host key, which ddl forgot with the
 # node, and a node the cluster never had is new to the others; every node reaches both by name.
 sed -i 's/nodes: 3/nodes: 5/' life.yaml
-ddl deploy life.yaml >grow.log 2>&1 || { cat grow.log; fail "grow 3 -> 5 after a shrink"; }
+deploy_as_planned grow.log
 for w in worker3 worker4; do
   ddl exec --cluster life --nodes master,worker1 -- ssh -o BatchMode=yes $w hostname >grow-ssh.log 2>&1 ||
     { cat grow-ssh.log; fail "ssh $w from master and worker1 after the grow"; }
@@ -118,27 +209,37 @@ done
 ddl exec --cluster life --nodes worker1 -- 'grep -c slots= /etc/ddl/hostfile' | grep -q '\] 5$' || fail "hostfile on an old node after the grow"
 ok "4 -> 3 -> 5: the re-created node's new host key is accepted, every node reaches the old and the new by name"
 sed -i 's/nodes: 5/nodes: 3/' life.yaml
-ddl deploy -y life.yaml >shrink2.log 2>&1 || { cat shrink2.log; fail "shrink again"; }
+deploy_as_planned shrink2.log
 # A link-rate change is in the plan, asks, and is applied in place; a subnet change replaces every node.
-link_rates() { for l in $(ip -o link show | grep -o "ddl[^:@ ]*$(link_tag life)[^:@ ]*" | sort -u); do tc qdisc show dev "$l"; done; }
 sed -i 's/bandwidth: 1gbit/bandwidth: 100mbit/' life.yaml
 ddl plan life.yaml >rate-plan.txt || { cat rate-plan.txt; fail "plan of a link-rate change"; }
 grep -q "~ update resource links (1gbit -> 100mbit)" rate-plan.txt || { cat rate-plan.txt; fail "plan: no link-rate change"; }
 rc=0; ddl deploy life.yaml </dev/null >rate.log 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "update links of every node in place (1gbit -> 100mbit)" rate.log || { cat rate.log; fail "link-rate change without -y: exit $rc"; }
 link_rates >rates.txt; grep -q "rate 100Mbit" rates.txt && fail "the refused link-rate change was applied"
-ddl deploy -y life.yaml >rate.log 2>&1 || { cat rate.log; fail "link-rate change with -y"; }
+deploy_as_planned rate.log
 link_rates >rates.txt
 grep -q "rate 100Mbit" rates.txt && ! grep -q "rate 1Gbit" rates.txt || { cat rates.txt; fail "links not reshaped to 100mbit"; }
 ok "a link-rate change shows in plan, is refused without approval, and is applied in place with it"
 printf '  subnet: 10.254.251.0/24\n' >>life.yaml
 ddl plan life.yaml >net-plan.txt || { cat net-plan.txt; fail "plan of a subnet change"; }
 [ "$(grep -c "^  -/+ replace node" net-plan.txt)" = 3 ] || { cat net-plan.txt; fail "plan of a subnet change: 3 replacements"; }
-ddl deploy -y life.yaml >net.log 2>&1 || { cat net.log; fail "subnet change"; }
+deploy_as_planned net.log
 ddl exec --cluster life -- 'hostname -I' >net-exec.log || { cat net-exec.log; fail "nodes after the subnet change"; }
 [ "$(grep -c ' 10\.254\.251\.' net-exec.log)" = 3 ] || { cat net-exec.log; fail "nodes not on the new subnet"; }
 ddl exec --cluster life --nodes master -- ssh -o BatchMode=yes worker2 true || fail "ssh between nodes after the subnet change"
 ok "a subnet change is planned as replacing every node, and deploy makes them anew on the new subnet"
+# A setting configure applies (here the hostfile format) is in the plan as a config change and asks.
+printf 'hostfile:\n  format: mpich\n' >>life.yaml
+ddl plan life.yaml >conf-plan.txt || { cat conf-plan.txt; fail "plan of a config change"; }
+grep -q "~ update config hostfile.format (openmpi -> mpich)" conf-plan.txt && grep -q "^Configuration: 1 setting(s) to change" conf-plan.txt ||
+  { cat conf-plan.txt; fail "plan: no config change"; }
+rc=0; ddl deploy life.yaml </dev/null >conf.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "update hostfile.format on every node (openmpi -> mpich)" conf.log || { cat conf.log; fail "config change without -y: exit $rc"; }
+ddl status life | grep -q "hostfile=done" || fail "the refused config change changed the phase records"
+deploy_as_planned conf.log
+ddl hostfile --cluster life | grep -q "slots=" && fail "hostfile still in Open MPI's format after the change to MPICH's"
+ok "a config change shows in plan, needs approval, and deploy changes nothing else"
 # A cluster deployed with a spec a later ddl refuses (here a driver branch older than every CUDA it loads) stays
 # manageable: commands use the spec as deployed and warn.
 python3 - "$STATE/life/state.json" <<'PY'
@@ -151,7 +252,7 @@ PY
 ddl status life >old.out 2>old.err || { cat old.err; fail "status of a cluster whose stored spec this ddl refuses"; }
 grep -q "warning: cluster life was deployed with a spec this ddl refuses" old.err && grep -q 'driver_branch "440"' old.err ||
   { cat old.err; fail "no warning about the stored spec"; }
-[ "$(ddl hostfile --cluster life 2>/dev/null | grep -c slots=)" = 3 ] || fail "hostfile of a cluster whose stored spec this ddl refuses"
+[ "$(ddl hostfile --cluster life 2>/dev/null | grep -c .)" = 3 ] || fail "hostfile of a cluster whose stored spec this ddl refuses"
 ok "a stored spec this ddl refuses: status and hostfile work on it and warn"
 # No terminal and no -y: refused, naming what would go and the flag; the cluster stays.
 rc=0; ddl destroy life </dev/null >noy.log 2>&1 || rc=$?

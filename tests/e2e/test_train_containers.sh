@@ -94,7 +94,9 @@ ddl deploy tc-run.yaml --only configure >c2.log 2>&1 || { cat c2.log; fail "conf
 before=$("${P[@]}" inspect --format '{{.Id}}' ddl-train-tc-run-master)
 cid=$("${P[@]}" create "$IMG" true); "${P[@]}" commit --quiet "$cid" "$IMG2" >/dev/null; "${P[@]}" rm "$cid" >/dev/null
 sed -i "s|image: $IMG|image: $IMG2|" tc-run.yaml
-ddl deploy tc-run.yaml >d2.log 2>&1 || { cat d2.log; fail "deploy with a new image"; }
+rc=0; ddl deploy tc-run.yaml </dev/null >d2.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "update runtime.image on every node ($IMG -> $IMG2)" d2.log || { cat d2.log; fail "a new image without -y: exit $rc"; }
+ddl deploy -y tc-run.yaml >d2.log 2>&1 || { cat d2.log; fail "deploy with a new image"; }
 after=$("${P[@]}" inspect --format '{{.Id}} {{.ImageName}}' ddl-train-tc-run-master)
 [ "${after%% *}" != "$before" ] && [ "${after#* }" = "$IMG2" ] || { cat d2.log; fail "container not replaced for the new image ($after)"; }
 ddl run --container --cluster tc-run -np 2 -- ddl-allreduce-test -b 4 -e 64K -f 4 -n 1 -w 0 >ar2.out 2>&1 || { cat ar2.out; fail "allreduce after the image change"; }

@@ -2,8 +2,10 @@
 // name is not already taken on this machine by a cluster of another state folder. Node names, namespaces
 // and bridges follow from the cluster's name alone, so two folders deploying one name would share (and
 // one's destroy would remove) the same nodes; the machine-wide registry (k_registry/users) says which
-// folder deployed each running cluster.
+// folder deployed each running cluster. Its networks must not overlap another cluster's or this
+// machine's own (LocalSubnets.hpp).
 #include "targets/local/LocalContainers.hpp"
+#include "targets/local/LocalSubnets.hpp"
 #include "targets/local/LocalTarget.hpp"
 #include "util/Files.hpp"
 
@@ -30,6 +32,12 @@ std::string refusal(const Context& ctx, const std::string& owner) {
            (owner_state ? "manage it from there (ddl --state-dir " + parent + " status " + ctx.state.cluster +
                               "), or give this spec another name"
                         : "remove it with `ddl gc --older-than 0s`, or give this spec another name");
+}
+
+std::optional<std::string> network_clash(const Context& ctx) {
+    return subnet_clash(
+        LocalPlan::from_spec(ctx.spec), host_networks(),
+        registered_subnets(std::string(LocalTarget::k_registry) + "/users", ctx.cluster_dir()));
 }
 
 } // namespace
@@ -68,14 +76,16 @@ Status LocalTarget::preflight(const Context& ctx) {
     if (access(LocalTarget::k_sshd, X_OK) != 0)
         return Error{"target local needs the OpenSSH server (" + std::string(k_sshd) +
                      "); install it with: apt-get install openssh-server"};
-    if (auto owner = owner_elsewhere(ctx)) return Error{refusal(ctx, *owner)};
+    if (auto owner = owner_elsewhere(ctx)) return refusal_error(refusal(ctx, *owner));
+    if (auto clash = network_clash(ctx)) return refusal_error(*clash);
     if (ctx.spec.target_section<LocalSpec>().nodes_as == "containers")
         return LocalContainers::check_tools(LocalPlan::from_spec(ctx.spec));
     return {};
 }
 
 Status LocalTarget::plan(const PlanRequest& req, DeployPlan& out) {
-    if (auto owner = owner_elsewhere(req.ctx)) return Error{refusal(req.ctx, *owner)};
+    if (auto owner = owner_elsewhere(req.ctx)) return refusal_error(refusal(req.ctx, *owner));
+    if (auto clash = network_clash(req.ctx)) return refusal_error(*clash);
     if (auto s = TargetDriver::plan(req, out); !s) return s;
     const auto& td = req.ctx.state.target_data;
     if (!td.contains("plan")) return {};
