@@ -102,7 +102,10 @@ CommandBody job_command(int (*action)(const Invocation&, const JobArgs&), bool t
     auto a = std::make_shared<JobArgs>();
     return {.add_options =
                 [a, takes_job, action](CLI::App& sub) {
-                    if (takes_job) sub.add_option("job", a->job, "Job id (ddl jobs lists them)")->required();
+                    if (takes_job)
+                        sub.add_option("job", a->job, "Job id (ddl jobs lists them)")->required();
+                    else
+                        sub.add_option("cluster", a->cluster, "Cluster name or spec file");
                     sub.add_option("--cluster", a->cluster, "Cluster name or spec file");
                     if (action == &logs) {
                         sub.add_flag("-f,--follow", a->follow, "Follow the output until the job ends");
