@@ -94,8 +94,14 @@ int cancel(const Invocation& inv, const JobArgs& a) {
     auto id = parse_job_id(a.job);
     if (!id) return inv.fail(id.error().message, exit_code::k_bad_input);
     auto r = on_master(inv, ctx, shell_join({k_ddl_run, "cancel", std::to_string(*id)}));
-    if (r.rc == exit_code::k_ok) std::cout << r.out << std::flush;
-    return r.rc;
+    if (r.rc != exit_code::k_ok) return r.rc;
+    // "job 3 cancelled", or "job 3 already succeeded" for one that had ended
+    auto words = split(trim(r.out), ' ');
+    if (inv.g.json)
+        std::cout << nlohmann::json{{"id", *id}, {"state", words.empty() ? "" : words.back()}}.dump() << "\n";
+    else
+        std::cout << r.out << std::flush;
+    return exit_code::k_ok;
 }
 
 CommandBody job_command(int (*action)(const Invocation&, const JobArgs&), bool takes_job) {

@@ -7,8 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 use_ping_playbook
 command -v rsync >/dev/null || fail "rsync missing (scripts/install-deps.sh installs it)"
-# Namespace nodes share this machine's /var/lib: what the nodes keep there goes with the suite.
-trap 'rc=$?; set +e; rm -rf /var/lib/ddl/jobs/daily /var/lib/ddl/setup/daily-* /var/lib/ddl/sync/daily.done; (exit $rc); cleanup' EXIT
 
 mkdir -p code/data
 cat >code/train.py <<'PY'
@@ -111,7 +109,7 @@ ok "run -d: jobs ran to the end with the controller's follower killed; the secon
 id3=$(ddl run -d --name long -- sleep 313) || fail "run -d long"
 for _ in $(seq 50); do [ "$(pgrep -fc '^sleep 313$' || true)" = 2 ] && break; sleep 0.2; done
 [ "$(pgrep -fc '^sleep 313$' || true)" = 2 ] || fail "the long job's 2 ranks did not start"
-ddl cancel "$id3" >c.log || { cat c.log; fail "cancel"; }
+[ "$(ddl --output json cancel "$id3")" = "{\"id\":3,\"state\":\"cancelled\"}" ] || fail "cancel"
 pgrep -af 'sleep 313' && fail "a rank of the cancelled job still runs"
 pgrep -af "ddl-run _supervise $id3" && fail "the cancelled job's supervisor still runs"
 ddl --output json jobs | python3 -c 'import json,sys; j=[x for x in json.load(sys.stdin) if x["id"]==3][0]; sys.exit(j["state"]!="cancelled")' ||
@@ -160,3 +158,7 @@ ok "the env secret is in no state, spec or job file"
 
 ddl destroy -y daily >x.log 2>&1 || { cat x.log; fail "destroy"; }
 assert_gone daily
+# Namespace nodes share this machine's /var/lib/ddl: destroy removes what the cluster kept there.
+left=$(ls -d /var/lib/ddl/jobs/daily /var/lib/ddl/setup/daily-* /var/lib/ddl/sync/daily.done 2>/dev/null || true)
+[ -z "$left" ] || fail "left on this machine after destroy: $left"
+ok "destroy removes the jobs, setup records and sync marker the namespace nodes kept on this machine"
