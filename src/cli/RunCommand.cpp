@@ -5,7 +5,6 @@
 #include "cli/Invoke.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
-#include "cli/WorkdirSync.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "util/Strings.hpp"
@@ -76,10 +75,11 @@ int run(const Invocation& inv, const RunArgs& a) {
     if (ranks_run_as_job_step(ctx.spec)) return run_as_job_step(inv, ctx, a);
     auto prepared = prepare_launch(ctx, a);
     if (!prepared) return inv.fail(prepared.error().message, exit_code::k_bad_input);
-    auto spec_env = resolve_spec_env(ctx.spec); // the spec's env under -x: a -x of the same name wins
-    if (!spec_env) return inv.fail(spec_env.error().message, exit_code::k_bad_input);
-    for (auto& [name, value] : *spec_env)
-        prepared->opts.extra_env.emplace(name, value);
+    // The spec's literal env under -x (a -x of the same name wins). Values read from the environment
+    // (secrets) are left to detached jobs and setup: a foreground rank's variables are on its command line
+    // on the node (SshRankTransport), where `ps` shows them.
+    for (const auto& v : ctx.spec.work.env)
+        if (v.from_env.empty()) prepared->opts.extra_env.emplace(v.name, v.value);
     const int job = record_foreground_start(ctx, a);
     runtime::Launcher launcher(*prepared->transport);
     auto result = launcher.run(prepared->opts);
