@@ -137,6 +137,9 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
     for (auto& [k, v] : env_from_args(a.env))
         (*env)[k] = v;
     const std::string workdir = ctx.spec.work.workdir.empty() ? std::string() : remote_workdir(ctx.spec);
+    if (!workdir.empty() && ctx.state.phase_done("configure")) {
+        if (auto s = check_synced(ctx); !s) return inv.fail(s.error().message, exit_code::k_bad_input);
+    }
     auto r = on_master(inv, ctx, submit_command(name, a.np, beside, workdir, a.command), env_block(*env));
     if (r.rc != exit_code::k_ok) return r.rc;
     const std::string id = trim(r.out);

@@ -6,6 +6,7 @@
 #include "remote/RemoteExecutor.hpp"
 #include "util/Digest.hpp"
 #include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
 #include <algorithm>
@@ -31,6 +32,14 @@ bool one_copy(const Spec& spec) {
 
 std::string marker_path(const Spec& spec) {
     return "/var/lib/ddl/sync/" + spec.name + ".done";
+}
+
+// The nodes that hold a copy of the workdir: the master alone where the nodes share a folder.
+std::vector<const NodeState*> copy_nodes(const Context& ctx) {
+    std::vector<const NodeState*> nodes;
+    for (const auto& n : ctx.state.nodes)
+        if (!one_copy(ctx.spec) || nodes.empty()) nodes.push_back(&n);
+    return nodes;
 }
 
 // Creates the remote workdir (owned by the login user) and removes the node's marker: from here until
@@ -155,9 +164,7 @@ Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir) {
     (void)write_file_atomic(ctx.cluster_dir() + "/" + k_recorded, *local + "\n");
     SyncReport report;
     report.remote_dir = remote_workdir(ctx.spec);
-    std::vector<const NodeState*> nodes;
-    for (const auto& n : ctx.state.nodes)
-        if (!one_copy(ctx.spec) || nodes.empty()) nodes.push_back(&n);
+    const auto nodes = copy_nodes(ctx);
     const auto start = std::chrono::steady_clock::now();
     std::mutex mu;
     std::vector<std::string> failed;
@@ -185,6 +192,7 @@ Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir) {
         int changed = 0;
         for (const auto& line : split_lines(r->out))
             if (!line.empty() && line[0] != '.') ++changed;
+        kill_point("sync:" + n.name + ":copied");
         if (auto s = mark_synced(ctx, n); !s) return fail(s.error().message);
         std::lock_guard lock(mu);
         report.nodes.push_back(n.name);
@@ -197,6 +205,23 @@ Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir) {
         return Error{"sync failed on " + join(failed, "; ")};
     }
     return report;
+}
+
+Status check_synced(Context& ctx) {
+    std::mutex mu;
+    std::vector<std::string> missing;
+    const auto nodes = copy_nodes(ctx);
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        auto r = ctx.remote.exec(ctx.endpoint(*nodes[i]), "test -e " + shell_quote(marker_path(ctx.spec)),
+                                 std::chrono::seconds(30));
+        std::lock_guard lock(mu);
+        if (!r || !r->ok()) missing.push_back(nodes[i]->name);
+    });
+    if (missing.empty()) return {};
+    std::sort(missing.begin(), missing.end());
+    return Error{"the workdir is not synced on " + join(missing, ", ") +
+                 " (no sync finished there since the last one started); run `ddl sync " + ctx.state.cluster +
+                 "`"};
 }
 
 } // namespace ddl::cli

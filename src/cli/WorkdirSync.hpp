@@ -50,6 +50,9 @@ struct SyncReport {
 // (/var/lib/ddl/sync/<cluster>.done) is removed first and written only after its rsync succeeded.
 Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir);
 
+// Ok when every node that holds a copy has its marker; else an Error naming the nodes without one.
+Status check_synced(Context& ctx);
+
 struct SetupReport {
     std::vector<std::string> ran;       // nodes where setup ran
     std::vector<std::string> unchanged; // nodes whose recorded digest matched

@@ -77,6 +77,18 @@ ddl sync daily >s3.log 2>&1 || { cat s3.log; fail "sync after the failure"; }
 grep -q "setup ran on master, worker1" s3.log || { cat s3.log; fail "setup did not run again after it failed"; }
 ok "a failing setup exits 2 naming node, program, line and its text; a missing env variable exits 2 in one line"
 
+# A sync killed after its files landed but before it recorded success: not taken for synced.
+echo "# changed" >>code/train.py
+rc=0
+DDL_TEST_KILL_AT=sync:master:copied "$DDL" --state-dir "$STATE" sync daily >k.log 2>&1 || rc=$?
+[ $rc = 137 ] || { cat k.log; fail "sync was not killed at sync:master:copied (exit $rc)"; }
+rc=0
+ddl run -d -- python3 train.py >nr.log 2>&1 || rc=$?
+[ $rc = 2 ] && [ "$(wc -l <nr.log)" = 1 ] && grep -q "the workdir is not synced on master" nr.log ||
+  { cat nr.log; fail "run -d after a killed sync: exit $rc"; }
+ddl sync daily >s4.log 2>&1 || { cat s4.log; fail "sync after the killed one"; }
+ok "a sync killed before it recorded success is not taken for synced (run -d refuses, exit 2); the next sync completes it"
+
 id1=$(ddl run -d --name first -- python3 train.py 3) || fail "run -d"
 id2=$(ddl run -d --name second -- python3 train.py 0) || fail "second run -d"
 [ "$id1" = 1 ] && [ "$id2" = 2 ] || fail "job ids $id1 $id2"
