@@ -110,8 +110,11 @@ void read_env(SectionReader& r, const YAML::Node& doc, WorkSpec& out) {
                                  "the controller's variable to read, e.g. {from_env: HF_TOKEN}");
             if (!from) continue;
             if (!std::regex_match(*from, shell_name())) {
-                r.diags().error(r.pos(value["from_env"]), path + ".from_env must be a variable name (got \"" +
-                                                              SectionReader::printable(*from) + "\")");
+                r.diags().error(
+                    r.pos(value["from_env"]),
+                    path + ".from_env must be a variable name (got \"" + SectionReader::printable(*from) +
+                        "\")",
+                    "letters, digits and _, not starting with a digit, e.g. {from_env: HF_TOKEN}");
                 continue;
             }
             v.from_env = *from;
