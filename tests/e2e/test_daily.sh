@@ -128,12 +128,27 @@ ddl --output json jobs | python3 -c 'import json,sys; j=[x for x in json.load(sy
   fail "the cancelled job is not recorded as cancelled"
 ok "cancel stops every rank on every node and records the job cancelled"
 
+id4=$(ddl run -d --name orphan -- sleep 314) || fail "run -d orphan"
+for _ in $(seq 50); do [ "$(pgrep -fc '^sleep 314$' || true)" = 2 ] && break; sleep 0.2; done
+[ "$(pgrep -fc '^sleep 314$' || true)" = 2 ] || fail "the orphan job's 2 ranks did not start"
+kill -9 "$(pgrep -f "ddl-run _supervise $id4\$")"
+for _ in $(seq 40); do pgrep -f '^sleep 314$' >/dev/null || break; sleep 0.2; done
+pgrep -af '^sleep 314$' && fail "ranks outlived their killed supervisor"
+id5=$(ddl run -d --name next -- true) || fail "run -d next"
+for _ in $(seq 50); do ddl jobs | grep -q "^$id5 .*succeeded" && break; sleep 0.2; done
+ddl --output json jobs | python3 -c '
+import json, sys
+j = {x["id"]: x for x in json.load(sys.stdin)}
+sys.exit(not (j[4]["state"] == "failed" and j[4]["detail"] == "its supervisor is gone" and j[5]["state"] == "succeeded"))' ||
+  { ddl jobs; fail "the job whose supervisor died is not failed, or the queue stalled behind it"; }
+ok "a job whose supervisor was killed: its ranks stop on every node, it is recorded failed, the next job runs"
+
 ddl exec --cluster daily --nodes master -- sh -c 'cd /shared/work && /opt/ddl/bin/ddl-run --name fromshell --follow -- env LR=0.2 python3 train.py 0' \
   >shell.log 2>&1 || { cat shell.log; fail "ddl-run from a shell on the master"; }
 ddl --output json jobs | python3 -c '
 import json, sys
 j = [x for x in json.load(sys.stdin) if x["name"] == "fromshell"]
-sys.exit(not (j and j[0]["state"] == "succeeded" and j[0]["origin"] == "ddl-run" and j[0]["id"] == 4))' ||
+sys.exit(not (j and j[0]["state"] == "succeeded" and j[0]["origin"] == "ddl-run"))' ||
   { ddl jobs; fail "the job from the master's shell is not in ddl jobs"; }
 grep -q "rank 1 of 2 in /shared/work lr=0.2" shell.log || { cat shell.log; fail "the shell's job output"; }
 ok "a job queued with ddl-run from a shell on the master is in ddl jobs"
@@ -142,8 +157,8 @@ ddl run -- python3 /shared/work/train.py 0 >fg.log 2>&1 || { cat fg.log; fail "f
 grep -q "^\[1\] rank 1 of 2 in .* lr=0.1 token_len=0$" fg.log || { cat fg.log; fail "the spec's literal env (not the secret) in a foreground run"; }
 ddl --output json jobs | python3 -c '
 import json, sys
-j = [x for x in json.load(sys.stdin) if x["id"] == 5]
-sys.exit(not (j and j[0]["state"] == "succeeded" and j[0]["origin"] == "ddl run" and j[0]["exit_code"] == 0))' ||
+j = [x for x in json.load(sys.stdin) if x["origin"] == "ddl run"]
+sys.exit(not (len(j) == 1 and j[0]["state"] == "succeeded" and j[0]["exit_code"] == 0))' ||
   { ddl jobs; fail "the foreground run is not recorded in ddl jobs"; }
 ok "a foreground ddl run gets the spec's literal env (not the secret read from the environment) and is recorded in ddl jobs"
 
