@@ -1,5 +1,6 @@
 // `ddl jobs`, `ddl logs`, `ddl cancel` and `ddl run -d`: the cluster's job queue, which lives on its master
 // (src/runtime/tools/ddl-run, docs/jobs.md); the controller only asks it over the cluster's SSH.
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/JobRecords.hpp"
@@ -127,6 +128,8 @@ CommandBody job_command(int (*action)(const Invocation&, const JobArgs&), bool t
 
 int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside) {
     auto& ctx = *inv.cluster->ctx;
+    if (auto s = check_nodes_over_ssh(ctx.spec, "ddl run -d"); !s)
+        return inv.fail(s.error().message, exit_code::k_bad_input);
     if (auto s = check_env_args(a.env); !s) return inv.fail(s.error().message, exit_code::k_bad_input);
     if (!a.hostfile.empty() || a.container || !a.iface.empty() || a.port > 0)
         return inv.fail("a detached job runs on the master's hostfile: --hostfile, --container, --iface and "

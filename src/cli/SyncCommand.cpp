@@ -1,5 +1,6 @@
 // `ddl sync`: the spec's workdir to the cluster (rsync over the cluster's pinned keys), then the setup on
 // every node whose inputs changed; `ddl deploy` ends with the same.
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/WorkdirSync.hpp"
@@ -31,6 +32,8 @@ int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohma
     if (ctx.spec.work.workdir.empty())
         return inv.fail("cluster " + ctx.state.cluster + " has no workdir; set \"workdir:\" in its spec",
                         exit_code::k_bad_input);
+    if (auto s = check_nodes_over_ssh(ctx.spec, "syncing the workdir"); !s)
+        return inv.fail(s.error().message, exit_code::k_bad_input);
     auto env = resolve_spec_env(ctx.spec);
     if (!env) return inv.fail(env.error().message, exit_code::k_bad_input);
     if (auto local = local_workdir(ctx); !local)
