@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -91,8 +92,27 @@ CommandBody bench_allreduce_command(); // BenchCommand.cpp
 CommandBody bench_train_command();     // TrainBench.cpp
 CommandBody smoke_test_command();      // SmokeTest.cpp
 CommandBody gc_command();              // GcCommand.cpp
+CommandBody sync_command();            // SyncCommand.cpp
+CommandBody cp_command();              // CpCommand.cpp
+CommandBody jobs_command();            // JobsCommand.cpp
+CommandBody logs_command();            // JobsCommand.cpp
+CommandBody cancel_command();          // JobsCommand.cpp
 
 // `ddl destroy NAME --yes` on behalf of another command (gc): the same checks, set-up and messages.
 int destroy_cluster(const Invocation& from, const std::string& name);
+
+// The spec's workdir to the cluster, then (with_setup) its setup where it changed, with progress notes;
+// `out` gets the JSON summary. An exit code: bad input (no workdir, an env variable unset, a failing
+// setup) is k_bad_input. SyncCommand.cpp; `ddl sync` and the end of `ddl deploy`.
+int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohmann::json* out);
+
+struct RunArgs;
+// `ddl run -d`: queues the command on the master (its workdir, the spec's env and -x on ddl-run's
+// standard input) and prints the job id. JobsCommand.cpp.
+int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside);
+// A foreground `ddl run` in the master's job list: its record as running (the id; 0 when the master keeps
+// no list, e.g. a runtime older than the queue, which is only logged), then how it ended.
+int record_foreground_start(Context& ctx, const RunArgs& a);
+void record_foreground_end(Context& ctx, int id, int exit_code, int failed_rank);
 
 } // namespace ddl::cli

@@ -125,6 +125,11 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
         if (auto s = (*oc)->store.save(*(*oc)->before); !s)
             inv.say("cannot restore the cluster's state: " + s.error().message);
     }
+    // The researcher's code and its setup come last: they need the configured nodes (rsync, the runtime).
+    if (rc == exit_code::k_ok && !spec.work.workdir.empty() && a.only.empty()) {
+        ctx.spec.work = spec.work; // with the workdir found from the spec file's folder
+        rc = deliver_workdir(inv, ctx, true, nullptr);
+    }
     if (rc == exit_code::k_ok)
         ctx.progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
                           "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name + "`");

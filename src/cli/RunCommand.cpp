@@ -36,6 +36,19 @@ void add_options(CLI::App& sub, RunArgs& a) {
     sub.add_option("command", a.command, "Program and arguments after --");
 }
 
+// `ddl run -d`: the job goes to the master's queue (JobsCommand.cpp).
+struct DetachArgs {
+    bool detach = false;
+    std::string name;
+    bool beside = false;
+};
+
+void add_detach_options(CLI::App& sub, DetachArgs& d) {
+    sub.add_flag("-d,--detach", d.detach, "Queue it on the master and print its job id (see ddl jobs)");
+    sub.add_option("--name", d.name, "With -d: the job's name in ddl jobs");
+    sub.add_flag("--beside", d.beside, "With -d: start it now, beside the running job, not after it");
+}
+
 // The ranks as a step of the cluster's job: ddl becomes the scheduler's launcher (srun), which streams
 // the ranks' output, forwards signals and stops every rank when one fails (--kill-on-bad-exit).
 int run_as_job_step(const Invocation& inv, Context& ctx, const RunArgs& a) {
@@ -62,8 +75,15 @@ int run(const Invocation& inv, const RunArgs& a) {
     if (ranks_run_as_job_step(ctx.spec)) return run_as_job_step(inv, ctx, a);
     auto prepared = prepare_launch(ctx, a);
     if (!prepared) return inv.fail(prepared.error().message, exit_code::k_bad_input);
+    // The spec's literal env under -x (a -x of the same name wins). Values read from the environment
+    // (secrets) are left to detached jobs and setup: a foreground rank's variables are on its command line
+    // on the node (SshRankTransport), where `ps` shows them.
+    for (const auto& v : ctx.spec.work.env)
+        if (v.from_env.empty()) prepared->opts.extra_env.emplace(v.name, v.value);
+    const int job = record_foreground_start(ctx, a);
     runtime::Launcher launcher(*prepared->transport);
     auto result = launcher.run(prepared->opts);
+    record_foreground_end(ctx, job, result ? result->exit_code : 1, result ? result->failed_rank : -1);
     if (!result) return inv.fail(result.error().message, exit_code::k_bad_input);
     // Stopped by a signal to ddl itself (Ctrl-C): 128 + the signal, as a shell reports it; a rank's
     // failure: 1.
@@ -77,10 +97,18 @@ int run(const Invocation& inv, const RunArgs& a) {
 
 CommandBody run_command() {
     auto a = std::make_shared<RunArgs>();
-    return {.add_options = [a](CLI::App& sub) { add_options(sub, *a); },
+    auto d = std::make_shared<DetachArgs>();
+    return {.add_options =
+                [a, d](CLI::App& sub) {
+                    add_options(sub, *a);
+                    add_detach_options(sub, *d);
+                },
             .prepare = [a](Invocation& inv) { return take_command_words(inv, a->command, true); },
             .cluster = [a] { return a->cluster; },
-            .action = [a](Invocation& inv) { return run(inv, *a); }};
+            .action =
+                [a, d](Invocation& inv) {
+                    return d->detach ? run_detached(inv, *a, d->name, d->beside) : run(inv, *a);
+                }};
 }
 
 } // namespace ddl::cli

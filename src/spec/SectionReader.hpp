@@ -16,6 +16,8 @@ public:
     // `text` safe to quote in a message (printable_utf8): UTF-8 shown as such, control and invisible
     // characters escaped, at most 40 characters.
     static std::string printable(const std::string& text);
+    // Whether files the spec names on this machine are checked (a spec from a file, not a stored one).
+    bool checks_files() const { return m_check_files; }
 
     // A link rate ("1gbit") in [min, max] into `out`; "unlimited" (0) only when allowed.
     void rate(const YAML::Node& n, const std::string& key, const std::string& path, std::uint64_t& out,

@@ -89,6 +89,25 @@ struct SmokeSpec {
     SmokeTraining training;
 };
 
+// A variable every rank and setup step gets (spec key env): a value written in the spec, or the name of a
+// variable of the controller's environment read when a command needs it (`${NAME}`, `{from_env: NAME}`),
+// so that a secret is never in the spec, the state or the rendered files.
+struct EnvVar {
+    std::string name;
+    std::string value;    // when from_env is empty
+    std::string from_env; // the controller's variable to read; empty: `value`
+    bool operator==(const EnvVar&) const = default;
+};
+
+// The researcher's own code and its preparation (spec keys workdir, setup, env; docs/spec.md).
+struct WorkSpec {
+    std::string workdir;            // as written: a folder, relative to the spec file's folder or absolute
+    std::string workdir_path;       // absolute on this machine when the spec came from a file; else = workdir
+    std::vector<std::string> setup; // shell programs run on every node, in order
+    std::vector<int> setup_lines;   // the spec line of each program (for a failure's message)
+    std::vector<EnvVar> env;
+};
+
 struct Spec {
     std::string api_version = "ddl/v1";
     std::string name;
@@ -103,6 +122,7 @@ struct Spec {
     RuntimeSpec runtime;
     HostfileFormat hostfile_format = HostfileFormat::openmpi;
     SmokeSpec smoke;
+    WorkSpec work; // not in to_json: a change of code, setup or env redeploys nothing
 
     // The target's section as its own type T; a logic error when the spec is of another target.
     template <class T> const T& target_section() const {

@@ -6,6 +6,7 @@
 #include "spec/SectionReader.hpp"
 #include "spec/SmokeSection.hpp"
 #include "spec/TargetKind.hpp"
+#include "spec/WorkSection.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
@@ -42,7 +43,8 @@ Result<std::string> with_cluster_name(const std::string& text, const std::string
 namespace {
 
 const std::vector<std::string> k_common_keys{"apiVersion", "name",     "target",  "nodes",    "access",
-                                             "gpu",        "services", "runtime", "hostfile", "smoke"};
+                                             "gpu",        "services", "runtime", "hostfile", "smoke",
+                                             "workdir",    "setup",    "env"};
 
 // Walks the document section by section; each function reads one map of the spec.
 class Loader {
@@ -106,6 +108,7 @@ public:
                                                         : HostfileFormat::mpich;
         }
         if (auto sm = doc["smoke"]; sm.IsDefined()) read_smoke(m_r, sm, m_s.smoke);
+        read_work(m_r, doc, m_r.file(), m_s.work);
         check_driver_branch(m_r, doc, m_s);
         if (m_kind) m_kind->check(m_r, doc, m_s);
     }

@@ -437,6 +437,16 @@ Status LocalTarget::destroy(Context& ctx) {
     release_mountpoints(ctx);
     kill_point("destroy:bridges-deleted");
     (void)remove_tree(ctx.cluster_dir() + "/nodes");
+    // Namespace nodes keep what `ddl sync`, setup and the job queue write under /var/lib/ddl on this
+    // machine (container nodes keep it in their own file systems, gone with them).
+    if (!plan.containers) {
+        const std::string lib = "/var/lib/ddl/", name = ctx.state.cluster;
+        for (const auto& path : {lib + "work/" + name, lib + "jobs/" + name, lib + "sync/" + name + ".done"})
+            (void)remove_tree(path);
+        for (const auto& n : plan.nodes)
+            for (const char* ext : {".hash", ".log"})
+                (void)remove_tree(lib + "setup/" + name + "-" + n.name + ext);
+    }
     if (!problems.empty()) return Error{join(problems, "; ")};
     return {};
 }

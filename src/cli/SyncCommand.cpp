@@ -1,0 +1,79 @@
+// `ddl sync`: the spec's workdir to the cluster (rsync over the cluster's pinned keys), then the setup on
+// every node whose inputs changed; `ddl deploy` ends with the same.
+#include "cli/Capabilities.hpp"
+#include "cli/CommandTable.hpp"
+#include "cli/Invoke.hpp"
+#include "cli/WorkdirSync.hpp"
+#include "core/Diagnostics.hpp"
+#include "util/Strings.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace ddl::cli {
+namespace {
+
+struct SyncArgs {
+    std::string cluster;
+    bool no_setup = false;
+};
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", s);
+    return buf;
+}
+
+} // namespace
+
+int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohmann::json* out) {
+    if (ctx.spec.work.workdir.empty())
+        return inv.fail("cluster " + ctx.state.cluster + " has no workdir; set \"workdir:\" in its spec",
+                        exit_code::k_bad_input);
+    if (auto s = check_nodes_over_ssh(ctx.spec, "syncing the workdir"); !s)
+        return inv.fail(s.error().message, exit_code::k_bad_input);
+    auto env = resolve_spec_env(ctx.spec);
+    if (!env) return inv.fail(env.error().message, exit_code::k_bad_input);
+    if (auto local = local_workdir(ctx); !local)
+        return inv.fail(local.error().message, exit_code::k_bad_input);
+    auto synced = sync_workdir(ctx, inv.g.state_dir);
+    if (!synced) return inv.fail(synced.error().message, exit_code::k_failure);
+    ctx.progress.note("workdir synced to " + synced->remote_dir + " on " + join(synced->nodes, ", ") + ": " +
+                      std::to_string(synced->changed) + " change(s) in " + seconds_text(synced->seconds) +
+                      " s");
+    nlohmann::json j{{"remote_dir", synced->remote_dir},
+                     {"nodes", synced->nodes},
+                     {"changed", synced->changed},
+                     {"seconds", synced->seconds}};
+    if (with_setup && !ctx.spec.work.setup.empty()) {
+        auto setup = run_setup(ctx, *env);
+        if (!setup) return inv.fail(setup.error().message, exit_code::k_bad_input);
+        if (!setup->ran.empty()) ctx.progress.note("setup ran on " + join(setup->ran, ", "));
+        if (!setup->unchanged.empty())
+            ctx.progress.note("setup unchanged on " + join(setup->unchanged, ", ") + " (not run)");
+        j["setup"] = {{"ran", setup->ran}, {"unchanged", setup->unchanged}};
+    }
+    if (out) *out = std::move(j);
+    return exit_code::k_ok;
+}
+
+CommandBody sync_command() {
+    auto a = std::make_shared<SyncArgs>();
+    return {.add_options =
+                [a](CLI::App& sub) {
+                    sub.add_option("cluster", a->cluster, "Cluster name or spec file");
+                    sub.add_flag("--no-setup", a->no_setup, "Send the files only; leave the setup for later");
+                },
+            .cluster = [a] { return a->cluster; },
+            .action =
+                [a](Invocation& inv) {
+                    nlohmann::json j;
+                    int rc = deliver_workdir(inv, *inv.cluster->ctx, !a->no_setup, &j);
+                    if (rc == exit_code::k_ok && inv.g.json) std::cout << j.dump() << "\n";
+                    return rc;
+                }};
+}
+
+} // namespace ddl::cli

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# The researcher's daily loop (issue 38) on 2 namespace nodes: the spec's workdir synced at deploy with
+# its .gitignore honoured, setup run once per node and again only when what it names changed, a failing
+# setup named by node and line; `ddl run -d` jobs queued on the master that outlive the controller, their
+# logs per rank, a cancelled job leaving no process, a job queued from a shell on the master; `ddl cp`;
+# bad input (exit 2, one line); the secret from the controller's environment in no file.
+source "$(dirname "$0")/lib.sh"
+use_ping_playbook
+command -v rsync >/dev/null || fail "rsync missing (scripts/install-deps.sh installs it)"
+
+mkdir -p code/data
+cat >code/train.py <<'PY'
+import os, sys, time
+time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0)
+print("rank %s of %s in %s lr=%s token_len=%d" % (os.environ["DDL_RANK"], os.environ["DDL_SIZE"], os.getcwd(),
+      os.environ["LR"], len(os.environ.get("TOKEN", ""))), flush=True)
+PY
+echo numpy >code/requirements.txt
+printf 'big.bin\n' >code/.gitignore
+printf 'data/\n' >code/.ddlignore
+head -c 8M /dev/zero >code/big.bin
+echo x >code/data/raw.csv
+cat >daily.yaml <<EOF2
+apiVersion: ddl/v1
+name: daily
+target: local
+local: {nodes: 2}
+workdir: code
+setup:
+  - cat requirements.txt > /dev/null
+  - |
+    echo "\$DDL_NODE" >> $WORK/setup.count
+    test ! -e fail-setup
+env:
+  LR: "0.1"
+  TOKEN: \${DAILY_TOKEN}
+EOF2
+CLUSTERS+=(daily)
+export DAILY_TOKEN="tok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+ddl deploy daily.yaml >d.log 2>&1 || { cat d.log; fail "deploy with a workdir"; }
+grep -q "workdir synced to /shared/work" d.log || { cat d.log; fail "deploy did not sync the workdir"; }
+for node in master worker1; do
+  ddl exec --cluster daily --nodes $node -- test -f /shared/work/train.py || fail "train.py not on $node"
+  ddl exec --cluster daily --nodes $node -- test -e /shared/work/big.bin 2>/dev/null && fail "the .gitignored big.bin reached $node"
+  ddl exec --cluster daily --nodes $node -- test -e /shared/work/data 2>/dev/null && fail "the .ddlignored data/ reached $node"
+done
+[ "$(sort setup.count | tr '\n' ' ')" = "master worker1 " ] || fail "setup ran: $(cat setup.count)"
+ok "deploy: the workdir on every node without what .gitignore/.ddlignore name; setup ran once per node"
+
+ddl deploy daily.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
+ddl sync daily >s.log 2>&1 || { cat s.log; fail "sync"; }
+[ "$(wc -l <setup.count)" = 2 ] || fail "setup ran again with nothing changed: $(cat setup.count)"
+grep -q "setup unchanged on master, worker1" s.log || { cat s.log; fail "sync did not say setup was unchanged"; }
+echo torch >>code/requirements.txt
+ddl --output json sync daily >s2.json 2>s2.log || { cat s2.log; fail "sync after requirements.txt changed"; }
+[ "$(sort setup.count | tr '\n' ' ')" = "master master worker1 worker1 " ] || fail "setup after a change: $(cat setup.count)"
+python3 - s2.json <<'PY' || fail "sync's JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["remote_dir"] == "/shared/work" and j["nodes"] == ["master"] and j["changed"] >= 1, j
+assert j["setup"] == {"ran": ["master", "worker1"], "unchanged": []}, j
+PY
+ok "setup not run again by a second deploy or sync; run again after a file it names changed (--output json)"
+
+rc=0
+touch code/fail-setup
+ddl sync daily >f.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat f.log; fail "a failing setup exited $rc, not 2"; }
+grep -q "setup\[1\] line 2 (test ! -e fail-setup) failed on node master (exit 1)" f.log || { cat f.log; fail "the failure names no node and line"; }
+grep -q "failed on node worker1" f.log || { cat f.log; fail "worker1's failure not named"; }
+rc=0
+env -u DAILY_TOKEN "$DDL" --state-dir "$STATE" sync daily >u.log 2>&1 || rc=$?
+[ $rc = 2 ] && [ "$(wc -l <u.log)" = 1 ] && grep -q 'env.TOKEN is read from \$DAILY_TOKEN, which is not set here' u.log ||
+  { cat u.log; fail "sync without DAILY_TOKEN: exit $rc"; }
+rm code/fail-setup
+ddl sync daily >s3.log 2>&1 || { cat s3.log; fail "sync after the failure"; }
+grep -q "setup ran on master, worker1" s3.log || { cat s3.log; fail "setup did not run again after it failed"; }
+ok "a failing setup exits 2 naming node, program, line and its text; a missing env variable exits 2 in one line"
+
+# A sync killed after its files landed but before it recorded success: not taken for synced.
+echo "# changed" >>code/train.py
+rc=0
+DDL_TEST_KILL_AT=sync:master:copied "$DDL" --state-dir "$STATE" sync daily >k.log 2>&1 || rc=$?
+[ $rc = 137 ] || { cat k.log; fail "sync was not killed at sync:master:copied (exit $rc)"; }
+rc=0
+ddl run -d -- python3 train.py >nr.log 2>&1 || rc=$?
+[ $rc = 2 ] && [ "$(wc -l <nr.log)" = 1 ] && grep -q "the workdir is not synced on master" nr.log ||
+  { cat nr.log; fail "run -d after a killed sync: exit $rc"; }
+ddl sync daily >s4.log 2>&1 || { cat s4.log; fail "sync after the killed one"; }
+ok "a sync killed before it recorded success is not taken for synced (run -d refuses, exit 2); the next sync completes it"
+
+id1=$(ddl run -d --name first -- python3 train.py 3) || fail "run -d"
+id2=$(ddl run -d --name second -- python3 train.py 0) || fail "second run -d"
+[ "$id1" = 1 ] && [ "$id2" = 2 ] || fail "job ids $id1 $id2"
+ddl logs "$id1" -f >follow.log 2>&1 &
+follower=$!
+sleep 0.5
+kill -9 $follower
+wait $follower 2>/dev/null || true
+for _ in $(seq 100); do
+  ddl --output json jobs >jobs.json
+  python3 -c 'import json,sys; sys.exit(0 if all(j["state"] in ("succeeded","failed","cancelled") for j in json.load(open("jobs.json"))) else 1)' && break
+  sleep 0.2
+done
+python3 - jobs.json <<'PY' || { cat jobs.json; fail "the jobs' records"; }
+import json, sys
+j = {x["id"]: x for x in json.load(open(sys.argv[1]))}
+a, b = j[1], j[2]
+assert a["state"] == "succeeded" and a["exit_code"] == 0 and a["ranks"] == 2 and a["name"] == "first", a
+assert a["command"] == ["python3", "train.py", "3"] and a["origin"] == "ddl run -d", a
+assert b["state"] == "succeeded" and b["started"] >= a["ended"], (a, b)
+PY
+ddl logs "$id1" >l1.log || fail "logs"
+grep -q "^\[0\] rank 0 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}$" l1.log &&
+  grep -q "^\[1\] rank 1 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}$" l1.log || { cat l1.log; fail "logs of every rank"; }
+out=$(ddl logs "$id1" --rank 1)
+[ "$out" = "[1] rank 1 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}" ] || fail "logs --rank 1: $out"
+ddl jobs | grep -q "^1    first            succeeded  2 " || { ddl jobs; fail "ddl jobs' table"; }
+ok "run -d: jobs ran to the end with the controller's follower killed; the second queued behind the first; logs per rank; env and the secret reached every rank"
+
+id3=$(ddl run -d --name long -- sleep 313) || fail "run -d long"
+for _ in $(seq 50); do [ "$(pgrep -fc '^sleep 313$' || true)" = 2 ] && break; sleep 0.2; done
+[ "$(pgrep -fc '^sleep 313$' || true)" = 2 ] || fail "the long job's 2 ranks did not start"
+[ "$(ddl --output json cancel "$id3")" = "{\"id\":3,\"state\":\"cancelled\"}" ] || fail "cancel"
+pgrep -af 'sleep 313' && fail "a rank of the cancelled job still runs"
+pgrep -af "ddl-run _supervise $id3" && fail "the cancelled job's supervisor still runs"
+ddl --output json jobs | python3 -c 'import json,sys; j=[x for x in json.load(sys.stdin) if x["id"]==3][0]; sys.exit(j["state"]!="cancelled")' ||
+  fail "the cancelled job is not recorded as cancelled"
+ok "cancel stops every rank on every node and records the job cancelled"
+
+id4=$(ddl run -d --name orphan -- sleep 314) || fail "run -d orphan"
+for _ in $(seq 50); do [ "$(pgrep -fc '^sleep 314$' || true)" = 2 ] && break; sleep 0.2; done
+[ "$(pgrep -fc '^sleep 314$' || true)" = 2 ] || fail "the orphan job's 2 ranks did not start"
+kill -9 "$(pgrep -f "ddl-run _supervise $id4\$")"
+for _ in $(seq 40); do pgrep -f '^sleep 314$' >/dev/null || break; sleep 0.2; done
+pgrep -af '^sleep 314$' && fail "ranks outlived their killed supervisor"
+id5=$(ddl run -d --name next -- true) || fail "run -d next"
+for _ in $(seq 50); do ddl jobs | grep -q "^$id5 .*succeeded" && break; sleep 0.2; done
+ddl --output json jobs | python3 -c '
+import json, sys
+j = {x["id"]: x for x in json.load(sys.stdin)}
+sys.exit(not (j[4]["state"] == "failed" and j[4]["detail"] == "its supervisor is gone" and j[5]["state"] == "succeeded"))' ||
+  { ddl jobs; fail "the job whose supervisor died is not failed, or the queue stalled behind it"; }
+ok "a job whose supervisor was killed: its ranks stop on every node, it is recorded failed, the next job runs"
+
+ddl exec --cluster daily --nodes master -- sh -c 'cd /shared/work && /opt/ddl/bin/ddl-run --name fromshell --follow -- env LR=0.2 python3 train.py 0' \
+  >shell.log 2>&1 || { cat shell.log; fail "ddl-run from a shell on the master"; }
+ddl --output json jobs | python3 -c '
+import json, sys
+j = [x for x in json.load(sys.stdin) if x["name"] == "fromshell"]
+sys.exit(not (j and j[0]["state"] == "succeeded" and j[0]["origin"] == "ddl-run"))' ||
+  { ddl jobs; fail "the job from the master's shell is not in ddl jobs"; }
+grep -q "rank 1 of 2 in /shared/work lr=0.2" shell.log || { cat shell.log; fail "the shell's job output"; }
+ok "a job queued with ddl-run from a shell on the master is in ddl jobs"
+
+ddl run -- python3 /shared/work/train.py 0 >fg.log 2>&1 || { cat fg.log; fail "foreground run"; }
+grep -q "^\[1\] rank 1 of 2 in .* lr=0.1 token_len=0$" fg.log || { cat fg.log; fail "the spec's literal env (not the secret) in a foreground run"; }
+ddl --output json jobs | python3 -c '
+import json, sys
+j = [x for x in json.load(sys.stdin) if x["origin"] == "ddl run"]
+sys.exit(not (len(j) == 1 and j[0]["state"] == "succeeded" and j[0]["exit_code"] == 0))' ||
+  { ddl jobs; fail "the foreground run is not recorded in ddl jobs"; }
+ok "a foreground ddl run gets the spec's literal env (not the secret read from the environment) and is recorded in ddl jobs"
+
+ddl cp daily:/shared/work/train.py back.py && cmp back.py code/train.py || fail "cp from the cluster"
+echo result >up.txt
+ddl cp up.txt daily:/shared/up.txt && [ "$(ddl exec --cluster daily --nodes worker1 -- cat /shared/up.txt)" = "[worker1] result" ] ||
+  fail "cp to the cluster"
+ok "cp both ways over the cluster's keys"
+
+for args in "logs 99" "cancel abc" "cp daily:/nonexistent/x here"; do
+  rc=0
+  ddl $args >bad.log 2>&1 || rc=$?
+  [ $rc = 2 ] && [ "$(wc -l <bad.log)" = 1 ] || { cat bad.log; fail "ddl $args: exit $rc"; }
+done
+grep -q "nonexistent" bad.log || fail "cp names the missing path"
+mkdir -p other && sed 's/^workdir: code/workdir: missing/' daily.yaml >other/bad.yaml
+rc=0
+ddl validate other/bad.yaml >v.log 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "other/bad.yaml:5:10: error: workdir missing is not a folder" v.log || { cat v.log; fail "missing workdir: exit $rc"; }
+ok "bad input (unknown job, bad job id, missing remote path, missing workdir) exits 2 with one line naming it"
+
+grep -rlF "$DAILY_TOKEN" "$STATE" /var/lib/ddl/jobs/daily && fail "the secret is in a state or job file"
+ok "the env secret is in no state, spec or job file"
+
+ddl destroy -y daily >x.log 2>&1 || { cat x.log; fail "destroy"; }
+assert_gone daily
+# Namespace nodes share this machine's /var/lib/ddl: destroy removes what the cluster kept there.
+left=$(ls -d /var/lib/ddl/jobs/daily /var/lib/ddl/setup/daily-* /var/lib/ddl/sync/daily.done 2>/dev/null || true)
+[ -z "$left" ] || fail "left on this machine after destroy: $left"
+ok "destroy removes the jobs, setup records and sync marker the namespace nodes kept on this machine"
