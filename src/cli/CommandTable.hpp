@@ -90,6 +90,9 @@ CommandBody bench_allreduce_command(); // BenchCommand.cpp
 CommandBody bench_train_command();     // TrainBench.cpp
 CommandBody smoke_test_command();      // SmokeTest.cpp
 CommandBody gc_command();              // GcCommand.cpp
+CommandBody doctor_command();          // DoctorCommand.cpp
+CommandBody cordon_command();          // CordonCommand.cpp
+CommandBody uncordon_command();        // CordonCommand.cpp
 
 // `ddl destroy NAME --yes` on behalf of another command (gc): the same checks, set-up and messages.
 int destroy_cluster(const Invocation& from, const std::string& name);

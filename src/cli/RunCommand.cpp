@@ -5,6 +5,7 @@
 #include "cli/Invoke.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/Restarts.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "util/Strings.hpp"
@@ -17,6 +18,11 @@
 
 namespace ddl::cli {
 namespace {
+
+struct RunOptions {
+    RunArgs a;
+    RestartPolicy restarts;
+};
 
 void add_options(CLI::App& sub, RunArgs& a) {
     sub.add_option("-n,--np", a.np, "Number of ranks (default: every slot); -np N works too")
@@ -57,26 +63,24 @@ int run_as_job_step(const Invocation& inv, Context& ctx, const RunArgs& a) {
     return inv.fail(std::string("cannot start srun: ") + std::strerror(errno), exit_code::k_failure);
 }
 
-int run(const Invocation& inv, const RunArgs& a) {
+int run(const Invocation& inv, const RunArgs& a, const RestartPolicy& restarts) {
     auto& ctx = *inv.cluster->ctx;
     if (ranks_run_as_job_step(ctx.spec)) return run_as_job_step(inv, ctx, a);
-    auto prepared = prepare_launch(ctx, a);
-    if (!prepared) return inv.fail(prepared.error().message, exit_code::k_bad_input);
-    runtime::Launcher launcher(*prepared->transport);
-    auto result = launcher.run(prepared->opts);
-    if (!result) return inv.fail(result.error().message, exit_code::k_bad_input);
-    if (result->exit_code != 0) return inv.fail(result->message, exit_code::k_failure);
-    return exit_code::k_ok;
+    return run_with_restarts(inv, ctx, a, restarts);
 }
 
 } // namespace
 
 CommandBody run_command() {
-    auto a = std::make_shared<RunArgs>();
-    return {.add_options = [a](CLI::App& sub) { add_options(sub, *a); },
-            .prepare = [a](Invocation& inv) { return take_command_words(inv, a->command, true); },
-            .cluster = [a] { return a->cluster; },
-            .action = [a](Invocation& inv) { return run(inv, *a); }};
+    auto o = std::make_shared<RunOptions>();
+    return {.add_options =
+                [o](CLI::App& sub) {
+                    add_options(sub, o->a);
+                    add_restart_options(sub, o->restarts);
+                },
+            .prepare = [o](Invocation& inv) { return take_command_words(inv, o->a.command, true); },
+            .cluster = [o] { return o->a.cluster; },
+            .action = [o](Invocation& inv) { return run(inv, o->a, o->restarts); }};
 }
 
 } // namespace ddl::cli

@@ -47,10 +47,12 @@ int status(const Invocation& inv, const StatusArgs& a) {
     std::printf("\n%-10s %-8s %-40s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "GPUS", "CPUS",
                 "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).
+    // A cordoned node keeps its slots, but no launcher gives it a rank (`ddl uncordon` lets it back).
     for (const auto& n : st.nodes)
-        std::printf("%-10s %-8s %-40s %5d %5d %6d %5s  %s\n", n.name.c_str(), n.group.c_str(),
+        std::printf("%-10s %-8s %-40s %5d %5d %6d %5s  %s%s\n", n.name.c_str(), n.group.c_str(),
                     (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(), n.gpus, n.cpus,
-                    n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str());
+                    n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
+                    n.cordoned ? "  [cordoned: no ranks]" : "");
     return exit_code::k_ok;
 }
 

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `ddl doctor`, `ddl cordon`/`uncordon` on one 3-node namespace cluster, faults planted rather than rebuilt:
+#  - the healthy cluster passes (exit 0);
+#  - planted at once: TCP 29500 dropped from worker1 to worker2 (iptables in worker2's namespace), master's
+#    name removed from worker1's /etc/hosts, and a stand-in nvidia-smi (tests/fakes/nvidia-smi) on worker2
+#    reporting uncorrectable ECC errors and an x4 link: each named with its node(s) and fix, exit 1, and
+#    nothing else fails;
+#  - with the network faults gone, `doctor --cordon` cordons worker2 only: every node's hostfiles lose it,
+#    status shows it, `ddl run` gives it no rank; `uncordon` brings it back.
+source "$(dirname "$0")/lib.sh"
+spec hlth 3
+ddl deploy hlth.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
+addr() { python3 -c 'import json,sys; print([n.get("private_address") or n["address"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
+netns() { python3 -c 'import json,sys; print([n["netns"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
+w1=$(addr worker1) w2=$(addr worker2) m=$(addr master)
+
+# 1. Healthy.
+t0=$(date +%s.%N)
+ddl doctor hlth --all >healthy.out 2>&1 || { cat healthy.out; fail "doctor on a healthy cluster"; }
+t=$(python3 -c "import time; print(f'{time.time()-$t0:.1f}')")
+grep -q "0 failed" healthy.out || { cat healthy.out; fail "healthy summary"; }
+grep -Eq "^worker2 +connect +ok +reached from every peer on :29500" healthy.out || { cat healthy.out; fail "no connect row"; }
+ok "healthy cluster passes ($(tail -1 healthy.out); ${t} s)"
+
+# 2. Faults.
+ip netns exec "$(netns worker2)" iptables -A INPUT -p tcp -s "$w1" --dport 29500 -j DROP
+ddl exec --cluster hlth --nodes worker1 -- "grep -v ' master ' /etc/hosts >/tmp/hosts.ddl-doctor.\$\$ && cat /tmp/hosts.ddl-doctor.\$\$ >/etc/hosts && rm /tmp/hosts.ddl-doctor.\$\$" >/dev/null ||
+  fail "removing master from worker1's hosts"
+# The stand-in in worker2's own mount namespace only: a folder over /usr/local/sbin (first on root's PATH).
+mkdir -p standin
+cp "$DDL_SOURCE_DIR/tests/fakes/nvidia-smi" standin/nvidia-smi.standin
+printf '#!/bin/sh\nNVIDIA_SMI_STANDIN=%s/standin/conf exec %s/standin/nvidia-smi.standin "$@"\n' "$WORK" "$WORK" >standin/nvidia-smi
+printf 'PRODUCT="NVIDIA A100-SXM4-40GB"\nDRIVER=535.247.01\nCUDA=12.2\nCC=8.0\nECC_DRAM_UNCORRECTABLE=2\nLINK_WIDTH=4\n' >standin/conf
+chmod 755 standin/nvidia-smi standin/nvidia-smi.standin
+ddl exec --cluster hlth --nodes worker2 -- mount --bind "$WORK/standin" /usr/local/sbin >/dev/null || fail "planting nvidia-smi"
+ddl exec --cluster hlth --nodes worker1 -- 'command -v nvidia-smi || true' | grep -q standin && fail "the stand-in leaked to worker1"
+set +e
+ddl doctor hlth --output json >faults.json 2>faults.err; rc=$?
+ddl doctor hlth >faults.out 2>&1
+set -e
+[ $rc = 1 ] || { cat faults.json faults.err; fail "doctor with faults: exit $rc, expected 1"; }
+python3 - faults.json "$w1" "$w2" "$m" <<'PY' || { cat faults.out; fail "doctor's findings"; }
+import json, sys
+d = json.load(open(sys.argv[1])); w1, w2, m = sys.argv[2:5]
+failed = {(f["node"], f["check"]): f for f in d["findings"] if f["status"] == "failed"}
+pair = failed[("worker1 -> worker2", "connect :29500")]
+assert pair["found"].startswith("timed out"), pair
+assert f"from worker1 ({w1}) to worker2 ({w2})" in pair["fix"], pair
+res = failed[("worker1", "resolve")]
+assert res["found"] == "master does not resolve" and res["fix"].startswith(f"add `{m} master` to /etc/hosts on worker1"), res
+ecc = failed[("worker2", "ecc")]
+assert "2 uncorrectable ECC error(s) since boot" in ecc["found"] and "ddl cordon worker2" in ecc["fix"], ecc
+pcie = failed[("worker2", "pcie")]
+assert pcie["found"].endswith("link x4") and pcie["expected"] == "x16" and "reseat" in pcie["fix"], pcie
+assert set(failed) == {("worker1 -> worker2", "connect :29500"), ("worker1", "resolve"), ("worker2", "ecc"),
+                       ("worker2", "pcie")}, sorted(failed)
+PY
+for row in "worker1 -> worker2 +connect :29500 +FAIL" "worker1 +resolve +FAIL +master does not resolve" \
+           "worker2 +ecc +FAIL" "worker2 +pcie +FAIL .*link x4"; do
+  grep -Eq "^$row" faults.out || { cat faults.out; fail "table row missing: $row"; }
+done
+sed "s/^/    /" faults.out
+ok "planted faults named: $(grep -Ec 'FAIL' faults.out) rows, e.g. '$(grep -E '^worker1 -> worker2' faults.out | tr -s ' ')'"
+
+# 3. --cordon with the network faults gone: worker2 (the GPU faults) only.
+ip netns exec "$(netns worker2)" iptables -D INPUT -p tcp -s "$w1" --dport 29500 -j DROP
+ddl exec --cluster hlth --nodes worker1 -- "echo '$m master hlth-master' >>/etc/hosts" >/dev/null
+set +e; ddl doctor hlth --cordon >cordon.out 2>&1; rc=$?; set -e
+[ $rc = 1 ] || { cat cordon.out; fail "doctor --cordon: exit $rc"; }
+grep -q "^cordoned worker2" cordon.out || { cat cordon.out; fail "doctor --cordon did not cordon worker2"; }
+ddl exec --cluster hlth -- cat /etc/ddl/hostfile /etc/ddl/hostfile.mpich >hf.out || fail "reading hostfiles"
+grep -q "$w2" hf.out && { cat hf.out; fail "worker2 still in a hostfile"; }
+[ "$(grep -c "$w1" hf.out)" = 6 ] || { cat hf.out; fail "worker1 not in every hostfile"; }
+ddl status hlth | grep -q "^worker2 .*\[cordoned: no ranks\]" || fail "status does not show worker2 cordoned"
+ddl run --cluster hlth -- hostname >run.out 2>&1 || { cat run.out; fail "run with worker2 cordoned"; }
+grep -q worker2 run.out && { cat run.out; fail "a rank ran on cordoned worker2"; }
+[ "$(grep -c '^\[[01]\]' run.out)" = 2 ] || { cat run.out; fail "ranks on master and worker1 expected"; }
+ok "doctor --cordon: worker2 out of every node's hostfiles, status marks it, ddl run gave it no rank"
+ddl uncordon --cluster hlth worker2 >/dev/null || fail uncordon
+ddl exec --cluster hlth -- cat /etc/ddl/hostfile >hf2.out
+[ "$(grep -c "$w2" hf2.out)" = 3 ] || { cat hf2.out; fail "worker2 not back in every hostfile"; }
+ddl exec --cluster hlth --nodes worker2 -- umount /usr/local/sbin >/dev/null || fail "removing the stand-in"
+ddl doctor hlth >after.out 2>&1 || { cat after.out; fail "doctor after the faults were removed"; }
+ok "uncordon: worker2 back in the hostfiles; doctor passes again"
+ddl destroy -y hlth >/dev/null 2>&1 || fail destroy
+assert_gone hlth
