@@ -6,9 +6,14 @@
 #    reporting uncorrectable ECC errors and an x4 link: each named with its node(s) and fix, exit 1, and
 #    nothing else fails;
 #  - with the network faults gone, `doctor --cordon` cordons worker2 only: every node's hostfiles lose it,
-#    status shows it, `ddl run` gives it no rank; `uncordon` brings it back.
+#    status shows it, `ddl run` gives it no rank; `uncordon` brings it back;
+#  - restarts: examples/pytorch_ddp.py under `ddl run --max-restarts 1 --restart-on node-fault` with the GPU
+#    faults planted on worker2 again; its rank there is killed once: every rank stops, the health checks
+#    cordon worker2, the job starts again (DDL_RESTART_COUNT=1) from its last checkpoint in
+#    DDL_CHECKPOINT_DIR and ends with the same parameters on every rank as an uninterrupted run from that
+#    checkpoint on the same nodes.
 source "$(dirname "$0")/lib.sh"
-spec hlth 3
+spec hlth 3 "runtime:" "  interface: eth0"
 ddl deploy hlth.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
 addr() { python3 -c 'import json,sys; print([n.get("private_address") or n["address"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
 netns() { python3 -c 'import json,sys; print([n["netns"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
@@ -82,5 +87,32 @@ ddl exec --cluster hlth -- cat /etc/ddl/hostfile >hf2.out
 ddl exec --cluster hlth --nodes worker2 -- umount /usr/local/sbin >/dev/null || fail "removing the stand-in"
 ddl doctor hlth >after.out 2>&1 || { cat after.out; fail "doctor after the faults were removed"; }
 ok "uncordon: worker2 back in the hostfiles; doctor passes again"
+# 4. A rank killed once, a node fault planted: restart from the last checkpoint.
+ddl exec --cluster hlth --nodes worker2 -- mount --bind "$WORK/standin" /usr/local/sbin >/dev/null || fail "planting nvidia-smi again"
+py=/usr/bin/python3
+example=$DDL_SOURCE_DIR/examples/pytorch_ddp.py
+train=(--steps 40 --checkpoint-every 5 --step-seconds 0.1)
+"$DDL" --state-dir "$STATE" run --cluster hlth --max-restarts 1 --restart-on node-fault -x OMP_NUM_THREADS=1 -- \
+  "$py" "$example" "${train[@]}" >restart.out 2>&1 & pr=$!
+for _ in $(seq 600); do grep -q "checkpoint at step 10" restart.out && break; sleep 0.1; done
+grep -q "checkpoint at step 10" restart.out || { cat restart.out; fail "the job wrote no checkpoint"; }
+victims=$(ip netns pids "$(netns worker2)" | xargs -r ps -o pid=,comm= -p | awk '$2 ~ /^python3/ {print $1}')
+[ -n "$victims" ] || { cat restart.out; fail "no rank found on worker2"; }
+kill -KILL $victims
+set +e; wait $pr; rc=$?; set -e
+[ $rc = 0 ] || { cat restart.out; fail "the restarted job: exit $rc"; }
+grep -q "restarting (1 of 1): cordoning worker2" restart.out || { cat restart.out; fail "no restart that cordons worker2"; }
+resumed=$(sed -n 's/^\[0\] resumed from step \([0-9]*\) (restart 1)$/\1/p' restart.out)
+[ -n "$resumed" ] || { cat restart.out; fail "the restarted job did not resume from a checkpoint"; }
+digests() { grep -E '^\[[0-9]\] rank [0-9] parameters ' "$1" | awk '{print $NF}' | sort | uniq -c | awk '{print $1, $2}'; }
+[ "$(digests restart.out | wc -l)" = 1 ] && [ "$(digests restart.out | cut -d' ' -f1)" = 2 ] ||
+  { cat restart.out; fail "the restarted ranks (2 expected) ended with different parameters"; }
+ddl exec --cluster hlth --nodes master -- "mkdir -p /shared/reference && cp /shared/checkpoints/hlth/step-$(printf %06d "$resumed").pt /shared/reference/" >/dev/null ||
+  fail "copying the checkpoint"
+ddl run --cluster hlth -x OMP_NUM_THREADS=1 -x DDL_CHECKPOINT_DIR=/shared/reference -- "$py" "$example" "${train[@]}" >reference.out 2>&1 ||
+  { cat reference.out; fail "the uninterrupted run"; }
+[ "$(digests reference.out)" = "$(digests restart.out)" ] ||
+  { grep parameters restart.out reference.out; fail "the restarted job's parameters differ from an uninterrupted run's"; }
+ok "rank on worker2 killed at step >= 10: worker2 cordoned, job restarted from step $resumed, parameters $(digests restart.out | cut -d' ' -f2) on both ranks, as an uninterrupted run from that checkpoint"
 ddl destroy -y hlth >/dev/null 2>&1 || fail destroy
 assert_gone hlth
