@@ -2,6 +2,7 @@
 
 #include "cli/ConnectMatrix.hpp"
 #include "cli/HealthChecks.hpp"
+#include "cli/Restarts.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -201,4 +202,63 @@ TEST_CASE("a listener that did not start is a failure naming python3") {
     CHECK(l.error.find("did not start") != std::string::npos);
     auto fs = judge_matrix({l}, {});
     CHECK(fs.at(0).status == HealthStatus::failed);
+}
+
+namespace {
+
+std::vector<ddl::NodeState> three_nodes() {
+    std::vector<ddl::NodeState> ns(3);
+    const char* names[] = {"master", "worker1", "worker2"};
+    for (int i = 0; i < 3; ++i) {
+        ns[static_cast<std::size_t>(i)].name = names[i];
+        ns[static_cast<std::size_t>(i)].address = "10.0.0.1" + std::to_string(i + 1);
+        ns[static_cast<std::size_t>(i)].slots = 1;
+    }
+    return ns;
+}
+
+ddl::runtime::LaunchResult rank_failed_on(const std::string& host) {
+    ddl::runtime::LaunchResult r;
+    r.exit_code = 137;
+    r.failed_rank = 2;
+    r.failed_host = host;
+    r.message = "rank 2 on " + host + " was killed by signal 9";
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("a rank lost on a node that fails the health checks restarts the job without that node") {
+    RestartPolicy p{1, "node-fault"};
+    auto d = decide_restart(p, rank_failed_on("10.0.0.13"), three_nodes(), {"worker2"}, 0);
+    CHECK(d.restart);
+    CHECK(d.cordon == std::vector<std::string>{"worker2"});
+    CHECK(d.why == "cordoning worker2 (failing the health checks)");
+}
+
+TEST_CASE("node-fault does not restart a rank whose node is healthy; any does, cordoning nothing") {
+    auto d = decide_restart({1, "node-fault"}, rank_failed_on("worker1"), three_nodes(), {}, 0);
+    CHECK_FALSE(d.restart);
+    CHECK(d.why.find("worker1 passes the health checks") != std::string::npos);
+    d = decide_restart({1, "any"}, rank_failed_on("worker1"), three_nodes(), {}, 0);
+    CHECK(d.restart);
+    CHECK(d.cordon.empty());
+}
+
+TEST_CASE("a failing node stays in when the job does not fit without it") {
+    auto d = decide_restart({1, "any"}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 3);
+    CHECK(d.restart);
+    CHECK(d.cordon.empty());
+    CHECK(d.why == "worker2 fail the health checks, but the job does not fit without them");
+    auto nodes = three_nodes();
+    nodes[1].cordoned = true; // already out: only master would be left
+    d = decide_restart({1, "any"}, rank_failed_on("worker2"), nodes, {"worker2"}, 2);
+    CHECK(d.cordon.empty());
+}
+
+TEST_CASE("an interrupted job is not restarted") {
+    ddl::runtime::LaunchResult r;
+    r.exit_code = 130;
+    r.message = "interrupted by Interrupt; stopped all ranks";
+    CHECK_FALSE(decide_restart({3, "any"}, r, three_nodes(), {}, 0).restart);
 }
