@@ -7,8 +7,10 @@
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "targets/Registry.hpp"
+#include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <optional>
 
 namespace ddl::cli {
 namespace {
@@ -22,6 +24,7 @@ struct DeployArgs {
     bool skip_preflight = false;
     std::string terraform_bin; // openstack: overrides openstack.terraform
     bool force_configure = false;
+    std::string replace; // a node destroyed and made anew, alone
 };
 
 void add_options(CLI::App& sub, DeployArgs& a) {
@@ -33,6 +36,10 @@ void add_options(CLI::App& sub, DeployArgs& a) {
     sub.add_flag("--force-configure", a.force_configure,
                  "Run Ansible even when no node's configure inputs changed since the last configure "
                  "(to undo changes made on the nodes behind ddl's back)");
+    sub.add_option(
+        "--replace", a.replace,
+        "Destroy this node alone and make it anew (configured, probed, in the hostfiles); the other "
+        "nodes are kept as they are. Refused where the target cannot");
     sub.add_option("--ssh-timeout", a.ssh_timeout_s, "Seconds to wait for SSH on every node")
         ->check(k_seconds)
         ->capture_default_str();
@@ -61,6 +68,31 @@ Status approve_on_terminal(Context& ctx, const std::string& what, const std::vec
     ctx.approval_needs_yes = true;
     return Error{what + " would change what exists:\n" + list +
                  "there is no terminal to approve on: run again with -y (--yes) to approve"};
+}
+
+// --replace NODE: the target destroys the node (refused where it cannot), and the phases from provision
+// run again, which make it anew; an exit code when it stops the deploy.
+std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDriver& driver,
+                                const DeployArgs& a) {
+    if (!a.only.empty())
+        return inv.fail("--replace runs every phase from provision: leave out --only",
+                        exit_code::k_bad_input);
+    if (!ctx.state.node(a.replace))
+        return inv.fail("no node \"" + a.replace + "\" in cluster " + ctx.state.cluster,
+                        exit_code::k_bad_input);
+    if (auto s = driver.remove_for_replace(ctx, a.replace); !s)
+        return inv.fail(s.error().message, ctx.approval_needs_yes || starts_with(s.error().message, "target ")
+                                               ? exit_code::k_bad_input
+                                               : exit_code::k_failure);
+    for (auto& n : ctx.state.nodes) {
+        if (n.name != a.replace) continue;
+        n.configured_inputs.clear(); // a new machine: configure applies everything to it
+        n.probed = false;
+        n.cordoned = false; // replacing a bad node is what its cordon waited for
+    }
+    ctx.state.reset_phases_from(phase_names(), "provision");
+    if (auto s = ctx.save(); !s) return inv.fail(s.error().message, exit_code::k_failure);
+    return std::nullopt;
 }
 
 int deploy(const Invocation& inv, const DeployArgs& a) {
@@ -92,6 +124,9 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
     };
     ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
                       std::to_string(spec.node_count()) + " node(s))");
+    if (!a.replace.empty()) {
+        if (auto rc_replace = replace_node(inv, ctx, *(*oc)->driver, a)) return *rc_replace;
+    }
     rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
     // Nothing was changed: the cluster's record goes back to what it was, so `run` and `hostfile` still
     // work on nodes that are all still up.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `ddl doctor`, `ddl cordon`/`uncordon` on one 3-node namespace cluster, faults planted rather than rebuilt:
+# `ddl doctor`, `ddl cordon`/`uncordon`, restarts and `ddl deploy --replace` on one 4-node namespace cluster, faults planted rather than rebuilt:
 #  - the healthy cluster passes (exit 0);
 #  - planted at once: TCP 29500 dropped from worker1 to worker2 (iptables in worker2's namespace), master's
 #    name removed from worker1's /etc/hosts, and a stand-in nvidia-smi (tests/fakes/nvidia-smi) on worker2
@@ -11,9 +11,12 @@
 #    faults planted on worker2 again; its rank there is killed once: every rank stops, the health checks
 #    cordon worker2, the job starts again (DDL_RESTART_COUNT=1) from its last checkpoint in
 #    DDL_CHECKPOINT_DIR and ends with the same parameters on every rank as an uninterrupted run from that
-#    checkpoint on the same nodes.
+#    checkpoint on the same nodes;
+#  - `ddl deploy --replace worker2` makes worker2 anew (a new sshd, its private folders empty, the stand-in
+#    gone, uncordoned) and leaves the others as they were (same sshd, no Ansible change); an allreduce across
+#    all four is exact afterwards and doctor passes.
 source "$(dirname "$0")/lib.sh"
-spec hlth 3 "runtime:" "  interface: eth0"
+spec hlth 4 "runtime:" "  interface: eth0"
 ddl deploy hlth.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
 addr() { python3 -c 'import json,sys; print([n.get("private_address") or n["address"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
 netns() { python3 -c 'import json,sys; print([n["netns"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
@@ -75,15 +78,15 @@ set +e; ddl doctor hlth --cordon >cordon.out 2>&1; rc=$?; set -e
 grep -q "^cordoned worker2" cordon.out || { cat cordon.out; fail "doctor --cordon did not cordon worker2"; }
 ddl exec --cluster hlth -- cat /etc/ddl/hostfile /etc/ddl/hostfile.mpich >hf.out || fail "reading hostfiles"
 grep -q "$w2" hf.out && { cat hf.out; fail "worker2 still in a hostfile"; }
-[ "$(grep -c "$w1" hf.out)" = 6 ] || { cat hf.out; fail "worker1 not in every hostfile"; }
+[ "$(grep -c "$w1" hf.out)" = 8 ] || { cat hf.out; fail "worker1 not in every hostfile"; }
 ddl status hlth | grep -q "^worker2 .*\[cordoned: no ranks\]" || fail "status does not show worker2 cordoned"
 ddl run --cluster hlth -- hostname >run.out 2>&1 || { cat run.out; fail "run with worker2 cordoned"; }
 grep -q worker2 run.out && { cat run.out; fail "a rank ran on cordoned worker2"; }
-[ "$(grep -c '^\[[01]\]' run.out)" = 2 ] || { cat run.out; fail "ranks on master and worker1 expected"; }
+[ "$(grep -c '^\[[012]\]' run.out)" = 3 ] || { cat run.out; fail "ranks on master, worker1 and worker3 expected"; }
 ok "doctor --cordon: worker2 out of every node's hostfiles, status marks it, ddl run gave it no rank"
 ddl uncordon --cluster hlth worker2 >/dev/null || fail uncordon
 ddl exec --cluster hlth -- cat /etc/ddl/hostfile >hf2.out
-[ "$(grep -c "$w2" hf2.out)" = 3 ] || { cat hf2.out; fail "worker2 not back in every hostfile"; }
+[ "$(grep -c "$w2" hf2.out)" = 4 ] || { cat hf2.out; fail "worker2 not back in every hostfile"; }
 ddl exec --cluster hlth --nodes worker2 -- umount /usr/local/sbin >/dev/null || fail "removing the stand-in"
 ddl doctor hlth >after.out 2>&1 || { cat after.out; fail "doctor after the faults were removed"; }
 ok "uncordon: worker2 back in the hostfiles; doctor passes again"
@@ -105,14 +108,33 @@ grep -q "restarting (1 of 1): cordoning worker2" restart.out || { cat restart.ou
 resumed=$(sed -n 's/^\[0\] resumed from step \([0-9]*\) (restart 1)$/\1/p' restart.out)
 [ -n "$resumed" ] || { cat restart.out; fail "the restarted job did not resume from a checkpoint"; }
 digests() { grep -E '^\[[0-9]\] rank [0-9] parameters ' "$1" | awk '{print $NF}' | sort | uniq -c | awk '{print $1, $2}'; }
-[ "$(digests restart.out | wc -l)" = 1 ] && [ "$(digests restart.out | cut -d' ' -f1)" = 2 ] ||
-  { cat restart.out; fail "the restarted ranks (2 expected) ended with different parameters"; }
+[ "$(digests restart.out | wc -l)" = 1 ] && [ "$(digests restart.out | cut -d' ' -f1)" = 3 ] ||
+  { cat restart.out; fail "the restarted ranks (3 expected) ended with different parameters"; }
 ddl exec --cluster hlth --nodes master -- "mkdir -p /shared/reference && cp /shared/checkpoints/hlth/step-$(printf %06d "$resumed").pt /shared/reference/" >/dev/null ||
   fail "copying the checkpoint"
 ddl run --cluster hlth -x OMP_NUM_THREADS=1 -x DDL_CHECKPOINT_DIR=/shared/reference -- "$py" "$example" "${train[@]}" >reference.out 2>&1 ||
   { cat reference.out; fail "the uninterrupted run"; }
 [ "$(digests reference.out)" = "$(digests restart.out)" ] ||
   { grep parameters restart.out reference.out; fail "the restarted job's parameters differ from an uninterrupted run's"; }
-ok "rank on worker2 killed at step >= 10: worker2 cordoned, job restarted from step $resumed, parameters $(digests restart.out | cut -d' ' -f2) on both ranks, as an uninterrupted run from that checkpoint"
+ok "rank on worker2 killed at step >= 10: worker2 cordoned, job restarted from step $resumed, parameters $(digests restart.out | cut -d' ' -f2) on all 3 ranks, as an uninterrupted run from that checkpoint"
+# 5. worker2 (cordoned, the stand-in still mounted there) replaced alone.
+pids() { for n in master worker1 worker2 worker3; do printf '%s=%s ' "$n" "$(cat "$STATE/hlth/nodes/$n/sshd.pid")"; done; }
+before=$(pids)
+ddl exec --cluster hlth -- touch /etc/ddl/before-replace >/dev/null || fail "marking the nodes"
+ddl deploy hlth.yaml --replace worker2 -y >replace.log 2>&1 || { cat replace.log; fail "deploy --replace worker2"; }
+after=$(pids)
+for n in master worker1 worker3; do
+  [ "$(tr ' ' '\n' <<<"$before" | grep "^$n=")" = "$(tr ' ' '\n' <<<"$after" | grep "^$n=")" ] || fail "$n's sshd changed: $before -> $after"
+  grep -q "\[$n\] 0 change(s)" replace.log || { cat replace.log; fail "Ansible changed $n"; }
+done
+[ "$(tr ' ' '\n' <<<"$before" | grep '^worker2=')" != "$(tr ' ' '\n' <<<"$after" | grep '^worker2=')" ] || fail "worker2's sshd is the old one"
+ddl exec --cluster hlth -- 'test -e /etc/ddl/before-replace && echo kept || echo new' >marks.out || fail "reading the marks"
+[ "$(grep -c kept marks.out)" = 3 ] && grep -q '^\[worker2\] new' marks.out || { cat marks.out; fail "only worker2 should be new"; }
+ddl status hlth | grep -q cordoned && fail "worker2 still cordoned after its replacement"
+ddl run --cluster hlth -- ddl-allreduce-test --size 16M -n 3 -w 1 --json >ar.out 2>&1 || { cat ar.out; fail "allreduce after the replacement"; }
+python3 -c 'import json,sys; j=json.loads([l.split("] ",1)[1] for l in open(sys.argv[1]) if l.startswith("[0] {")][0]); assert j["ranks"] == 4 and j["wrong"] == 0, j' ar.out ||
+  { cat ar.out; fail "allreduce across four not exact"; }
+ddl doctor hlth >replaced.out 2>&1 || { cat replaced.out; fail "doctor after the replacement"; }
+ok "deploy --replace worker2: only worker2 new (sshd $(tr ' ' '\n' <<<"$after" | grep '^worker2=')), others kept with 0 Ansible changes, 4-rank allreduce exact, doctor passes"
 ddl destroy -y hlth >/dev/null 2>&1 || fail destroy
 assert_gone hlth
