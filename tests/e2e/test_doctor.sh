@@ -84,6 +84,12 @@ ddl run --cluster hlth -- hostname >run.out 2>&1 || { cat run.out; fail "run wit
 grep -q worker2 run.out && { cat run.out; fail "a rank ran on cordoned worker2"; }
 [ "$(grep -c '^\[[012]\]' run.out)" = 3 ] || { cat run.out; fail "ranks on master, worker1 and worker3 expected"; }
 ok "doctor --cordon: worker2 out of every node's hostfiles, status marks it, ddl run gave it no rank"
+set +e
+ddl cordon --cluster hlth nosuch >bad.out 2>&1; rc_none=$?
+ddl cordon --cluster hlth master worker1 worker3 >all.out 2>&1; rc_all=$?
+set -e
+[ $rc_none = 2 ] && grep -q 'no node "nosuch"' bad.out || { cat bad.out; fail "cordon of no node: exit $rc_none"; }
+[ $rc_all = 2 ] && grep -q "would leave no node that takes ranks" all.out || { cat all.out; fail "cordoning every node: exit $rc_all"; }
 ddl uncordon --cluster hlth worker2 >/dev/null || fail uncordon
 ddl exec --cluster hlth -- cat /etc/ddl/hostfile >hf2.out
 [ "$(grep -c "$w2" hf2.out)" = 4 ] || { cat hf2.out; fail "worker2 not back in every hostfile"; }
