@@ -65,6 +65,11 @@ int run_as_job_step(const Invocation& inv, Context& ctx, const RunArgs& a) {
 
 int run(const Invocation& inv, const RunArgs& a, const RestartPolicy& restarts) {
     auto& ctx = *inv.cluster->ctx;
+    if (ranks_run_as_job_step(ctx.spec) && restarts.max_restarts > 0)
+        return inv.fail(
+            "--max-restarts restarts ranks ddl starts over SSH; on a slurm cluster the job step is "
+            "srun's (its --requeue and the batch script decide)",
+            exit_code::k_bad_input);
     if (ranks_run_as_job_step(ctx.spec)) return run_as_job_step(inv, ctx, a);
     return run_with_restarts(inv, ctx, a, restarts);
 }
