@@ -1,5 +1,6 @@
 // `ddl cordon NODE...` / `ddl uncordon NODE...`: ranks kept off (or let back on) a node without touching
 // what runs there.
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Cordon.hpp"
 #include "core/Diagnostics.hpp"
@@ -51,6 +52,8 @@ struct CordonArgs {
 
 int cordon(const Invocation& inv, const CordonArgs& a, bool on) {
     auto& ctx = *inv.cluster->ctx;
+    if (auto s = check_nodes_over_ssh(ctx.spec, "ddl " + inv.name); !s)
+        return inv.fail(s.error().message, exit_code::k_bad_input);
     if (auto s = set_cordoned(ctx, a.nodes, on); !s) {
         const bool named_none =
             starts_with(s.error().message, "no node") || starts_with(s.error().message, "cordoning");

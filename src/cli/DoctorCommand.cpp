@@ -1,6 +1,7 @@
 // `ddl doctor`: what is wrong with a deployed cluster and where (nodes, GPUs, the network between the
 // nodes), each failure with what to do; exit 1 when anything fails. `--cordon` takes failing nodes out of
 // the hostfiles.
+#include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Cordon.hpp"
 #include "cli/HealthChecks.hpp"
@@ -73,6 +74,8 @@ std::vector<std::string> failing_nodes(const Context& ctx, const std::vector<Fin
 
 int doctor(const Invocation& inv, const DoctorArgs& a) {
     auto& ctx = *inv.cluster->ctx;
+    if (auto s = check_nodes_over_ssh(ctx.spec, "ddl doctor"); !s)
+        return inv.fail(s.error().message, exit_code::k_bad_input);
     if (!ctx.state.phase_done("wait-ssh"))
         return inv.fail("cluster " + ctx.state.cluster +
                             " has no reachable nodes yet; run `ddl deploy` first",
