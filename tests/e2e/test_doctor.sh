@@ -16,6 +16,7 @@
 #    gone, uncordoned) and leaves the others as they were (same sshd, no Ansible change); an allreduce across
 #    all four is exact afterwards and doctor passes.
 source "$(dirname "$0")/lib.sh"
+command -v iptables >/dev/null || fail "iptables missing (scripts/install-deps.sh installs it)"
 spec hlth 4 "runtime:" "  interface: eth0"
 ddl deploy hlth.yaml >deploy.log 2>&1 || { cat deploy.log; fail "deploy"; }
 addr() { python3 -c 'import json,sys; print([n.get("private_address") or n["address"] for n in json.load(sys.stdin)["nodes"] if n["name"]==sys.argv[1]][0])' "$1" <"$STATE/hlth/state.json"; }
