@@ -9,6 +9,11 @@ marked below are all it takes (`ddl run` puts the ddl_torch package on PYTHONPAT
 --model mlp (default) or a torchvision model (resnet18, resnet50, ...) on synthetic 32x32 images.
 --save FILE: rank 0 writes the final parameters there (torch.save); every rank prints a digest of its own.
 --save-grads FILE: rank 0 writes the gradients of the first step, as averaged across the ranks.
+--checkpoint-every K: rank 0 writes a checkpoint (step, parameters, optimizer) every K steps to
+$DDL_CHECKPOINT_DIR/step-NNNNNN.pt (the shared folder's checkpoints/<cluster>/ under `ddl run`), and every rank
+starts from the newest there: `ddl run --max-restarts N` restarts a failed job from its last checkpoint.
+Each step's batch then comes from the step's own seed, so a resumed run sees the batches an uninterrupted one
+would have seen.
 """
 import argparse
 import hashlib
@@ -46,6 +51,8 @@ def main():
     parser.add_argument("--save", default="")
     parser.add_argument("--save-grads", default="", help="rank 0 writes the averaged gradients of step 0 there")
     parser.add_argument("--fixed-batch", action="store_true", help="each rank trains on one batch, again and again")
+    parser.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: none)")
+    parser.add_argument("--step-seconds", type=float, default=0.0, help="sleep this long after each step")
     args = parser.parse_args()
 
     use_cuda = torch.cuda.is_available()
@@ -67,15 +74,36 @@ def main():
         if rank == 0:
             print(f"gradients through libddlcomm ({state.backend} backend)", flush=True)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
+    ckpt = ""
+    start = 0
+    if args.checkpoint_every > 0:
+        folder = os.environ.get("DDL_CHECKPOINT_DIR", "")
+        if not folder:
+            raise SystemExit("--checkpoint-every needs DDL_CHECKPOINT_DIR (ddl run sets it where a shared folder is)")
+        ckpt = folder
+        if rank == 0:
+            os.makedirs(folder, exist_ok=True)
+        dist.barrier()  # the folder exists for every rank
+        names = sorted(n for n in os.listdir(folder) if n.startswith("step-") and n.endswith(".pt"))
+        if names:
+            saved = torch.load(os.path.join(folder, names[-1]))
+            model.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["optimizer"])
+            start = saved["step"]
+            if rank == 0:
+                print(f"resumed from step {start} (restart {os.environ.get('DDL_RESTART_COUNT', '0')})", flush=True)
     teacher = torch.Generator().manual_seed(1)
     w_true = torch.randn(shape[-1] if len(shape) == 1 else 3 * 32 * 32, 10, generator=teacher)
 
     data = torch.Generator().manual_seed(1000 + rank)  # each rank its own shard
     fixed = torch.randn(args.batch, *shape, generator=data)
-    warmup = min(2, args.steps - 1)  # steps left out of the throughput (allocation, first buckets)
-    for step in range(args.steps):
+    warmup = min(start + 2, args.steps - 1)  # steps left out of the throughput (allocation, first buckets)
+    t0 = time.perf_counter()
+    for step in range(start, args.steps):
         if step == warmup:
             t0 = time.perf_counter()
+        if ckpt:  # the step's batch from the step's own seed: the same after a resume
+            data = torch.Generator().manual_seed(1000 + rank + 100003 * step)
         x = fixed if args.fixed_batch else torch.randn(args.batch, *shape, generator=data)
         y = (x.flatten(1) @ w_true).argmax(dim=1)
         loss = nn.functional.cross_entropy(ddp(x.to(device)), y.to(device))
@@ -86,8 +114,16 @@ def main():
         opt.step()
         if rank == 0 and (step % 10 == 0 or step == args.steps - 1):
             print(f"step {step} loss {loss.item():.4f} (world size {world})", flush=True)
+        if ckpt and rank == 0 and (step + 1) % args.checkpoint_every == 0:
+            state = {"step": step + 1, "model": model.state_dict(), "optimizer": opt.state_dict()}
+            path = os.path.join(ckpt, f"step-{step + 1:06d}.pt")
+            torch.save(state, path + ".tmp")
+            os.replace(path + ".tmp", path)  # a rank killed while writing leaves the last whole one
+            print(f"checkpoint at step {step + 1}", flush=True)
+        if args.step_seconds > 0:
+            time.sleep(args.step_seconds)
 
-    timed = args.steps - warmup
+    timed = args.steps - warmup if args.steps > start else 0
     if rank == 0 and timed > 0:
         seconds = time.perf_counter() - t0
         print(f"throughput {timed * args.batch * world / seconds:.1f} images/s, {1000 * seconds / timed:.1f} ms/step "

@@ -13,6 +13,7 @@ pkgs=(
   python3-torch python3-torchvision
   podman runc netavark debootstrap apt-cacher-ng tar
   rsync python3-yaml
+  iptables
 )
 missing=()
 sudo_cmd=()

@@ -97,6 +97,9 @@ CommandBody cp_command();              // CpCommand.cpp
 CommandBody jobs_command();            // JobsCommand.cpp
 CommandBody logs_command();            // JobsCommand.cpp
 CommandBody cancel_command();          // JobsCommand.cpp
+CommandBody doctor_command();          // DoctorCommand.cpp
+CommandBody cordon_command();          // CordonCommand.cpp
+CommandBody uncordon_command();        // CordonCommand.cpp
 
 // `ddl destroy NAME --yes` on behalf of another command (gc): the same checks, set-up and messages.
 int destroy_cluster(const Invocation& from, const std::string& name);

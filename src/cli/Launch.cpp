@@ -42,7 +42,8 @@ Status training_containers_ready(const Context& ctx) {
 
 namespace {
 
-// The hostfile's hosts, else every node with slots; the first max_nodes of them when given.
+// The hostfile's hosts, else every node with slots that is not cordoned; the first max_nodes of them when
+// given.
 Result<std::vector<runtime::HostfileEntry>> launch_hosts(const Context& ctx, const RunArgs& a) {
     std::vector<runtime::HostfileEntry> hosts;
     if (!a.hostfile.empty()) {
@@ -51,7 +52,7 @@ Result<std::vector<runtime::HostfileEntry>> launch_hosts(const Context& ctx, con
         hosts = std::move(*parsed);
     } else {
         for (const auto& n : ctx.state.nodes) {
-            if (n.slots <= 0) continue; // hosts services only
+            if (!n.gets_ranks()) continue; // hosts services only, or cordoned
             runtime::HostfileEntry e;
             e.host = n.cluster_address();
             e.slots = n.slots;

@@ -5,6 +5,7 @@
 #include "cli/Invoke.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/Restarts.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "util/Strings.hpp"
@@ -17,6 +18,19 @@
 
 namespace ddl::cli {
 namespace {
+
+// `ddl run -d`: the job goes to the master's queue (JobsCommand.cpp).
+struct DetachArgs {
+    bool detach = false;
+    std::string name;
+    bool beside = false;
+};
+
+struct RunOptions {
+    RunArgs a;
+    RestartPolicy restarts;
+    DetachArgs d;
+};
 
 void add_options(CLI::App& sub, RunArgs& a) {
     sub.add_option("-n,--np", a.np, "Number of ranks (default: every slot); -np N works too")
@@ -35,13 +49,6 @@ void add_options(CLI::App& sub, RunArgs& a) {
     sub.add_flag("--container", a.container, "Start each rank inside its node's training container");
     sub.add_option("command", a.command, "Program and arguments after --");
 }
-
-// `ddl run -d`: the job goes to the master's queue (JobsCommand.cpp).
-struct DetachArgs {
-    bool detach = false;
-    std::string name;
-    bool beside = false;
-};
 
 void add_detach_options(CLI::App& sub, DetachArgs& d) {
     sub.add_flag("-d,--detach", d.detach, "Queue it on the master and print its job id (see ddl jobs)");
@@ -70,44 +77,37 @@ int run_as_job_step(const Invocation& inv, Context& ctx, const RunArgs& a) {
     return inv.fail(std::string("cannot start srun: ") + std::strerror(errno), exit_code::k_failure);
 }
 
-int run(const Invocation& inv, const RunArgs& a) {
+int run(const Invocation& inv, const RunArgs& a, const RestartPolicy& restarts) {
     auto& ctx = *inv.cluster->ctx;
+    if (ranks_run_as_job_step(ctx.spec) && restarts.max_restarts > 0)
+        return inv.fail(
+            "--max-restarts restarts ranks ddl starts over SSH; on a slurm cluster the job step is "
+            "srun's (its --requeue and the batch script decide)",
+            exit_code::k_bad_input);
     if (ranks_run_as_job_step(ctx.spec)) return run_as_job_step(inv, ctx, a);
-    auto prepared = prepare_launch(ctx, a);
-    if (!prepared) return inv.fail(prepared.error().message, exit_code::k_bad_input);
-    // The spec's literal env under -x (a -x of the same name wins). Values read from the environment
-    // (secrets) are left to detached jobs and setup: a foreground rank's variables are on its command line
-    // on the node (SshRankTransport), where `ps` shows them.
-    for (const auto& v : ctx.spec.work.env)
-        if (v.from_env.empty()) prepared->opts.extra_env.emplace(v.name, v.value);
-    const int job = record_foreground_start(ctx, a);
-    runtime::Launcher launcher(*prepared->transport);
-    auto result = launcher.run(prepared->opts);
-    record_foreground_end(ctx, job, result ? result->exit_code : 1, result ? result->failed_rank : -1);
-    if (!result) return inv.fail(result.error().message, exit_code::k_bad_input);
-    // Stopped by a signal to ddl itself (Ctrl-C): 128 + the signal, as a shell reports it; a rank's
-    // failure: 1.
-    const bool interrupted = result->failed_rank < 0 && result->exit_code > 128;
-    if (result->exit_code != 0)
-        return inv.fail(result->message, interrupted ? result->exit_code : exit_code::k_failure);
-    return exit_code::k_ok;
+    return run_with_restarts(inv, ctx, a, restarts);
 }
 
 } // namespace
 
 CommandBody run_command() {
-    auto a = std::make_shared<RunArgs>();
-    auto d = std::make_shared<DetachArgs>();
+    auto o = std::make_shared<RunOptions>();
     return {.add_options =
-                [a, d](CLI::App& sub) {
-                    add_options(sub, *a);
-                    add_detach_options(sub, *d);
+                [o](CLI::App& sub) {
+                    add_options(sub, o->a);
+                    add_restart_options(sub, o->restarts);
+                    add_detach_options(sub, o->d);
                 },
-            .prepare = [a](Invocation& inv) { return take_command_words(inv, a->command, true); },
-            .cluster = [a] { return a->cluster; },
+            .prepare = [o](Invocation& inv) { return take_command_words(inv, o->a.command, true); },
+            .cluster = [o] { return o->a.cluster; },
             .action =
-                [a, d](Invocation& inv) {
-                    return d->detach ? run_detached(inv, *a, d->name, d->beside) : run(inv, *a);
+                [o](Invocation& inv) {
+                    if (o->d.detach && o->restarts.max_restarts > 0)
+                        return inv.fail("--max-restarts restarts a foreground run; a detached job (-d) is "
+                                        "not restarted yet: leave out one of the two",
+                                        exit_code::k_bad_input);
+                    return o->d.detach ? run_detached(inv, o->a, o->d.name, o->d.beside)
+                                       : run(inv, o->a, o->restarts);
                 }};
 }
 

@@ -2,6 +2,7 @@
 
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/HealthChecks.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/Signals.hpp"
@@ -48,6 +49,7 @@ public:
         check_service("jupyter", "jupyter", m_ctx.spec.services.jupyter, [this] { check_jupyter(); });
         check_service("prometheus", "monitoring", m_ctx.spec.services.monitoring,
                       [this] { check_prometheus(); });
+        check_health();
         check_allreduce();
         check_training();
         for (const auto& c : m_ctx.spec.smoke.checks)
@@ -242,7 +244,7 @@ private:
         // it is the smallest multiple of their number from mlp_trainer's default of 64.
         int ranks = 0;
         for (const auto& n : m_ctx.state.nodes)
-            ranks += std::max(n.slots, 0);
+            ranks += n.gets_ranks() ? n.slots : 0;
         ranks = std::max(ranks, 1);
         const int batch = (64 + ranks - 1) / ranks * ranks;
         RunArgs a;
@@ -267,6 +269,23 @@ private:
         std::snprintf(detail, sizeof detail, "loss %.4f -> %.4f in %zu steps (must reach %.4f or less)",
                       first, last, losses.size(), limit);
         add(name, last <= limit ? CheckStatus::passed : CheckStatus::failed, since(t0), detail);
+    }
+
+    // `ddl doctor`'s checks, one test case per check and node (or pair); a warning passes with its text.
+    void check_health() {
+        auto t0 = Clock::now();
+        const auto findings = run_health_checks(m_ctx);
+        const double each = findings.empty() ? 0 : since(t0) / static_cast<double>(findings.size());
+        for (const auto& f : findings) {
+            const CheckStatus st = f.status == HealthStatus::failed    ? CheckStatus::failed
+                                   : f.status == HealthStatus::skipped ? CheckStatus::skipped
+                                                                       : CheckStatus::passed;
+            std::string msg = f.found;
+            if (f.status == HealthStatus::warning) msg = "warning: " + msg;
+            if (!f.expected.empty()) msg += "; expected " + f.expected;
+            if (!f.fix.empty() && f.status != HealthStatus::passed) msg += "; fix: " + f.fix;
+            add("doctor: " + f.check + " (" + f.node + ")", st, each, msg);
+        }
     }
 
     void check_allreduce() {

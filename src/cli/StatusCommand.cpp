@@ -5,8 +5,8 @@
 #include "cli/LeaseText.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
-#include "targets/Registry.hpp"
 #include "remote/RemoteExecutor.hpp"
+#include "targets/Registry.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
@@ -33,7 +33,8 @@ std::vector<std::string> reachability(Context& ctx) {
         return {};
     std::vector<std::string> out(nodes.size());
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
-        out[i] = ctx.remote.wait_ready(ctx.endpoint(nodes[i]), std::chrono::seconds(5)) ? "up" : "unreachable";
+        out[i] =
+            ctx.remote.wait_ready(ctx.endpoint(nodes[i]), std::chrono::seconds(5)) ? "up" : "unreachable";
     });
     return out;
 }
@@ -78,12 +79,14 @@ int status(const Invocation& inv, const StatusArgs& a) {
     std::printf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "SSH", "GPUS",
                 "CPUS", "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).
+    // A cordoned node keeps its slots, but no launcher gives it a rank (`ddl uncordon` lets it back).
     for (std::size_t i = 0; i < st.nodes.size(); ++i) {
         const auto& n = st.nodes[i];
-        std::printf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s\n", n.name.c_str(), n.group.c_str(),
+        std::printf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s%s\n", n.name.c_str(), n.group.c_str(),
                     (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(),
                     i < reach.size() ? reach[i].c_str() : "-", n.gpus, n.cpus, n.slots,
-                    n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str());
+                    n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
+                    n.cordoned ? "  [cordoned: no ranks]" : "");
     }
     return exit_code::k_ok;
 }

@@ -1,6 +1,8 @@
 #include "provision/HostfileWriter.hpp"
 
 #include "runtime/Hostfile.hpp"
+#include "util/Files.hpp"
+#include "util/KillPoint.hpp"
 #include "util/Net.hpp"
 
 namespace ddl {
@@ -14,7 +16,8 @@ namespace {
 std::vector<runtime::HostfileEntry> entries_of(const std::vector<NodeState>& nodes) {
     std::vector<runtime::HostfileEntry> entries;
     for (const auto& n : nodes) {
-        if (n.slots <= 0) continue; // a node that runs no rank (a GPU-less master beside GPU workers)
+        // A node that runs no rank: a GPU-less master beside GPU workers, or a cordoned node.
+        if (!n.gets_ranks()) continue;
         runtime::HostfileEntry e;
         e.host = is_ipv6(n.cluster_address()) ? n.name : n.cluster_address();
         e.slots = n.slots;
@@ -41,6 +44,23 @@ std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat 
 std::vector<NodeFile> node_hostfiles(const std::vector<NodeState>& nodes) {
     return {{"/etc/ddl/hostfile", format_hostfile(nodes, HostfileFormat::horovod)},
             {"/etc/ddl/hostfile.mpich", format_hostfile(nodes, HostfileFormat::mpich)}};
+}
+
+Status write_hostfiles(Context& ctx) {
+    std::string text = format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format);
+    if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
+    kill_point("hostfile:local-written");
+    // The nodes get the files every launcher reads, whatever format the spec prefers for ddl's own copy.
+    // node.env again: its master is the hostfiles' first node, which the probe (or a cordon) may have
+    // moved off a master without GPUs (written only where it changed).
+    auto files = node_hostfiles(ctx.state.nodes); // the same set for every node
+    auto written = write_node_files(ctx, [&](const NodeState& n) {
+        auto all = files;
+        all.push_back({"/etc/ddl/node.env", node_env(ctx, n)});
+        return all;
+    });
+    if (!written) return written.error();
+    return {};
 }
 
 } // namespace ddl

@@ -20,4 +20,9 @@ std::string format_hostfile(const std::vector<NodeState>& nodes, HostfileFormat 
 // MPICH's mpiexec -f.
 std::vector<NodeFile> node_hostfiles(const std::vector<NodeState>& nodes);
 
+// The deploy's hostfile phase, also after a cordon: ddl's own copy (.ddl/<cluster>/hostfile, the spec's
+// format) and, on every node, the hostfiles above and node.env. Cordoned nodes and nodes without slots get
+// no line; every node, cordoned ones too, gets the files.
+Status write_hostfiles(Context& ctx);
+
 } // namespace ddl

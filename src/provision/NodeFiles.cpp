@@ -45,10 +45,10 @@ std::string root_shell_command(const std::string& script) {
 std::string node_env(const Context& ctx, const NodeState& node) {
     // Where rank 0 runs when mpirun/mpiexec read ddl's hostfiles: their first node (HostfileWriter: the
     // nodes in order, those with slots), which is the master node unless the probe gave it no slots (a
-    // GPU-less master beside GPU workers). Before the first probe every node counts one slot.
+    // GPU-less master beside GPU workers) or cordoned. Before the first probe every node counts one slot.
     std::string master_address;
     for (const auto& n : ctx.state.nodes) {
-        if (n.slots > 0) {
+        if (n.gets_ranks()) {
             master_address = n.cluster_address();
             break;
         }

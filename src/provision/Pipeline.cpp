@@ -68,20 +68,7 @@ Status phase_probe(Context& ctx, TargetDriver&) {
 }
 
 Status phase_hostfile(Context& ctx, TargetDriver&) {
-    std::string text = format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format);
-    if (auto s = write_file_atomic(ctx.cluster_dir() + "/hostfile", text, 0600); !s) return s;
-    kill_point("hostfile:local-written");
-    // The nodes get the files every launcher reads, whatever format the spec prefers for ddl's own copy.
-    // node.env again: its master is the hostfiles' first node, which the probe may have moved off a
-    // master without GPUs (written only where it changed).
-    auto files = node_hostfiles(ctx.state.nodes); // the same set for every node
-    auto written = write_node_files(ctx, [&](const NodeState& n) {
-        auto all = files;
-        all.push_back({"/etc/ddl/node.env", node_env(ctx, n)});
-        return all;
-    });
-    if (!written) return written.error();
-    return {};
+    return write_hostfiles(ctx);
 }
 
 } // namespace

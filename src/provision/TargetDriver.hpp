@@ -69,6 +69,15 @@ public:
         return std::nullopt;
     }
 
+    // `ddl deploy --replace NODE`: destroys that node alone (after ctx.approve_destructive), so that the
+    // phases from provision make it anew; the other nodes are left as they are. Default: refused with the
+    // reason.
+    virtual Status remove_for_replace(Context& ctx, const std::string& node) {
+        (void)node;
+        return Error{"target " + ctx.spec.target +
+                     " cannot replace one node: destroy and deploy the cluster"};
+    }
+
     // Why `what` (something that needs SSH to the nodes) cannot work here; nullopt: nodes take SSH.
     virtual std::optional<std::string> why_no_ssh(const std::string& what) const {
         (void)what;

@@ -60,7 +60,8 @@ nlohmann::json ClusterState::to_json() const {
                       {"hostname", n.hostname},
                       {"slots", n.slots},
                       {"cuda", n.cuda},
-                      {"configured_inputs", n.configured_inputs}});
+                      {"configured_inputs", n.configured_inputs},
+                      {"cordoned", n.cordoned}});
     j["target_data"] = target_data;
     return j;
 }
@@ -103,6 +104,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.slots = n.value("slots", 1);
             ns.cuda = n.value("cuda", "");
             ns.configured_inputs = n.value("configured_inputs", "");
+            ns.cordoned = n.value("cordoned", false);
             s.nodes.push_back(std::move(ns));
         }
         s.target_data = j.value("target_data", nlohmann::json::object());

@@ -39,7 +39,12 @@ struct NodeState {
     // Digest of what the last successful configure applied to this node (playbooks, variables, runtime,
     // inventory, pinned host keys); empty when none. Equal digests on every node: configure skips Ansible.
     std::string configured_inputs;
+    // Taken out of the hostfiles by `ddl cordon` (or `ddl doctor --cordon`): the node keeps running and
+    // stays configured, but no launcher gives it a rank until `ddl uncordon`.
+    bool cordoned = false;
 
+    // Whether launchers give this node ranks: it has slots and is not cordoned.
+    bool gets_ranks() const { return slots > 0 && !cordoned; }
     // The address for node-to-node traffic (hostfile, runtime rendezvous).
     const std::string& cluster_address() const { return private_address.empty() ? address : private_address; }
 };

@@ -63,6 +63,23 @@ Status LocalTarget::remove_changed_nodes(Context& ctx, const LocalPlan& plan) {
     gone.insert(gone.end(), changes.replaced.begin(), changes.replaced.end());
     if (gone.empty()) return {};
     std::vector<std::string> problems;
+    remove_planned(ctx, old, gone, changes.dropped, problems);
+    // The bridges carry the old addresses: provision makes them anew with the new ones.
+    if (changes.bridges_change) {
+        for (const auto& br : {old.bridge, old.private_bridge}) {
+            if (br.empty() || !bridge_exists(ctx, br)) continue;
+            if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s)
+                problems.push_back(s.error().message);
+        }
+    }
+    if (!problems.empty()) return Error{join(problems, "; ")};
+    return {};
+}
+
+void LocalTarget::remove_planned(Context& ctx, const LocalPlan& old, const std::vector<LocalNodePlan>& gone,
+                                 const std::vector<LocalNodePlan>& dropped,
+                                 std::vector<std::string>& problems) {
+    if (gone.empty()) return;
     if (old.containers) {
         LocalContainers containers(ctx, old);
         for (const auto& n : gone)
@@ -75,19 +92,29 @@ Status LocalTarget::remove_changed_nodes(Context& ctx, const LocalPlan& plan) {
         for (const auto& a : LocalPlan::addresses(n))
             if (auto s = forget_host_key(ctx.known_hosts_path(), a, 22); !s)
                 problems.push_back(s.error().message);
-        const bool dropped = std::any_of(changes.dropped.begin(), changes.dropped.end(),
-                                         [&](const LocalNodePlan& d) { return d.netns == n.netns; });
-        ctx.progress.node(n.name, dropped ? "removed (no longer in the spec)"
-                                          : "removed (its addresses change: provision makes it anew)");
+        const bool is_dropped = std::any_of(dropped.begin(), dropped.end(),
+                                            [&](const LocalNodePlan& d) { return d.netns == n.netns; });
+        ctx.progress.node(n.name, is_dropped ? "removed (no longer in the spec)"
+                                             : "removed (provision makes it anew)");
     }
-    // The bridges carry the old addresses: provision makes them anew with the new ones.
-    if (changes.bridges_change) {
-        for (const auto& br : {old.bridge, old.private_bridge}) {
-            if (br.empty() || !bridge_exists(ctx, br)) continue;
-            if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s)
-                problems.push_back(s.error().message);
-        }
-    }
+}
+
+Status LocalTarget::remove_for_replace(Context& ctx, const std::string& node) {
+    const auto& td = ctx.state.target_data;
+    if (!td.contains("plan"))
+        return Error{"cluster " + ctx.state.cluster + " has no nodes yet: `ddl deploy` creates them"};
+    const LocalPlan old = LocalPlan::from_json(td["plan"]);
+    auto it = std::find_if(old.nodes.begin(), old.nodes.end(),
+                           [&](const LocalNodePlan& n) { return n.name == node; });
+    if (it == old.nodes.end()) return Error{"no node \"" + node + "\" in cluster " + ctx.state.cluster};
+    if (auto s =
+            ctx.approve_destructive("ddl deploy --replace " + node,
+                                    {"replace node " + node + " (" + join(LocalPlan::addresses(*it), " ") +
+                                     "): destroyed and created again; the other nodes are kept"});
+        !s)
+        return s;
+    std::vector<std::string> problems;
+    remove_planned(ctx, old, {*it}, {}, problems);
     if (!problems.empty()) return Error{join(problems, "; ")};
     return {};
 }

@@ -44,6 +44,9 @@ public:
     // points ddl made, and users/<cluster>.<hash>, one record per deployed cluster (registry_record).
     static constexpr const char* k_registry = "/run/ddl/local";
 
+    // `ddl deploy --replace NODE` (LocalChanges.cpp): the node is removed after approval; provision makes it
+    // anew.
+    Status remove_for_replace(Context& ctx, const std::string& node) override;
     // gc from the machine's side (LocalFound.cpp): the records in k_registry/users, and destroy from one.
     bool finds_own_clusters() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(ProcessRunner& proc) const override;
@@ -73,6 +76,10 @@ private:
     // A re-deploy that changes what exists (local_changes): shown and approved first, then the nodes the
     // new plan lacks or re-addresses are removed (provision makes the latter anew).
     static Status remove_changed_nodes(Context& ctx, const LocalPlan& plan);
+    // Removes `gone` (containers, processes, links, node folder, pinned host keys), naming each on the
+    // progress as dropped (in `dropped`) or to be made anew; what fails is added to `problems`.
+    static void remove_planned(Context& ctx, const LocalPlan& old, const std::vector<LocalNodePlan>& gone,
+                               const std::vector<LocalNodePlan>& dropped, std::vector<std::string>& problems);
     static void release_mountpoints(const Context& ctx);
 };
 

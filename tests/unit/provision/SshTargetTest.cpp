@@ -4,6 +4,7 @@
 
 #include "spec/SpecLoader.hpp"
 #include "support/Fakes.hpp"
+#include "support/Rig.hpp"
 #include "support/ScriptedProcess.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
@@ -192,4 +193,16 @@ TEST_CASE("gc --spec on ssh hosts removes nothing when a host does not answer, a
     CHECK(found.error().message.find("1 did not answer (nothing was removed)") != std::string::npos);
     CHECK(found.error().message.find("b (10.0.0.2)") != std::string::npos);
     CHECK(found.error().message.find("No route to host") != std::string::npos);
+}
+
+TEST_CASE("a target that cannot replace one node refuses --replace with the reason, touching nothing") {
+    ddl::test::ClusterRig rig(
+        "apiVersion: ddl/v1\nname: lab\ntarget: ssh\nssh: {hosts: [{name: a, address: 192.0.2.1}]}\n");
+    auto driver = make_target_driver("ssh");
+    REQUIRE(driver.ok());
+    auto ctx = rig.ctx();
+    auto s = (*driver)->remove_for_replace(ctx, "a");
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message == "target ssh cannot replace one node: destroy and deploy the cluster");
+    CHECK(rig.proc.commands.empty());
 }

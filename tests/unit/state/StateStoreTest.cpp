@@ -23,6 +23,7 @@ TEST_CASE("state round-trips through state.json with mode 0600") {
     n.gpu_names = {"A", "B"};
     n.jump = "proxyuser@proxy.example:2222";
     n.jump_key = "/keys/login.pem";
+    n.cordoned = true;
     s.nodes.push_back(n);
     REQUIRE(store.save(s).ok());
     struct stat st {};
@@ -34,6 +35,7 @@ TEST_CASE("state round-trips through state.json with mode 0600") {
     REQUIRE(loaded.ok());
     CHECK(loaded->to_json() == s.to_json());
     CHECK(loaded->nodes[0].jump_key == "/keys/login.pem");
+    CHECK(loaded->nodes[0].cordoned);
     CHECK(loaded->phase_done("render"));
     CHECK_FALSE(loaded->phase_done("provision"));
     CHECK(store.clusters() == std::vector<std::string>{"demo"});

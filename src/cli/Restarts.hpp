@@ -1,0 +1,50 @@
+#pragma once
+// `ddl run --max-restarts N [--restart-on node-fault|any]`: when a rank fails, the launcher has stopped
+// every rank; the health checks (`ddl doctor`'s) run, nodes that fail them are cordoned when the job fits
+// without them, and the job starts again with DDL_RESTART_COUNT one higher. Every attempt gets
+// DDL_CHECKPOINT_DIR, the folder on the shared folder where a job keeps the checkpoints it resumes from.
+#include "cli/CommandTable.hpp"
+#include "cli/Launch.hpp"
+#include "runtime/Launcher.hpp"
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace ddl::cli {
+
+struct RestartPolicy {
+    int max_restarts = 0;
+    std::string restart_on =
+        "any"; // any | node-fault (only when the failed rank's node fails a health check)
+};
+
+void add_restart_options(CLI::App& sub, RestartPolicy& p);
+
+// The checkpoint folder convention: <services.nfs.mount>/checkpoints/<cluster>; empty without a shared
+// folder.
+std::string checkpoint_dir(const Context& ctx);
+
+// The variables an attempt adds before the user's -x ones (which win): DDL_RESTART_COUNT=attempt and,
+// where there is a shared folder, DDL_CHECKPOINT_DIR.
+std::vector<std::string> attempt_env(const Context& ctx, int attempt);
+
+// What to do after a failed attempt, from the failed rank's host and the nodes failing the health checks.
+struct RestartDecision {
+    bool restart = false;
+    std::vector<std::string> cordon; // nodes to cordon first
+    std::string why;                 // why not, or what was decided
+};
+// Pure: `nodes` as in the state (current cordons), `failing` the nodes a health check failed on, `np` the
+// ranks asked for (0: every slot).
+RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResult& failed,
+                               const std::vector<NodeState>& nodes, const std::vector<std::string>& failing,
+                               int np);
+
+// `ddl run` with the policy (max_restarts 0: one attempt); the command's exit code.
+int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& a, const RestartPolicy& p);
+
+} // namespace ddl::cli
