@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
+#include <functional>
 
 namespace ddl::runtime {
 
@@ -64,8 +64,8 @@ Result<CompressionSpec> parse_compression(std::string_view text) {
         const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
         const auto number = parse_int(value);
         if (key == "rank" && spec.kind == CompressionKind::powersgd) {
-            if (!number || *number < 1 || *number > 1024)
-                return spec_error(text, "rank must be a whole number from 1 to 1024");
+            if (!number || *number < 1 || *number > 64)
+                return spec_error(text, "rank must be a whole number from 1 to 64");
             spec.rank = static_cast<int>(*number);
         } else if (key == "ratio" && spec.kind == CompressionKind::topk) {
             const auto ratio = parse_ratio(value);
@@ -153,12 +153,26 @@ void Compressor::reduce_topk(Bucket& b, float* buffer, std::size_t count) {
         buffer[i] += b.residual[i];
     const auto k = std::clamp<std::size_t>(
         static_cast<std::size_t>(std::ceil(m_spec.ratio * static_cast<double>(count))), 1, count);
-    std::vector<std::uint32_t> index(count);
-    std::iota(index.begin(), index.end(), 0u);
-    std::nth_element(
-        index.begin(), index.begin() + static_cast<std::ptrdiff_t>(k - 1), index.end(),
-        [&](std::uint32_t x, std::uint32_t y) { return std::abs(buffer[x]) > std::abs(buffer[y]); });
-    index.resize(k);
+    // The k-th largest magnitude, then the indices above it (and as many equal to it as make k), in order.
+    m_scratch.resize(count);
+    for (std::size_t i = 0; i < count; ++i)
+        m_scratch[i] = std::abs(buffer[i]);
+    std::nth_element(m_scratch.begin(), m_scratch.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                     m_scratch.end(), std::greater<>());
+    const float threshold = m_scratch[k - 1];
+    std::size_t above = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        above += std::abs(buffer[i]) > threshold ? 1 : 0;
+    std::size_t ties = k - above;
+    std::vector<std::uint32_t> index;
+    index.reserve(k);
+    for (std::size_t i = 0; i < count && index.size() < k; ++i) {
+        const float a = std::abs(buffer[i]);
+        if (a > threshold || (a == threshold && ties > 0)) {
+            if (!(a > threshold)) --ties;
+            index.push_back(static_cast<std::uint32_t>(i));
+        }
+    }
     // The residual is the input except what is sent.
     std::copy(buffer, buffer + count, b.residual.begin());
     for (std::uint32_t i : index)

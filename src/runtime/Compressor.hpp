@@ -95,11 +95,16 @@ private:
 
 // PowerSGD's linear algebra (LowRank.cpp), exposed for the tests. Row-major throughout.
 namespace lowrank {
+// The largest rank the kernels take (a spec's rank above it is capped).
+inline constexpr std::size_t k_max_rank = 64;
 // out (rows × r) = m (rows × cols) · q (cols × r)
 void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t r, float* out);
 // out (cols × r) = mᵀ (cols × rows) · p (rows × r)
 void multiply_transposed(const float* m, std::size_t rows, std::size_t cols, const float* p, std::size_t r,
                          float* out);
+// m (rows × cols) = p (rows × r) · qᵀ (r × cols), and residual = the old m − the new one.
+void reconstruct(const float* p, const float* q, std::size_t rows, std::size_t cols, std::size_t r, float* m,
+                 float* residual);
 // Gram-Schmidt on the r columns of p (rows × r): orthonormal columns; a column with nothing left becomes 0.
 void orthogonalize(float* p, std::size_t rows, std::size_t r);
 // Q's first value: uniform in [-1, 1), the same on every rank for the same (seed, index).

@@ -8,10 +8,23 @@ namespace ddl::runtime {
 
 namespace lowrank {
 
-void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t r, float* out) {
-    std::vector<float> acc(r);
+namespace {
+
+// The kernels with the rank as a constant for the common ranks (the compiler keeps a row of r floats in
+// registers), and at run time for the others.
+template <std::size_t R> struct Fixed {
+    static constexpr std::size_t size(std::size_t) { return R; }
+};
+struct Dynamic {
+    static std::size_t size(std::size_t r) { return r; }
+};
+
+template <typename K>
+void multiply_k(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t rr,
+                float* out) {
+    const std::size_t r = K::size(rr);
     for (std::size_t i = 0; i < rows; ++i) {
-        std::fill(acc.begin(), acc.end(), 0.0f);
+        float acc[64] = {};
         const float* row = m + i * cols;
         for (std::size_t c = 0; c < cols; ++c) {
             const float v = row[c];
@@ -19,16 +32,19 @@ void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q
             for (std::size_t j = 0; j < r; ++j)
                 acc[j] += v * qc[j];
         }
-        std::copy(acc.begin(), acc.end(), out + i * r);
+        std::copy(acc, acc + r, out + i * r);
     }
 }
 
-void multiply_transposed(const float* m, std::size_t rows, std::size_t cols, const float* p, std::size_t r,
-                         float* out) {
+template <typename K>
+void multiply_transposed_k(const float* m, std::size_t rows, std::size_t cols, const float* p, std::size_t rr,
+                           float* out) {
+    const std::size_t r = K::size(rr);
     std::fill(out, out + cols * r, 0.0f);
     for (std::size_t i = 0; i < rows; ++i) {
         const float* row = m + i * cols;
-        const float* pi = p + i * r;
+        float pi[64];
+        std::copy(p + i * r, p + i * r + r, pi);
         for (std::size_t c = 0; c < cols; ++c) {
             const float v = row[c];
             float* oc = out + c * r;
@@ -36,6 +52,76 @@ void multiply_transposed(const float* m, std::size_t rows, std::size_t cols, con
                 oc[j] += v * pi[j];
         }
     }
+}
+
+template <typename K>
+void reconstruct_k(const float* p, const float* q, std::size_t rows, std::size_t cols, std::size_t rr,
+                   float* m, float* residual) {
+    const std::size_t r = K::size(rr);
+    for (std::size_t i = 0; i < rows; ++i) {
+        float* row = m + i * cols;
+        float* res = residual + i * cols;
+        float pi[64];
+        std::copy(p + i * r, p + i * r + r, pi);
+        for (std::size_t c = 0; c < cols; ++c) {
+            const float* qc = q + c * r;
+            float v = 0;
+            for (std::size_t j = 0; j < r; ++j)
+                v += pi[j] * qc[j];
+            res[c] = row[c] - v;
+            row[c] = v;
+        }
+    }
+}
+
+template <template <typename> class F, typename... A> void by_rank(std::size_t r, A... a) {
+    switch (r) {
+    case 1:
+        return F<Fixed<1>>::run(a...);
+    case 2:
+        return F<Fixed<2>>::run(a...);
+    case 4:
+        return F<Fixed<4>>::run(a...);
+    case 8:
+        return F<Fixed<8>>::run(a...);
+    default:
+        return F<Dynamic>::run(a...);
+    }
+}
+
+template <typename K> struct Multiply {
+    static void run(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t r,
+                    float* out) {
+        multiply_k<K>(m, rows, cols, q, r, out);
+    }
+};
+template <typename K> struct MultiplyTransposed {
+    static void run(const float* m, std::size_t rows, std::size_t cols, const float* p, std::size_t r,
+                    float* out) {
+        multiply_transposed_k<K>(m, rows, cols, p, r, out);
+    }
+};
+template <typename K> struct Reconstruct {
+    static void run(const float* p, const float* q, std::size_t rows, std::size_t cols, std::size_t r,
+                    float* m, float* residual) {
+        reconstruct_k<K>(p, q, rows, cols, r, m, residual);
+    }
+};
+
+} // namespace
+
+void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t r, float* out) {
+    by_rank<Multiply>(r, m, rows, cols, q, r, out);
+}
+
+void multiply_transposed(const float* m, std::size_t rows, std::size_t cols, const float* p, std::size_t r,
+                         float* out) {
+    by_rank<MultiplyTransposed>(r, m, rows, cols, p, r, out);
+}
+
+void reconstruct(const float* p, const float* q, std::size_t rows, std::size_t cols, std::size_t r, float* m,
+                 float* residual) {
+    by_rank<Reconstruct>(r, p, q, rows, cols, r, m, residual);
 }
 
 void orthogonalize(float* p, std::size_t rows, std::size_t r) {
@@ -74,7 +160,7 @@ float initial_q(std::uint64_t seed, std::size_t index) {
 
 std::size_t effective_rank(const CompressionSpec& spec, MatrixShape shape) {
     if (shape.rows < 2 || shape.cols < 2 || shape.rows * shape.cols < spec.min_elements) return 0;
-    const std::size_t r = std::min({static_cast<std::size_t>(spec.rank), shape.rows, shape.cols});
+    const std::size_t r = std::min({static_cast<std::size_t>(spec.rank), shape.rows, shape.cols, k_max_rank});
     const double factors = static_cast<double>((shape.rows + shape.cols) * r);
     return factors * spec.min_compression <= static_cast<double>(shape.rows * shape.cols) ? r : 0;
 }
@@ -132,22 +218,9 @@ void Compressor::reduce_powersgd(std::uint64_t key, Bucket& b, float* buffer) {
         const auto at = static_cast<std::size_t>(static_cast<float*>(t.data) - buffer);
         std::fill_n(b.residual.begin() + static_cast<std::ptrdiff_t>(at), t.count, 0.0f);
     }
-    for (const Factor& f : factors) {
-        const float* pf = p + f.p;
-        const float* qf = b.q.data() + f.q;
-        for (std::size_t i = 0; i < f.rows; ++i) {
-            float* row = buffer + f.offset + i * f.cols;
-            float* res = b.residual.data() + f.offset + i * f.cols;
-            const float* pi = pf + i * f.r;
-            for (std::size_t c = 0; c < f.cols; ++c) {
-                float v = 0;
-                for (std::size_t j = 0; j < f.r; ++j)
-                    v += pi[j] * qf[c * f.r + j];
-                res[c] = row[c] - v;
-                row[c] = v;
-            }
-        }
-    }
+    for (const Factor& f : factors)
+        lowrank::reconstruct(p + f.p, b.q.data() + f.q, f.rows, f.cols, f.r, buffer + f.offset,
+                             b.residual.data() + f.offset);
 }
 
 } // namespace ddl::runtime
