@@ -10,7 +10,7 @@
 #
 #   bench/pytorch_ddp.sh    (NODES=1,2,4 RATES="1gbit 100mbit" ROUNDS=2 MODEL=resnet18 BATCH=16 IMAGE=64
 #                            STEPS=5 WARMUP=2 COMPRESSIONS="none fp16 powersgd:rank=4 topk:ratio=0.01"
-#                            DIGITS_STEPS=300 OUT=bench-pytorch)
+#                            DIGITS_STEPS=300 (0: no digits check) OUT=bench-pytorch)
 # DDL: the ddl binary (default build-ci/src/ddl, else build/src/ddl).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +53,7 @@ for rate in $rates; do
     --out "$out/$rate" 2>"$work/bench.err" || { cat "$work/bench.err"; exit 1; }
 done
 
+[ "$digits_steps" -gt 0 ] || exit 0
 echo
 echo "# digits (scikit-learn), $max_nodes ranks, $digits_steps steps, batch 32 per rank: ddl's hooks, then Gloo with PyTorch's"
 ddl_args=()
@@ -60,6 +61,6 @@ for c in $compressions; do ddl_args+=(--compression "$c"); done
 "$ddl_bin" --state-dir "$state" run --cluster "$name" -x OMP_NUM_THREADS=1 -- /usr/bin/python3 -m ddl_torch.digits \
   --comm ddl "${ddl_args[@]}" --steps "$digits_steps" >"$work/digits.out" 2>&1 || { cat "$work/digits.out"; exit 1; }
 "$ddl_bin" --state-dir "$state" run --cluster "$name" -x OMP_NUM_THREADS=1 -- /usr/bin/python3 -m ddl_torch.digits \
-  --comm gloo --compression none --compression torch-fp16 --compression torch-powersgd:rank=4 \
+  --comm gloo --compression none --compression fp16 --compression powersgd:rank=4 \
   --steps "$digits_steps" >>"$work/digits.out" 2>&1 || { cat "$work/digits.out"; exit 1; }
 grep '^\[0\] digits on' "$work/digits.out" | sed 's/^\[0\] //'

@@ -2,6 +2,7 @@
 #include "cli/TrainBench.hpp"
 #include "util/Files.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ddl::cli {
@@ -21,12 +22,16 @@ std::string human_duration(double s) {
 }
 
 // Two charts as a scaling paper draws them: throughput and efficiency against whole node counts, axes
-// from zero, one line with markers per series, and the ideal (linear scaling from the series' own 1-node
-// throughput; efficiency 1) dashed in the series' colour.
-std::string gnuplot_script(const std::string& dir, const std::vector<std::string>& series, bool images) {
-    std::string s = "set terminal pngcairo size 1400,560 font 'sans,10'\nset output '" + dir +
-                    "/train.png'\nset datafile separator ','\nset key top left\nset grid\nset xtics 1\n"
-                    "set format x '%.0f'\nset xrange [0:*]\nset yrange [0:*]\nset multiplot layout 1,2\n";
+// from zero, one line with markers per series, the ideal (linear scaling from the series' own 1-node
+// throughput; efficiency 1) dashed in the series' colour, the legend below the plots.
+std::string gnuplot_script(const std::string& dir, const std::vector<std::string>& series, bool images,
+                           int max_nodes) {
+    std::string s =
+        "set terminal pngcairo size 1400,600 font 'sans,10'\nset output '" + dir +
+        "/train.png'\nset datafile separator ','\nset key below maxrows 4\nset grid\nset xtics 1\n"
+        "set format x '%.0f'\nset xrange [0:" +
+        std::to_string(max_nodes) +
+        ".3]\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\nset multiplot layout 1,2\n";
     auto plot = [&](const std::string& title, const std::string& ylabel, int column, bool per_series_ideal) {
         s += "set title '" + title + "'\nset xlabel 'nodes'\nset ylabel '" + ylabel + "'\nplot ";
         for (std::size_t i = 0; i < series.size(); ++i) {
@@ -36,8 +41,8 @@ std::string gnuplot_script(const std::string& dir, const std::vector<std::string
                  " with linespoints lw 2 pt " + std::to_string(i % 8 + 4) + " ps 1.4" + colour + " title '" +
                  series[i] + "'";
             if (per_series_ideal)
-                s +=
-                    ", " + file + " using 1:4 with lines dt 2" + colour + " title '" + series[i] + ", ideal'";
+                s += ", " + file + " using 1:4 with lines dt 2" + colour +
+                     (i == 0 ? " title 'ideal (dashed): N x the line''s 1-node throughput'" : " notitle");
         }
         if (!per_series_ideal) s += ", 1 with lines dt 2 lc rgb 'black' title 'ideal'";
         s += "\n";
@@ -130,8 +135,11 @@ void write_train_files(const TrainBenchArgs& b, std::size_t nodes_per_series,
         }
         (void)write_file_atomic(b.out_dir + "/series-" + std::to_string(si) + ".csv", data, 0644);
     }
+    int max_nodes = 1;
+    for (const auto& r : rows)
+        max_nodes = std::max(max_nodes, r.nodes);
     (void)write_file_atomic(b.out_dir + "/train.gnuplot",
-                            gnuplot_script(b.out_dir, series, b.framework == "pytorch"), 0644);
+                            gnuplot_script(b.out_dir, series, b.framework == "pytorch", max_nodes), 0644);
 }
 
 void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& rows, bool plotted) {

@@ -56,8 +56,16 @@ def interface_tx_bytes():
     return max(others.values()) if others else None
 
 
+def bucket_cap_mb(comm, compression, default=25):
+    """DDP's bucket size for (comm, compression): PyTorch 1.13's powerSGD_hook on Gloo with several buckets
+    aborts or hangs (its chained allreduces of one bucket and the next reach the ranks in different orders),
+    so it gets one bucket, the way it runs there."""
+    return 1024 if comm != "ddl" and compression.startswith("powersgd") else default
+
+
 def register_hook(ddp, comm, compression):
-    """Installs the hook for (comm, compression); returns (label, ddl state or None)."""
+    """Installs the hook for (comm, compression): ddl's hook and compressor, or on gloo/nccl PyTorch's own
+    fp16_compress_hook or powerSGD_hook. Returns (label, ddl state or None)."""
     if comm == "ddl":
         import ddl_torch
 
@@ -103,10 +111,7 @@ def main():
 
     torch.manual_seed(0)
     model = getattr(torchvision.models, a.model)(num_classes=1000).to(device)
-    # PyTorch 1.13's powerSGD_hook on Gloo with several buckets aborts or hangs (its chained allreduces of one
-    # bucket and the next reach the ranks in different orders): one bucket is the way it runs there.
-    one_bucket = a.comm != "ddl" and a.compression.startswith("powersgd")
-    ddp = DDP(model, device_ids=[local_rank] if cuda else None, bucket_cap_mb=1024 if one_bucket else 25)
+    ddp = DDP(model, device_ids=[local_rank] if cuda else None, bucket_cap_mb=bucket_cap_mb(a.comm, a.compression))
     backend, hook = register_hook(ddp, a.comm, a.compression)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     data = torch.randn(a.batch, 3, a.image_size, a.image_size, device=device)

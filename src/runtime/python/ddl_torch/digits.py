@@ -7,7 +7,8 @@ images.
 --compression may be repeated: one job trains once per value, each from the same initial parameters.
 
 --comm ddl: DDP with ddl_torch's hook (--compression none, fp16, powersgd:..., topk:...); gloo: DDP on the
-Gloo process group, with --compression none, or PyTorch's own hooks torch-fp16 and torch-powersgd:rank=R.
+Gloo process group, with --compression none, or PyTorch's own hooks fp16 and powersgd:rank=R (as in
+ddl_torch.bench).
 Every rank trains on its own shard of the 1400 training images (the same split and order on every run),
 then prints its parameter digest; rank 0 prints the final loss, the accuracy on the other 397 images and
 the bytes this rank sent per step (ddl's hook: counted by libddlcomm).
@@ -26,6 +27,8 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ddl_torch.bench import bucket_cap_mb, register_hook
 
 
 def digest(model):
@@ -46,35 +49,14 @@ def load_digits():
     return (x[:1400], y[:1400]), (x[1400:], y[1400:])
 
 
-def register_hook(ddp, comm, compression):
-    """The hook and the object whose bytes_sent()/state_dict() apply (None for Gloo's own)."""
-    if comm == "ddl":
-        import ddl_torch
-
-        return ddl_torch.register(ddp, compression=None if compression == "none" else compression)
-    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
-
-    if compression == "torch-fp16":
-        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
-    elif compression.startswith("torch-powersgd"):
-        opts = dict(kv.split("=") for kv in compression.partition(":")[2].split(",") if kv)
-        state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=int(opts.get("rank", 4)),
-                                            start_powerSGD_iter=int(opts.get("start", 2)))
-        ddp.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
-    elif compression != "none":
-        raise SystemExit(f"--comm gloo takes --compression none, torch-fp16 or torch-powersgd, not {compression}")
-    return None
-
-
 def train(a, compression, data, rank, world):
     """One training run from the same initial parameters; rank 0's result (accuracy, loss, bytes)."""
     (x, y), (x_test, y_test) = data
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
     # Small buckets, so the hook sees several (and DDP's rebuild after the first step).
-    # PyTorch's powerSGD_hook on Gloo runs in one bucket only (bench.py says why).
-    ddp = DDP(model, bucket_cap_mb=1024 if compression.startswith("torch-powersgd") else 0.02)
-    hook = register_hook(ddp, a.comm, compression)
+    ddp = DDP(model, bucket_cap_mb=bucket_cap_mb(a.comm, compression, default=0.02))
+    hook = register_hook(ddp, a.comm, compression)[1]
     opt = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=0.9)
 
     def step(s):
