@@ -67,6 +67,11 @@ std::string megabytes(double bytes) {
     return buf;
 }
 
+// A byte count for the CSV, empty where not measured.
+std::string csv_bytes(double bytes) {
+    return bytes < 0 ? std::string() : std::to_string(static_cast<long long>(bytes));
+}
+
 } // namespace
 
 TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const std::vector<TrainRow>& rows) {
@@ -90,11 +95,11 @@ TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const 
     char line[400];
     for (const auto& r : rows) {
         const auto [epoch, train] = time_to_train(b, r);
-        std::snprintf(line, sizeof line, "%s,%s,%s,%d,%d,%d,%.2f,%.2f,%.5f,%.5f,%.4f,%.1f,%.1f,%.0f,%.0f\n",
+        std::snprintf(line, sizeof line, "%s,%s,%s,%d,%d,%d,%.2f,%.2f,%.5f,%.5f,%.4f,%.1f,%.1f,",
                       r.bandwidth.c_str(), r.comm.c_str(), r.compression.c_str(), r.nodes, r.ranks, r.batch,
                       r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s, r.efficiency, epoch,
-                      train, r.bytes_per_step, r.iface_bytes_per_step);
-        t.csv += line;
+                      train);
+        t.csv += line + csv_bytes(r.bytes_per_step) + "," + csv_bytes(r.iface_bytes_per_step) + "\n";
         nlohmann::json j{{"bandwidth", r.bandwidth},
                          {"comm", r.comm},
                          {"compression", r.compression},
