@@ -3,6 +3,8 @@
 // Two frameworks: `synthetic` (ddl-train-bench: sgemm compute and a model's gradient layout) and
 // `pytorch` (a torchvision model under DDP on synthetic ImageNet-shaped data, python3 -m ddl_torch.bench,
 // gradients through ddl's hook, Gloo or NCCL), with a time-to-train estimate from a data set's size.
+#include "cli/TrainBench.hpp"
+
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
@@ -13,30 +15,12 @@
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 namespace ddl::cli {
 namespace {
-
-struct TrainBenchArgs {
-    RunArgs run;
-    std::string framework = "synthetic";
-    std::string profile = "resnet50";
-    std::string model = "resnet50"; // pytorch: a torchvision model
-    std::string comms = "ddl";      // pytorch: ddl, gloo, nccl (comma separated: one series each)
-    int image_size = 224;
-    std::string python = "python3";
-    long long dataset_images = 0; // > 0: time-to-train per row
-    int epochs = 90;
-    std::string batches = "32,64,96"; // per rank
-    std::string nodes;                // "1..N" or "1,2,4"; empty: 1..all
-    std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
-    int steps = 10;
-    int warmup = 2;
-    std::string out_dir = "bench-train";
-    std::string format = "text";
-};
 
 void add_options(CLI::App& sub, TrainBenchArgs& tb) {
     sub.add_option("--cluster", tb.run.cluster, "Cluster name or spec file");
@@ -48,6 +32,14 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
         ->capture_default_str();
     sub.add_option("--comm", tb.comms,
                    "pytorch: ddl (ddl's DDP hook), gloo, nccl; comma separated to compare")
+        ->capture_default_str();
+    sub.add_option("--compression", tb.compressions,
+                   "pytorch: none, fp16, powersgd[:rank=R], topk[:ratio=F]; repeatable, one series per "
+                   "--comm each (on gloo/nccl: PyTorch's own hooks)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub.add_option("--rounds", tb.rounds, "Runs per point, the series alternating; the median is reported")
+        ->check(CLI::Range(1, 100))
         ->capture_default_str();
     sub.add_option("--image-size", tb.image_size, "pytorch: image side in pixels")
         ->check(CLI::Range(16, 1024))
@@ -99,22 +91,10 @@ Result<std::vector<int>> parse_int_list(const std::string& text, int max, const 
     return out;
 }
 
-struct Row {
-    std::string bandwidth;
-    std::string comm; // pytorch: what averaged the gradients (ddl/tcp, gloo, nccl); synthetic: ddl's ring
-    int nodes = 0;
-    int ranks = 0;
-    int batch = 0;
-    double samples_per_s = 0;
-    double samples_per_s_rank = 0;
-    double step_s = 0;
-    double comm_exposed_s = 0;
-    double efficiency = 0;
-};
-
-// One run through the launcher (ddl-train-bench, or the PyTorch benchmark with COMM); rank 0's JSON line.
+// One run through the launcher (ddl-train-bench, or the PyTorch benchmark with COMM and COMPRESSION);
+// rank 0's JSON line.
 Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes, int batch,
-                                const std::string& comm) {
+                                const std::string& comm, const std::string& compression) {
     RunArgs a = b.run;
     a.max_nodes = nodes;
     const std::vector<std::string> common{
@@ -129,51 +109,54 @@ Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes
                      "--image-size",
                      std::to_string(b.image_size),
                      "--comm",
-                     comm};
+                     comm,
+                     "--compression",
+                     compression};
     else
         a.command = {"ddl-train-bench", "--profile", b.profile};
     a.command.insert(a.command.end(), common.begin(), common.end());
     return run_tool_json(ctx, a);
 }
 
-// "3h 12m" / "42m 10s" / "9.5 s": a time-to-train figure.
-std::string human_duration(double s) {
-    char buf[64];
-    if (s >= 3600)
-        std::snprintf(buf, sizeof buf, "%dh %02dm", static_cast<int>(s / 3600),
-                      static_cast<int>(s / 60) % 60);
-    else if (s >= 60)
-        std::snprintf(buf, sizeof buf, "%dm %02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%.1f s", s);
-    return buf;
-}
-
-std::string gnuplot_script(const std::string& dir, const std::vector<std::string>& series) {
-    std::string s =
-        "set terminal pngcairo size 1200,500 font 'sans,10'\nset output '" + dir +
-        "/train.png'\nset datafile separator ','\nset key top left\nset grid\nset multiplot layout 1,2\n";
-    auto plot = [&](const std::string& title, const std::string& ylabel, int column) {
-        s += "set title '" + title + "'\nset xlabel 'nodes'\nset ylabel '" + ylabel + "'\nplot ";
-        for (std::size_t i = 0; i < series.size(); ++i) {
-            s += (i ? ", " : "") + std::string("'") + dir + "/series-" + std::to_string(i) +
-                 ".csv' using 1:" + std::to_string(column) + " with linespoints title '" + series[i] + "'";
-        }
-        s += "\n";
-    };
-    plot("Training throughput", "samples/s (images/s for pytorch; all ranks)", 2);
-    plot("Scaling efficiency", "throughput(N) / (N x throughput(1))", 3);
-    return s + "unset multiplot\n";
-}
+// One line of the charts: what averaged the gradients and how they were compressed.
+struct Series {
+    std::string comm;        // pytorch: ddl, gloo, nccl; synthetic: ""
+    std::string compression; // pytorch: none, fp16, powersgd:…, topk:…; synthetic: ""
+};
 
 // What to sweep: batch sizes, node counts (always from 1, the efficiency's baseline) and link rates.
 struct Sweep {
-    std::vector<std::string> comms; // pytorch: one series per entry; synthetic: one empty entry
+    std::vector<Series> series; // pytorch: comms x compressions; synthetic: one empty entry
     std::vector<int> batches;
     std::vector<int> nodes;
     std::vector<std::uint64_t> rates; // one 0 or the deployed rate when the links are not re-shaped
     bool reshape = false;
 };
+
+// --compression values: ddl's compressors (none, fp16, powersgd[:…], topk[:…]); on gloo or nccl the same
+// names pick PyTorch's own hooks, which have no top-k (that pair is skipped with a line saying so).
+Status read_series(const TrainBenchArgs& b, Sweep& sw) {
+    std::vector<std::string> compressions = b.compressions;
+    if (compressions.empty()) compressions = {"none"};
+    for (const auto& c : split(b.comms, ',')) {
+        const std::string name = trim(c);
+        if (name != "ddl" && name != "gloo" && name != "nccl")
+            return Error{"--comm " + b.comms + ": each must be ddl, gloo or nccl"};
+        for (const auto& k : compressions) {
+            const std::string kind = k.substr(0, k.find(':'));
+            if (kind != "none" && kind != "fp16" && kind != "powersgd" && kind != "topk")
+                return Error{"--compression " + k + ": give none, fp16, powersgd[:rank=R] or topk[:ratio=F]"};
+            if (kind == "topk" && name != "ddl") {
+                std::fprintf(stderr,
+                             "ddl bench train: %s with --comm %s skipped: PyTorch has no top-k hook\n",
+                             k.c_str(), name.c_str());
+                continue;
+            }
+            sw.series.push_back({name, k});
+        }
+    }
+    return {};
+}
 
 Result<Sweep> read_sweep(const Context& ctx, const TrainBenchArgs& b) {
     Sweep sw;
@@ -186,18 +169,14 @@ Result<Sweep> read_sweep(const Context& ctx, const TrainBenchArgs& b) {
     if ((*nodes)[0] != 1) nodes->insert(nodes->begin(), 1); // efficiency needs the 1-node baseline
     sw.batches = std::move(*batches);
     sw.nodes = std::move(*nodes);
-    sw.comms = {""};
     if (b.framework == "pytorch") {
-        sw.comms.clear();
-        for (const auto& c : split(b.comms, ',')) {
-            const std::string name = trim(c);
-            if (name != "ddl" && name != "gloo" && name != "nccl")
-                return Error{"--comm " + b.comms + ": each must be ddl, gloo or nccl"};
-            sw.comms.push_back(name);
-        }
-    } else if (b.model != "resnet50" || b.comms != "ddl" || b.image_size != 224) {
-        return Error{"--model, --comm and --image-size apply to --framework pytorch (synthetic uses "
-                     "--model-profile)"};
+        if (auto s = read_series(b, sw); !s) return s.error();
+    } else if (b.model != "resnet50" || b.comms != "ddl" || b.image_size != 224 || !b.compressions.empty()) {
+        return Error{
+            "--model, --comm, --compression and --image-size apply to --framework pytorch (synthetic uses "
+            "--model-profile)"};
+    } else {
+        sw.series = {Series{}};
     }
     for (const auto& r : split(b.bandwidths, ',')) {
         if (trim(r).empty()) continue;
@@ -212,9 +191,30 @@ Result<Sweep> read_sweep(const Context& ctx, const TrainBenchArgs& b) {
     return sw;
 }
 
-// Every (rate, batch, nodes) point of the sweep, in order, and one chart series per (rate, batch); the
-// links are shaped back as deployed afterwards (also after a failed run).
-Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::vector<Row>& rows,
+TrainRow row_of(const nlohmann::json& j, const std::string& bw, int n, int batch) {
+    TrainRow r;
+    r.bandwidth = bw;
+    r.comm = j.value("comm", std::string("ddl ring"));
+    r.compression = j.value("compression", std::string());
+    r.nodes = n;
+    r.ranks = j.value("ranks", 0);
+    r.batch = batch;
+    r.samples_per_s = j.value("samples_per_s", 0.0);
+    r.samples_per_s_rank = j.value("samples_per_s_rank", 0.0);
+    r.step_s = j.value("step_s", 0.0);
+    r.comm_exposed_s = j.value("comm_exposed_s", 0.0);
+    auto number = [&](const char* key) {
+        return j.contains(key) && j[key].is_number() ? j[key].get<double>() : -1.0;
+    };
+    r.bytes_per_step = number("bytes_per_step");
+    r.iface_bytes_per_step = number("iface_bytes_per_step");
+    return r;
+}
+
+// Every (rate, batch, nodes) point of the sweep: `rounds` rounds, each running every series once in turn
+// (so a drift on the machine hits them all), the median run kept; one chart series per (rate, batch,
+// series). The links are shaped back as deployed afterwards (also after a failed run).
+Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::vector<TrainRow>& rows,
                  std::vector<std::string>& series) {
     for (auto bps : sw.rates) {
         if (sw.reshape) {
@@ -222,36 +222,51 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
         }
         std::string bw = sw.reshape || shapes_links(ctx.spec) ? format_rate(bps) : "as deployed";
         for (int batch : sw.batches) {
-            for (const auto& comm : sw.comms) {
-                double base = 0;
-                series.push_back("batch " + std::to_string(batch) + (sw.rates.size() > 1 ? ", " + bw : "") +
-                                 (comm.empty() ? "" : ", " + comm));
-                for (int n : sw.nodes) {
-                    auto j = run_once(ctx, b, n, batch, comm);
-                    if (!j) {
-                        if (sw.reshape) restore_links(ctx);
-                        return Error{std::to_string(n) + " node(s), batch " + std::to_string(batch) +
-                                     (comm.empty() ? "" : ", " + comm) + ": " + j.error().message};
+            // runs[series][node index]: every round's row.
+            std::vector<std::vector<std::vector<TrainRow>>> runs(
+                sw.series.size(), std::vector<std::vector<TrainRow>>(sw.nodes.size()));
+            for (std::size_t ni = 0; ni < sw.nodes.size(); ++ni) {
+                const int n = sw.nodes[ni];
+                for (int round = 1; round <= b.rounds; ++round) {
+                    for (std::size_t si = 0; si < sw.series.size(); ++si) {
+                        const Series& s = sw.series[si];
+                        const std::string what = std::to_string(n) + " node(s), batch " +
+                                                 std::to_string(batch) +
+                                                 (s.comm.empty() ? "" : ", " + s.comm + ", " + s.compression);
+                        auto j = run_once(ctx, b, n, batch, s.comm, s.compression);
+                        if (!j) {
+                            if (sw.reshape) restore_links(ctx);
+                            return Error{what + ": " + j.error().message};
+                        }
+                        TrainRow r = row_of(*j, bw, n, batch);
+                        if (b.format == "text")
+                            std::fprintf(
+                                stderr,
+                                "  %-10s %-8s %-16s nodes %2d round %d batch %4d: %9.1f samples/s%s\n",
+                                bw.c_str(), r.comm.c_str(), r.compression.c_str(), n, round, batch,
+                                r.samples_per_s,
+                                r.bytes_per_step >= 0
+                                    ? (", " + std::to_string(r.bytes_per_step / 1e6) + " MB/step").c_str()
+                                    : "");
+                        runs[si][ni].push_back(std::move(r));
                     }
-                    Row r{bw,
-                          j->value("comm", std::string("ddl ring")),
-                          n,
-                          j->value("ranks", 0),
-                          batch,
-                          j->value("samples_per_s", 0.0),
-                          j->value("samples_per_s_rank", 0.0),
-                          j->value("step_s", 0.0),
-                          j->value("comm_exposed_s", 0.0),
-                          0};
-                    if (n == 1) base = r.samples_per_s;
-                    r.efficiency = base > 0 ? r.samples_per_s / (n * base) : 0;
-                    rows.push_back(r);
-                    if (b.format == "text")
-                        std::fprintf(stderr,
-                                     "  %-10s %-8s nodes %2d ranks %2d batch %4d: %9.1f samples/s, "
-                                     "efficiency %5.1f%%\n",
-                                     bw.c_str(), r.comm.c_str(), n, r.ranks, batch, r.samples_per_s,
-                                     100 * r.efficiency);
+                }
+            }
+            for (std::size_t si = 0; si < sw.series.size(); ++si) {
+                const Series& s = sw.series[si];
+                std::string label = "batch " + std::to_string(batch) + (sw.rates.size() > 1 ? ", " + bw : "");
+                if (!s.comm.empty())
+                    label += ", " + s.comm + (s.compression == "none" ? "" : " " + s.compression);
+                series.push_back(label);
+                double base = 0;
+                for (auto& point : runs[si]) {
+                    std::sort(point.begin(), point.end(), [](const TrainRow& x, const TrainRow& y) {
+                        return x.samples_per_s < y.samples_per_s;
+                    });
+                    TrainRow r = point[(point.size() - 1) / 2];
+                    if (r.nodes == 1) base = r.samples_per_s;
+                    r.efficiency = base > 0 ? r.samples_per_s / (r.nodes * base) : 0;
+                    rows.push_back(std::move(r));
                 }
             }
         }
@@ -260,114 +275,18 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
     return {};
 }
 
-// The rows as train.csv and train.json.
-struct Tables {
-    std::string csv;
-    nlohmann::json json;
-};
-
-// Seconds for one epoch and for the whole training at this row's throughput (0 without a data set).
-std::pair<double, double> time_to_train(const TrainBenchArgs& b, const Row& r) {
-    if (b.dataset_images <= 0 || r.samples_per_s <= 0) return {0, 0};
-    const double epoch = static_cast<double>(b.dataset_images) / r.samples_per_s;
-    return {epoch, epoch * b.epochs};
-}
-
-Tables tabulate(const std::string& cluster, const TrainBenchArgs& b, const std::vector<Row>& rows) {
-    Tables t;
-    t.csv = "bandwidth,comm,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_"
-            "exposed_s,efficiency,epoch_s,train_s\n";
-    const bool torch = b.framework == "pytorch";
-    t.json = nlohmann::json{
-        {"cluster", cluster}, {"framework", b.framework}, {"profile", torch ? b.model : b.profile},
-        {"steps", b.steps},   {"warmup", b.warmup},       {"results", nlohmann::json::array()}};
-    if (torch) t.json["image_size"] = b.image_size;
-    if (b.dataset_images > 0) {
-        t.json["dataset_images"] = b.dataset_images;
-        t.json["epochs"] = b.epochs;
-    }
-    char line[320];
-    for (const auto& r : rows) {
-        const auto [epoch, train] = time_to_train(b, r);
-        std::snprintf(line, sizeof line, "%s,%s,%d,%d,%d,%.2f,%.2f,%.5f,%.5f,%.4f,%.1f,%.1f\n",
-                      r.bandwidth.c_str(), r.comm.c_str(), r.nodes, r.ranks, r.batch, r.samples_per_s,
-                      r.samples_per_s_rank, r.step_s, r.comm_exposed_s, r.efficiency, epoch, train);
-        t.csv += line;
-        t.json["results"].push_back({{"bandwidth", r.bandwidth},
-                                     {"comm", r.comm},
-                                     {"epoch_s", epoch},
-                                     {"train_s", train},
-                                     {"nodes", r.nodes},
-                                     {"ranks", r.ranks},
-                                     {"batch_per_rank", r.batch},
-                                     {"samples_per_s", r.samples_per_s},
-                                     {"samples_per_s_rank", r.samples_per_s_rank},
-                                     {"step_s", r.step_s},
-                                     {"comm_exposed_s", r.comm_exposed_s},
-                                     {"efficiency", r.efficiency}});
-    }
-    return t;
-}
-
-// train.csv, train.json, one CSV per chart series and the gnuplot script, in out_dir.
-void write_files(const TrainBenchArgs& b, const Sweep& sw, const std::vector<Row>& rows,
-                 const std::vector<std::string>& series, const Tables& t) {
-    (void)write_file_atomic(b.out_dir + "/train.csv", t.csv, 0644);
-    (void)write_file_atomic(b.out_dir + "/train.json", t.json.dump(2) + "\n", 0644);
-    // One small CSV per line of the chart (nodes, throughput, efficiency), in sweep order.
-    std::size_t per_series = sw.nodes.size();
-    char line[256];
-    for (std::size_t si = 0; si < series.size(); ++si) {
-        std::string data;
-        for (std::size_t k = 0; k < per_series; ++k) {
-            const auto& r = rows[si * per_series + k];
-            std::snprintf(line, sizeof line, "%d,%.2f,%.4f\n", r.nodes, r.samples_per_s, r.efficiency);
-            data += line;
-        }
-        (void)write_file_atomic(b.out_dir + "/series-" + std::to_string(si) + ".csv", data, 0644);
-    }
-    (void)write_file_atomic(b.out_dir + "/train.gnuplot", gnuplot_script(b.out_dir, series), 0644);
-}
-
-void print_table(const TrainBenchArgs& b, const std::vector<Row>& rows, bool plotted) {
-    if (b.framework == "pytorch")
-        std::printf("# PyTorch DDP, torchvision %s on synthetic %dx%d images, %d steps (+%d warm-up); "
-                    "efficiency = thr(N) / (N * thr(1))\n",
-                    b.model.c_str(), b.image_size, b.image_size, b.steps, b.warmup);
-    else
-        std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
-                    "* thr(1))\n",
-                    b.profile.c_str(), b.steps, b.warmup);
-    const bool ttt = b.dataset_images > 0;
-    std::printf("%-12s %-9s %6s %6s %7s %14s %12s %10s %12s %10s%s\n", "bandwidth", "comm", "nodes", "ranks",
-                "batch", "samples/s", "per rank", "step(s)", "exposed(s)", "effic.",
-                ttt ? "        epoch   time-to-train" : "");
-    for (const auto& r : rows) {
-        const auto [epoch, train] = time_to_train(b, r);
-        std::printf("%-12s %-9s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%", r.bandwidth.c_str(),
-                    r.comm.c_str(), r.nodes, r.ranks, r.batch, r.samples_per_s, r.samples_per_s_rank,
-                    r.step_s, r.comm_exposed_s, 100 * r.efficiency);
-        if (ttt) std::printf(" %12s %15s", human_duration(epoch).c_str(), human_duration(train).c_str());
-        std::printf("\n");
-    }
-    if (ttt)
-        std::printf("# time-to-train: %lld images per epoch x %d epochs at the measured throughput\n",
-                    b.dataset_images, b.epochs);
-    std::printf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(), plotted ? ", train.png" : "");
-}
-
 int bench_train(const Invocation& inv, const TrainBenchArgs& b) {
     auto& ctx = *inv.cluster->ctx;
     auto sweep = read_sweep(ctx, b);
     if (!sweep) return inv.fail(sweep.error().message, exit_code::k_bad_input);
-    std::vector<Row> rows;
+    std::vector<TrainRow> rows;
     std::vector<std::string> series;
     if (auto s = run_sweep(ctx, b, *sweep, rows, series); !s)
         return inv.fail(s.error().message, exit_code::k_failure);
 
     if (auto s = make_dirs(b.out_dir, 0755); !s) return inv.fail(s.error().message, exit_code::k_failure);
     auto tables = tabulate(ctx.state.cluster, b, rows);
-    write_files(b, *sweep, rows, series, tables);
+    write_train_files(b, sweep->nodes.size(), rows, series, tables);
     SystemProcessRunner proc;
     auto plot =
         proc.run({.argv = {"gnuplot", b.out_dir + "/train.gnuplot"}, .timeout = std::chrono::seconds(60)});
@@ -381,7 +300,7 @@ int bench_train(const Invocation& inv, const TrainBenchArgs& b) {
     else if (b.format == "csv")
         std::cout << tables.csv;
     else
-        print_table(b, rows, plotted);
+        print_train_table(b, rows, plotted);
     return exit_code::k_ok;
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/DataType.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -32,6 +33,12 @@ public:
     // Copies between caller buffers (an out-of-place call's input, a fused tensor into the pack): host memory
     // here; the NCCL backend also takes device memory.
     virtual void copy(void* dst, const void* src, std::size_t bytes);
+    // Bytes this rank's collectives have put on the wire since the backend started: counted at the socket
+    // by TcpRing, computed from the ring algorithm's volume by the NCCL backend (which moves them itself).
+    [[nodiscard]] std::uint64_t bytes_sent() const { return m_bytes_sent; }
+
+protected:
+    std::uint64_t m_bytes_sent = 0;
 
 private:
     std::vector<std::byte> m_pack; // allreduce_fused's packing buffer, kept between calls

@@ -14,6 +14,7 @@
 #include "runtime/DataType.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ public:
     // The CUDA runtime and NCCL the NCCL backend loaded ("CUDA runtime 13.0 (libcudart.so.13), NCCL
     // 2.28.3"); "" with the TCP backend.
     [[nodiscard]] std::string backend_libraries() const;
+    // Bytes this rank's collectives have sent on the wire so far (Backend::bytes_sent): a step's figure is
+    // the difference between two readings.
+    [[nodiscard]] std::uint64_t bytes_sent() const { return m_backend->bytes_sent(); }
     // "rank 3 (10.0.0.4:41234)"
     [[nodiscard]] std::string describe_peer(int rank) const;
 

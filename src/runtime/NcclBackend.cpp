@@ -108,6 +108,7 @@ public:
 
     void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override {
         const std::size_t bytes = count * element_size(type);
+        count_ring_allreduce(bytes);
         void* dev = to_device(buffer, bytes);
         launch(m_cu.all_reduce(dev, dev, count, nccl_type(type), nccl_op(op), m_comm, m_stream));
         from_device(buffer, dev, bytes);
@@ -143,12 +144,15 @@ public:
             }
         };
         each(true);
+        count_ring_allreduce(total * esize);
         launch(m_cu.all_reduce(pack, pack, total, nccl_type(type), nccl_op(op), m_comm, m_stream));
         each(false);
         wait();
     }
 
     void broadcast(void* buffer, std::size_t bytes, int root) override {
+        // A chain from the root: every rank but the last forwards the buffer once.
+        if (m_rv.size() > 1 && m_rv.rank() != (root + m_rv.size() - 1) % m_rv.size()) m_bytes_sent += bytes;
         void* dev = to_device(buffer, bytes);
         launch(m_cu.broadcast(dev, dev, bytes, ncclChar, root, m_comm, m_stream));
         from_device(buffer, dev, bytes);
@@ -156,6 +160,7 @@ public:
 
     void allgather(void* recv, std::size_t bytes) override {
         const std::size_t total = bytes * static_cast<std::size_t>(m_rv.size());
+        m_bytes_sent += total - bytes; // the ring forwards every block but its own successor's
         void* dev = to_device(recv, total);
         auto* mine = static_cast<char*>(dev) + bytes * static_cast<std::size_t>(m_rv.rank());
         launch(m_cu.all_gather(mine, dev, bytes, ncclChar, m_comm, m_stream));
@@ -174,6 +179,11 @@ public:
     }
 
 private:
+    // The ring allreduce's volume: each rank sends 2(N-1)/N of the buffer.
+    void count_ring_allreduce(std::size_t bytes) {
+        const auto n = static_cast<std::uint64_t>(m_rv.size());
+        m_bytes_sent += 2 * (n - 1) * static_cast<std::uint64_t>(bytes) / n;
+    }
     static ncclDataType_t nccl_type(DataType type) {
         return type == DataType::float32 ? ncclFloat32 : ncclFloat16;
     }

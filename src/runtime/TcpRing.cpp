@@ -251,6 +251,7 @@ void TcpRing::run(const std::vector<SendOp>& sends, const std::vector<RecvOp>& r
             const ssize_t k = ::sendmsg(send_fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (k > 0) {
                 sent += static_cast<std::size_t>(k);
+                m_bytes_sent += static_cast<std::uint64_t>(k);
                 progressed = true;
                 skip_finished();
                 continue;

@@ -2,8 +2,10 @@
 #include "runtime/ddlcomm.h"
 
 #include "runtime/Communicator.hpp"
+#include "runtime/Compressor.hpp"
 #include "runtime/FusionQueue.hpp"
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -72,6 +74,11 @@ ddl::runtime::Communicator& direct(ddlcomm* c) {
 }
 
 } // namespace
+
+struct ddlcomm_compressor {
+    ddlcomm* owner;
+    std::unique_ptr<ddl::runtime::Compressor> compressor;
+};
 
 extern "C" {
 
@@ -188,6 +195,75 @@ int ddlcomm_fusion_synchronize(ddlcomm_t* comm) {
     return call([&] {
         if (comm->fusion) comm->fusion->synchronize();
     });
+}
+
+uint64_t ddlcomm_bytes_sent(const ddlcomm_t* comm) {
+    return comm ? comm->comm->bytes_sent() : 0;
+}
+
+int ddlcomm_compressor_create(ddlcomm_t* comm, const char* spec, ddlcomm_compressor_t** out) {
+    if (comm == nullptr || spec == nullptr || out == nullptr)
+        return invalid("ddlcomm_compressor_create: null argument");
+    *out = nullptr;
+    auto parsed = ddl::runtime::parse_compression(spec);
+    if (!parsed) return invalid(parsed.error().message.c_str());
+    return call([&] {
+        auto c = std::make_unique<ddlcomm_compressor>();
+        c->owner = comm;
+        c->compressor = std::make_unique<ddl::runtime::Compressor>(*comm->comm, *parsed);
+        *out = c.release();
+    });
+}
+
+void ddlcomm_compressor_destroy(ddlcomm_compressor_t* compressor) {
+    delete compressor;
+}
+
+int ddlcomm_compressor_reduce(ddlcomm_compressor_t* compressor, uint64_t key, float* buffer, size_t count,
+                              size_t n_tensors, const size_t* rows, const size_t* cols) {
+    if (compressor == nullptr || (n_tensors > 0 && (rows == nullptr || cols == nullptr)))
+        return invalid("ddlcomm_compressor_reduce: null argument");
+    return call([&] {
+        direct(compressor->owner); // a fusion queue drains first
+        std::vector<ddl::runtime::MatrixShape> shapes(n_tensors);
+        for (size_t i = 0; i < n_tensors; ++i)
+            shapes[i] = {rows[i], cols[i]};
+        compressor->compressor->reduce(key, buffer, count, shapes);
+    });
+}
+
+int ddlcomm_compressor_residual(const ddlcomm_compressor_t* compressor, uint64_t key, float* out,
+                                size_t count) {
+    if (compressor == nullptr || (count > 0 && out == nullptr))
+        return invalid("ddlcomm_compressor_residual: null argument");
+    const auto r = compressor->compressor->residual(key);
+    if (!r.empty() && r.size() != count)
+        return invalid("ddlcomm_compressor_residual: count is not the bucket's");
+    for (size_t i = 0; i < count; ++i)
+        out[i] = r.empty() ? 0.0f : r[i];
+    return DDLCOMM_OK;
+}
+
+int ddlcomm_compressor_save(const ddlcomm_compressor_t* compressor, void* out, size_t capacity,
+                            size_t* size) {
+    if (compressor == nullptr || size == nullptr) return invalid("ddlcomm_compressor_save: null argument");
+    return call([&] {
+        const auto bytes = compressor->compressor->save();
+        *size = bytes.size();
+        if (out == nullptr) return;
+        if (capacity < bytes.size())
+            throw ddl::runtime::CommError(ddl::runtime::CommErrorKind::invalid_argument,
+                                          "ddlcomm_compressor_save: the buffer holds " +
+                                              std::to_string(capacity) + " bytes, the state needs " +
+                                              std::to_string(bytes.size()));
+        std::memcpy(out, bytes.data(), bytes.size());
+    });
+}
+
+int ddlcomm_compressor_load(ddlcomm_compressor_t* compressor, const void* data, size_t size) {
+    if (compressor == nullptr || (size > 0 && data == nullptr))
+        return invalid("ddlcomm_compressor_load: null argument");
+    return call([&] { compressor->compressor->load({static_cast<const std::byte*>(data), size}); });
 }
 
 } // extern "C"

@@ -22,6 +22,7 @@ extern "C" {
 #endif
 
 typedef struct ddlcomm ddlcomm_t;
+typedef struct ddlcomm_compressor ddlcomm_compressor_t;
 
 typedef enum { DDLCOMM_FLOAT32 = 0, DDLCOMM_FLOAT16 = 1 } ddlcomm_dtype_t;
 typedef enum { DDLCOMM_SUM = 0, DDLCOMM_AVERAGE = 1 } ddlcomm_op_t;
@@ -64,6 +65,30 @@ DDLCOMM_API int ddlcomm_fusion_submit(ddlcomm_t* comm, const char* name, void* b
                                       ddlcomm_dtype_t dtype, ddlcomm_op_t op, uint64_t* handle);
 DDLCOMM_API int ddlcomm_fusion_wait(ddlcomm_t* comm, uint64_t handle);
 DDLCOMM_API int ddlcomm_fusion_synchronize(ddlcomm_t* comm);
+
+/* Bytes this rank's collectives have sent on the wire since init (the TCP ring counts them at the socket; the
+ * NCCL backend computes its ring's volume). A step's figure is the difference of two readings. */
+DDLCOMM_API uint64_t ddlcomm_bytes_sent(const ddlcomm_t* comm);
+
+/* Gradient compression with error feedback (README: "Gradient compression"). spec: "none", "fp16",
+ * "powersgd[:rank=R][,start=N][,min=E]" or "topk[:ratio=F][,start=N][,min=E]". The compressor uses the
+ * communicator (not while fusion submissions are outstanding) and must be destroyed before it. */
+DDLCOMM_API int ddlcomm_compressor_create(ddlcomm_t* comm, const char* spec, ddlcomm_compressor_t** out);
+DDLCOMM_API void ddlcomm_compressor_destroy(ddlcomm_compressor_t* compressor);
+/* Averages `count` float32 host values over the ranks, in place, compressed. `key` names the bucket (its
+ * residual and factors are kept across calls); the bucket holds n_tensors tensors back to back, tensor i
+ * of rows[i] x cols[i] (a tensor of shape (d0, d1, ...) is d0 x d1*...); n_tensors 0: one vector. */
+DDLCOMM_API int ddlcomm_compressor_reduce(ddlcomm_compressor_t* compressor, uint64_t key, float* buffer,
+                                          size_t count, size_t n_tensors, const size_t* rows,
+                                          const size_t* cols);
+/* This rank's residual of bucket `key` into out (count values; zeros before its first compressed step). */
+DDLCOMM_API int ddlcomm_compressor_residual(const ddlcomm_compressor_t* compressor, uint64_t key, float* out,
+                                            size_t count);
+/* The state for a checkpoint: *size is set to its length; out (capacity bytes, may be NULL) receives it when
+ * large enough, else DDLCOMM_ERR_INVALID. Load restores it into a compressor of the same kind. */
+DDLCOMM_API int ddlcomm_compressor_save(const ddlcomm_compressor_t* compressor, void* out, size_t capacity,
+                                        size_t* size);
+DDLCOMM_API int ddlcomm_compressor_load(ddlcomm_compressor_t* compressor, const void* data, size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,61 @@
+#pragma once
+// `ddl bench train`'s pieces shared by the sweep (TrainBench.cpp) and its report (TrainBenchReport.cpp).
+#include "cli/Launch.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ddl::cli {
+
+struct TrainBenchArgs {
+    RunArgs run;
+    std::string framework = "synthetic";
+    std::string profile = "resnet50";
+    std::string model = "resnet50";        // pytorch: a torchvision model
+    std::string comms = "ddl";             // pytorch: ddl, gloo, nccl (comma separated: one series each)
+    std::vector<std::string> compressions; // pytorch: one series per (comm, compression); empty: none
+    int rounds = 1;                        // runs per point, the series alternating; the median is kept
+    int image_size = 224;
+    std::string python = "python3";
+    long long dataset_images = 0; // > 0: time-to-train per row
+    int epochs = 90;
+    std::string batches = "32,64,96"; // per rank
+    std::string nodes;                // "1..N" or "1,2,4"; empty: 1..all
+    std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
+    int steps = 10;
+    int warmup = 2;
+    std::string out_dir = "bench-train";
+    std::string format = "text";
+};
+
+struct TrainRow {
+    std::string bandwidth;
+    std::string comm; // pytorch: what averaged the gradients (ddl/tcp, gloo, nccl); synthetic: ddl's ring
+    std::string
+        compression; // pytorch: none, fp16, powersgd:…, topk:… (ddl's, or PyTorch's hook on gloo/nccl)
+    int nodes = 0;
+    int ranks = 0;
+    int batch = 0;
+    double samples_per_s = 0;
+    double samples_per_s_rank = 0;
+    double step_s = 0;
+    double comm_exposed_s = 0;
+    double efficiency = 0;
+    double bytes_per_step = -1;       // rank 0's, counted by libddlcomm; -1: not counted (Gloo, NCCL)
+    double iface_bytes_per_step = -1; // rank 0's interface, all traffic; -1: not read
+};
+
+// The report: train.csv and train.json as text, the chart's files, the table on stdout.
+struct TrainTables {
+    std::string csv;
+    nlohmann::json json;
+};
+TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const std::vector<TrainRow>& rows);
+// train.csv, train.json, one CSV per chart series (nodes_per_series rows each) and the gnuplot script.
+void write_train_files(const TrainBenchArgs& b, std::size_t nodes_per_series,
+                       const std::vector<TrainRow>& rows, const std::vector<std::string>& series,
+                       const TrainTables& t);
+void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& rows, bool plotted);
+
+} // namespace ddl::cli
