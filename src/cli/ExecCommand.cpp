@@ -47,10 +47,12 @@ std::string node_cmdline(const Context& ctx, const ExecArgs& a, const NodeState&
 
 // The command line under coreutils' timeout on the node, in the user's login shell: when --timeout
 // passes, the node itself stops the command's whole process group (TERM, then KILL 5 s later) and the
-// command exits 124, instead of running on after ddl gave up on it.
+// command exits 124, instead of running on after ddl gave up on it. The command travels in a variable,
+// not in the wrapper's argv, so that a `pgrep -f` in it does not find the wrapper.
 std::string with_remote_timeout(const std::string& cmdline, int timeout_s) {
-    return "exec timeout -k 5 " + std::to_string(timeout_s) + " \"${SHELL:-/bin/sh}\" -c " +
-           shell_quote(cmdline);
+    return "export DDL_EXEC_COMMAND=" + shell_quote(cmdline) + "; exec timeout -k 5 " +
+           std::to_string(timeout_s) +
+           " \"${SHELL:-/bin/sh}\" -c 'c=$DDL_EXEC_COMMAND; unset DDL_EXEC_COMMAND; eval \"$c\"'";
 }
 
 // Runs on every node in parallel, each output line prefixed with its node; the nodes it failed on.

@@ -24,7 +24,7 @@ assert_gone "$J"
 ok "jupyter check passes through the tunnel with the token"
 token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter_token"])' state-at-checks/state.json)
 [ ${#token} = 48 ] || fail "token of the passing run: '$token'"
-secret_sweep "Jupyter token, passing smoke test" "$token" '/state-at-checks/(state\.json|ansible/secrets\.json)$' "$WORK"
+secret_sweep "Jupyter token, passing smoke test" "$token" '/state-at-checks/(state\.json(\.backup)?|ansible/secrets\.json)$' "$WORK"
 
 secret_watch
 set +e; ddl -v smoke-test "$J.yaml" --keep-on-failure >none.out 2>&1; rc=$?; set -e
@@ -59,7 +59,7 @@ kill $tunnel_pid; wait $tunnel_pid 2>/dev/null || true
 ddl tunnel --cluster "$J" grafana >g.out 2>&1 && fail "tunnel to monitoring that is not deployed"
 grep -q "has no monitoring" g.out || { cat g.out; fail "grafana refusal"; }
 ok "ddl tunnel jupyter forwards to the master's localhost; the token URL works, no token is refused"
-secret_sweep "Jupyter token, kept cluster and ddl tunnel" "$token" '(/state\.json|/ansible/secrets\.json|/tunnel\.out)$' "$WORK"
+secret_sweep "Jupyter token, kept cluster and ddl tunnel" "$token" '(/state\.json(\.backup)?|/ansible/secrets\.json|/tunnel\.out)$' "$WORK"
 ddl destroy -y "$J" >/dev/null 2>&1 || fail destroy
 assert_gone "$J"
 ok "a missing JupyterLab fails the check"
