@@ -186,7 +186,7 @@ TEST_CASE("the module's outputs become the master and workers reached through it
                        {"master_private_ip", "10.42.0.10"},
                        {"worker_private_ips", {"10.42.0.11", "10.42.0.12"}},
                        {"ssh_user", "ubuntu"}};
-    auto nodes = AwsTarget::nodes_from_outputs(out, "");
+    auto nodes = TerraformTarget::nodes_from_outputs(out, "", "aws");
     REQUIRE(nodes.ok());
     REQUIRE(nodes->size() == 3);
     CHECK((*nodes)[0].address == "198.51.100.7");
@@ -194,5 +194,5 @@ TEST_CASE("the module's outputs become the master and workers reached through it
     CHECK((*nodes)[2].name == "worker2");
     CHECK((*nodes)[2].jump == "master");
     out.erase("ssh_user");
-    CHECK_FALSE(AwsTarget::nodes_from_outputs(out, "").ok());
+    CHECK_FALSE(TerraformTarget::nodes_from_outputs(out, "", "aws").ok());
 }
