@@ -14,6 +14,7 @@
 // association), the internet gateway (detached first), the route table, the VPC, then the key pair and
 // placement group. What is already gone (*.NotFound) counts as removed, so a gc cut short can run again;
 // a refusal (DependencyViolation) is named and the rest still tried.
+#include "provision/Sweep.hpp"
 #include "targets/aws/AwsTarget.hpp"
 #include "util/Strings.hpp"
 
@@ -78,8 +79,8 @@ Status wait_terminated(Ec2Client& ec2, const std::vector<std::string>& ids) {
 
 } // namespace
 
-Result<std::vector<FoundCluster>> AwsTarget::find_clusters_with(const Spec& spec, ProcessRunner& proc) const {
-    (void)proc;
+Result<std::vector<FoundCluster>> AwsTarget::find_clusters_with(const Spec& spec,
+                                                                ProcessRunner& /*proc*/) const {
     const auto& a = spec.target_section<AwsSpec>();
     auto creds = AwsCredentials::resolve(a.profile, a.region, m_deps.sources);
     if (!creds) return creds.error();
@@ -113,8 +114,52 @@ Result<std::vector<FoundCluster>> AwsTarget::find_clusters_with(const Spec& spec
     return out;
 }
 
-Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    (void)proc;
+namespace {
+
+// A change as the sweep sees it: the answer's code, and the refusal named with `what` and the action.
+Result<SweepAnswer> sweep_answer(Ec2Client& ec2, const std::string& what, const std::string& action,
+                                 const std::vector<std::pair<std::string, std::string>>& params) {
+    auto r = ec2.change(action, params);
+    if (!r) return r.error();
+    return SweepAnswer{r->done, r->code,
+                       what + ": EC2 " + action + " answered " + r->code +
+                           (r->message.empty() ? "" : " (" + r->message + ")")};
+}
+
+SweepItem item(Ec2Client& ec2, std::string what, std::string action,
+               std::vector<std::pair<std::string, std::string>> params) {
+    return SweepItem{what, [&ec2, what, action, params] { return sweep_answer(ec2, what, action, params); }};
+}
+
+// The live instances of the record, terminated in one call: TerminateInstances refuses the whole call
+// (InvalidInstanceID.NotFound) when one of its ids no longer exists, and a filter never does.
+SweepStep instances_step(Ec2Client& ec2, const FoundCluster& found, std::vector<std::string>& ids) {
+    std::vector<std::string> recorded;
+    for (const auto& i : found.record["instances"])
+        if (i.is_string()) recorded.push_back(i.get<std::string>());
+    SweepStep step{.name = "instances", .gone = ec2_means_gone, .stop_on_failure = true};
+    step.list = [&ec2, &ids, recorded]() -> Result<std::vector<SweepItem>> {
+        auto live =
+            ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
+        if (!live) return live.error();
+        for (const auto& i : *live)
+            ids.push_back(i.id);
+        if (ids.empty()) return std::vector<SweepItem>{};
+        std::vector<std::pair<std::string, std::string>> terminate;
+        for (std::size_t n = 0; n < ids.size(); ++n)
+            terminate.emplace_back("InstanceId." + std::to_string(n + 1), ids[n]);
+        return std::vector<SweepItem>{item(ec2,
+                                           std::to_string(ids.size()) + " instance(s) " + join(ids, ", "),
+                                           "TerminateInstances", terminate)};
+    };
+    step.settle = [&ec2, &ids] { return wait_terminated(ec2, ids); };
+    return step;
+}
+
+} // namespace
+
+// The order is the one EC2 accepts (see the top of this file); already gone: ec2_means_gone.
+Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc*/, Progress& progress) {
     const std::string region = found.record.value("region", std::string());
     if (region.empty() || !found.record.contains("instances") || !found.record["instances"].is_array())
         return Error{"the record of " + found.cluster + " names no region or instances"};
@@ -123,88 +168,118 @@ Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, 
     if (!creds) return creds.error();
     auto transport = make_transport();
     Ec2Client ec2(*transport, *creds);
-    std::vector<std::string> failed;
-    // One change; true when done or already gone.
-    auto apply = [&](const std::string& what, const std::string& action,
-                     const std::vector<std::pair<std::string, std::string>>& params) {
-        auto r = ec2.change(action, params);
-        if (!r) {
-            failed.push_back(what + ": " + r.error().message);
-            return false;
-        }
-        if (r->gone) return true;
-        if (!r->done) {
-            failed.push_back(what + ": EC2 " + action + " answered " + r->code +
-                             (r->message.empty() ? "" : " (" + r->message + ")"));
-            return false;
-        }
-        progress.note("removed " + what + " of cluster " + found.cluster);
-        return true;
-    };
     const std::vector<Ec2Filter> tagged = {{"tag:ddl-managed", {"true"}},
                                            {"tag:ddl-cluster", {found.cluster}}};
-    auto list = [&](Ec2Kind kind) {
-        auto items = ec2.describe(kind, tagged);
-        if (!items) {
-            failed.push_back(items.error().message);
-            return std::vector<Ec2Object>{};
-        }
-        return *items;
+    // Each kind's items, one per Describe* call.
+    auto each = [&ec2, tagged](Ec2Kind kind,
+                               const std::function<void(const Ec2Object&, std::vector<SweepItem>&)>& add) {
+        return [&ec2, tagged, kind, add]() -> Result<std::vector<SweepItem>> {
+            auto objects = ec2.describe(kind, tagged);
+            if (!objects) return objects.error();
+            std::vector<SweepItem> items;
+            for (const auto& o : *objects)
+                add(o, items);
+            return items;
+        };
     };
-
-    std::vector<std::string> recorded;
-    for (const auto& i : found.record["instances"])
-        if (i.is_string()) recorded.push_back(i.get<std::string>());
-    // Only those not yet terminated: TerminateInstances refuses the whole call (InvalidInstanceID.NotFound)
-    // when one of its ids no longer exists, and a filter never does.
-    auto live = ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
-    if (!live) return live.error();
     std::vector<std::string> ids;
-    for (const auto& i : *live)
-        ids.push_back(i.id);
-    std::vector<std::pair<std::string, std::string>> terminate;
-    for (std::size_t n = 0; n < ids.size(); ++n)
-        terminate.emplace_back("InstanceId." + std::to_string(n + 1), ids[n]);
-    if (!ids.empty() && !apply(std::to_string(ids.size()) + " instance(s) " + join(ids, ", "),
-                               "TerminateInstances", terminate))
-        return Error{join(failed, "; ")};
-    if (auto st = wait_terminated(ec2, ids); !st) return st;
-
-    const auto groups = list(Ec2Kind::security_group);
-    std::set<std::string> group_ids;
-    for (const auto& g : groups)
-        group_ids.insert(g.id);
+    std::vector<Ec2Object> groups, gateways;
+    const auto gone = ec2_means_gone;
+    std::vector<SweepStep> steps;
+    steps.push_back(instances_step(ec2, found, ids));
     // A group another group's rule names cannot be deleted (DependencyViolation): such rules go first. A
     // rule naming its own group goes with it.
-    for (const auto& g : groups)
-        for (const auto& rule : g.group_rules) {
-            if (rule.group_id == g.id || !group_ids.count(rule.group_id)) continue;
-            apply("the rule of " + label("security group", g) + " naming " + rule.group_id,
-                  "RevokeSecurityGroupIngress", revoke_params(g.id, rule));
-        }
-    for (const auto& g : groups)
-        apply(label("security group", g), "DeleteSecurityGroup", {{"GroupId", g.id}});
-    for (const auto& s : list(Ec2Kind::subnet))
-        apply(label("subnet", s), "DeleteSubnet", {{"SubnetId", s.id}});
-    for (const auto& gw : list(Ec2Kind::internet_gateway)) {
-        bool detached = true;
-        for (const auto& vpc : gw.attached_vpcs)
-            detached = apply(label("internet gateway", gw) + " from " + vpc, "DetachInternetGateway",
-                             {{"InternetGatewayId", gw.id}, {"VpcId", vpc}}) &&
-                       detached;
-        if (detached)
-            apply(label("internet gateway", gw), "DeleteInternetGateway", {{"InternetGatewayId", gw.id}});
-    }
-    for (const auto& rt : list(Ec2Kind::route_table))
-        if (!rt.main) apply(label("route table", rt), "DeleteRouteTable", {{"RouteTableId", rt.id}});
-    for (const auto& vpc : list(Ec2Kind::vpc))
-        apply(label("VPC", vpc), "DeleteVpc", {{"VpcId", vpc.id}});
-    for (const auto& key : list(Ec2Kind::key_pair))
-        apply(label("key pair", key), "DeleteKeyPair", {{"KeyPairId", key.id}});
-    for (const auto& pg : list(Ec2Kind::placement_group))
-        apply(label("placement group", pg), "DeletePlacementGroup", {{"GroupName", pg.id}});
-    if (!failed.empty()) return Error{join(failed, "; ") + "; run ddl gc again to retry what is left"};
-    return {};
+    steps.push_back(
+        {.name = "security group rules",
+         .list = [&]() -> Result<std::vector<SweepItem>> {
+             auto g = ec2.describe(Ec2Kind::security_group, tagged);
+             if (!g) return g.error();
+             groups = *g;
+             std::set<std::string> group_ids;
+             for (const auto& x : groups)
+                 group_ids.insert(x.id);
+             std::vector<SweepItem> items;
+             for (const auto& x : groups)
+                 for (const auto& rule : x.group_rules)
+                     if (rule.group_id != x.id && group_ids.count(rule.group_id))
+                         items.push_back(item(
+                             ec2, "the rule of " + label("security group", x) + " naming " + rule.group_id,
+                             "RevokeSecurityGroupIngress", revoke_params(x.id, rule)));
+             return items;
+         },
+         .gone = gone});
+    steps.push_back({.name = "security groups",
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         std::vector<SweepItem> items;
+                         for (const auto& g : groups)
+                             items.push_back(item(ec2, label("security group", g), "DeleteSecurityGroup",
+                                                  {{"GroupId", g.id}}));
+                         return items;
+                     },
+                     .gone = gone});
+    steps.push_back(
+        {.name = "subnets",
+         .list =
+             each(Ec2Kind::subnet,
+                  [&](const Ec2Object& o, auto& items) {
+                      items.push_back(item(ec2, label("subnet", o), "DeleteSubnet", {{"SubnetId", o.id}}));
+                  }),
+         .gone = gone});
+    steps.push_back({.name = "internet gateway attachments",
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         auto g = ec2.describe(Ec2Kind::internet_gateway, tagged);
+                         if (!g) return g.error();
+                         gateways = *g;
+                         std::vector<SweepItem> items;
+                         for (const auto& gw : gateways)
+                             for (const auto& vpc : gw.attached_vpcs)
+                                 items.push_back(item(ec2, label("internet gateway", gw) + " from " + vpc,
+                                                      "DetachInternetGateway",
+                                                      {{"InternetGatewayId", gw.id}, {"VpcId", vpc}}));
+                         return items;
+                     },
+                     .gone = gone});
+    steps.push_back({.name = "internet gateways",
+                     .after = {"internet gateway attachments"},
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         std::vector<SweepItem> items;
+                         for (const auto& gw : gateways)
+                             items.push_back(item(ec2, label("internet gateway", gw), "DeleteInternetGateway",
+                                                  {{"InternetGatewayId", gw.id}}));
+                         return items;
+                     },
+                     .gone = gone});
+    steps.push_back({.name = "route tables",
+                     .list = each(Ec2Kind::route_table,
+                                  [&](const Ec2Object& o, auto& items) {
+                                      if (!o.main)
+                                          items.push_back(item(ec2, label("route table", o),
+                                                               "DeleteRouteTable", {{"RouteTableId", o.id}}));
+                                  }),
+                     .gone = gone});
+    steps.push_back(
+        {.name = "VPCs",
+         .list = each(Ec2Kind::vpc,
+                      [&](const Ec2Object& o, auto& items) {
+                          items.push_back(item(ec2, label("VPC", o), "DeleteVpc", {{"VpcId", o.id}}));
+                      }),
+         .gone = gone});
+    steps.push_back(
+        {.name = "key pairs",
+         .list = each(
+             Ec2Kind::key_pair,
+             [&](const Ec2Object& o, auto& items) {
+                 items.push_back(item(ec2, label("key pair", o), "DeleteKeyPair", {{"KeyPairId", o.id}}));
+             }),
+         .gone = gone});
+    steps.push_back({.name = "placement groups",
+                     .list = each(Ec2Kind::placement_group,
+                                  [&](const Ec2Object& o, auto& items) {
+                                      items.push_back(item(ec2, label("placement group", o),
+                                                           "DeletePlacementGroup", {{"GroupName", o.id}}));
+                                  }),
+                     .gone = gone});
+    return run_sweep(found.cluster, steps, progress);
 }
 
 } // namespace ddl

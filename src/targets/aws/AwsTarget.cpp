@@ -22,7 +22,9 @@ Result<AwsCredentials> credentials(const Spec& spec, const AwsCredentials::Sourc
 } // namespace
 
 AwsTarget::AwsTarget()
-    : AwsTarget(Deps{[](std::chrono::milliseconds t) { return std::make_unique<CurlAwsTransport>(t); },
+    : AwsTarget(Deps{[](std::chrono::milliseconds t) {
+                         return std::make_unique<HttpAwsTransport>(std::make_unique<CurlHttpClient>(), t);
+                     },
                      AwsCredentials::system_sources()}) {}
 
 std::unique_ptr<AwsTransport> AwsTarget::make_transport() const {

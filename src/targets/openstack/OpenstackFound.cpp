@@ -12,8 +12,10 @@
 // The order is the one Neutron accepts: floating IPs, servers (waited for), their ports, the router's
 // interface and the router, subnets and networks, the security group, then the key pair and server group.
 // A resource already gone (404) counts as removed, so a gc cut short can run again.
+#include "provision/Sweep.hpp"
 #include "targets/openstack/OpenstackTarget.hpp"
 #include "util/Strings.hpp"
+#include "util/Url.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -58,7 +60,7 @@ Result<nlohmann::json> list_all(OpenstackClient& api, const std::string& url, co
 }
 
 std::string tag_query(const std::string& cluster) {
-    return "?tags=ddl," + url_encode("ddl-cluster=" + cluster);
+    return "?tags=ddl," + percent_encode("ddl-cluster=" + cluster);
 }
 
 } // namespace
@@ -82,8 +84,7 @@ OpenstackTarget::connect(const std::string& cloud_name) const {
 }
 
 Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters_with(const Spec& spec,
-                                                                      ProcessRunner& proc) const {
-    (void)proc;
+                                                                      ProcessRunner& /*proc*/) const {
     const std::string cloud_name = spec.target_section<OpenstackSpec>().cloud;
     auto cloud = connect(cloud_name);
     if (!cloud) return cloud.error();
@@ -115,55 +116,31 @@ Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters_with(const Spec
     return out;
 }
 
-Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    (void)proc;
-    const std::string cloud_name = found.record.value("cloud", std::string());
-    if (cloud_name.empty() || !found.record.contains("servers"))
-        return Error{"the record of " + found.cluster + " names no cloud or servers"};
-    auto cloud = connect(cloud_name);
-    if (!cloud) return cloud.error();
-    OpenstackClient& api = *(*cloud)->api;
-    const std::string& nova = (*cloud)->nova;
-    const std::string& net = (*cloud)->neutron;
-    std::vector<std::string> failed;
-    // DELETE (or PUT `body`) on url; 404: already gone.
-    auto remove = [&](const std::string& what, const std::string& url, const std::string& method = "DELETE",
-                      const nlohmann::json& body = nullptr) {
-        auto r = api.send(method, url, body);
-        if (!r) {
-            failed.push_back(what + ": " + r.error().message);
-            return false;
-        }
-        if (r->status == 404) return true;
-        if (r->status < 200 || r->status >= 300) {
-            failed.push_back(fail_text(what, *r));
-            return false;
-        }
-        progress.note("removed " + what + " of cluster " + found.cluster);
-        return true;
-    };
-    auto tagged = [&](const std::string& kind, const std::string& key) -> nlohmann::json {
-        auto items = list_all(api, net + "/" + kind + tag_query(found.cluster), key, {});
-        if (!items) {
-            failed.push_back("Neutron: " + items.error().message);
-            return nlohmann::json::array();
-        }
-        return *items;
-    };
-    auto label = [](const std::string& kind, const nlohmann::json& item) {
-        const std::string name = item.value("name", std::string());
-        return kind + " " +
-               (name.empty() ? item.value("id", std::string()) : name + " (" + item.value("id", "") + ")");
-    };
+namespace {
 
-    for (const auto& fip : tagged("floatingips", "floatingips"))
-        remove("floating IP " + fip.value("floating_ip_address", fip.value("id", "")),
-               net + "/floatingips/" + fip.value("id", ""));
-    std::vector<std::string> servers;
-    for (const auto& s : found.record["servers"])
-        if (remove("server " + s.get<std::string>(), nova + "/servers/" + s.get<std::string>()))
-            servers.push_back(s.get<std::string>());
-    // Nova deletes in the background: the ports are free once every server is gone.
+// One DELETE (or PUT `body`) as the sweep sees it: the HTTP status as the code ("HTTP 404": already gone).
+SweepItem item(OpenstackClient& api, std::string what, std::string url, std::string method = "DELETE",
+               nlohmann::json body = nullptr) {
+    return SweepItem{what, [&api, what, url, method, body]() -> Result<SweepAnswer> {
+                         auto r = api.send(method, url, body);
+                         if (!r) return r.error();
+                         return SweepAnswer{r->status >= 200 && r->status < 300,
+                                            "HTTP " + std::to_string(r->status), fail_text(what, *r)};
+                     }};
+}
+
+bool http_gone(const std::string& code) {
+    return code == "HTTP 404";
+}
+
+std::string label(const std::string& kind, const nlohmann::json& item) {
+    const std::string name = item.value("name", std::string());
+    return kind + " " +
+           (name.empty() ? item.value("id", std::string()) : name + " (" + item.value("id", "") + ")");
+}
+
+// Nova deletes in the background: the ports are free once every server is gone.
+Status wait_deleted(OpenstackClient& api, const std::string& nova, std::vector<std::string> servers) {
     const auto deadline = std::chrono::steady_clock::now() + k_server_delete_deadline;
     while (!servers.empty()) {
         std::vector<std::string> left;
@@ -173,46 +150,144 @@ Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& 
         }
         servers = left;
         if (servers.empty()) break;
-        if (std::chrono::steady_clock::now() > deadline) {
-            failed.push_back(
+        if (std::chrono::steady_clock::now() > deadline)
+            return Error{
                 "server(s) " + join(servers, ", ") + " still not deleted after " +
                 std::to_string(
                     std::chrono::duration_cast<std::chrono::seconds>(k_server_delete_deadline).count()) +
-                " s");
-            return Error{join(failed, "; ") + "; run ddl gc again once Nova has deleted them"};
-        }
+                " s; run ddl gc again once Nova has deleted them"};
         std::this_thread::sleep_for(std::chrono::seconds(2));
     }
-    for (const auto& port : tagged("ports", "ports"))
-        if (port.value("device_owner", std::string()) != "network:router_interface")
-            remove(label("port", port), net + "/ports/" + port.value("id", ""));
-    const auto subnets = tagged("subnets", "subnets");
-    for (const auto& router : tagged("routers", "routers")) {
-        const std::string rid = router.value("id", std::string());
-        for (const auto& subnet : subnets)
-            remove("interface of router " + router.value("name", rid) + " on subnet " +
-                       subnet.value("name", ""),
-                   net + "/routers/" + rid + "/remove_router_interface", "PUT",
-                   nlohmann::json{{"subnet_id", subnet.value("id", "")}});
-        remove(label("router", router), net + "/routers/" + rid);
-    }
-    for (const auto& subnet : subnets)
-        remove(label("subnet", subnet), net + "/subnets/" + subnet.value("id", ""));
-    for (const auto& network : tagged("networks", "networks"))
-        remove(label("network", network), net + "/networks/" + network.value("id", ""));
-    for (const auto& group : tagged("security-groups", "security_groups"))
-        remove(label("security group", group), net + "/security-groups/" + group.value("id", ""));
-    remove("key pair " + found.cluster + "-key", nova + "/os-keypairs/" + url_encode(found.cluster + "-key"));
-    auto groups = list_all(api, nova + "/os-server-groups", "server_groups", {});
-    if (!groups) {
-        failed.push_back("Nova: " + groups.error().message);
-    } else {
-        for (const auto& g : *groups)
-            if (g.value("name", std::string()) == found.cluster + "-nodes")
-                remove(label("server group", g), nova + "/os-server-groups/" + g.value("id", ""));
-    }
-    if (!failed.empty()) return Error{join(failed, "; ") + "; run ddl gc again to retry what is left"};
     return {};
+}
+
+} // namespace
+
+// The order is the one Neutron accepts (see the top of this file); already gone: HTTP 404.
+Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc*/,
+                                      Progress& progress) {
+    const std::string cloud_name = found.record.value("cloud", std::string());
+    if (cloud_name.empty() || !found.record.contains("servers"))
+        return Error{"the record of " + found.cluster + " names no cloud or servers"};
+    auto cloud = connect(cloud_name);
+    if (!cloud) return cloud.error();
+    OpenstackClient& api = *(*cloud)->api;
+    const std::string& nova = (*cloud)->nova;
+    const std::string& net = (*cloud)->neutron;
+    // Each tagged Neutron resource of `kind` (its list under `key`) that `add` turns into items.
+    auto tagged = [&](const std::string& kind, const std::string& key,
+                      const std::function<void(const nlohmann::json&, std::vector<SweepItem>&)>& add) {
+        return [&, kind, key, add]() -> Result<std::vector<SweepItem>> {
+            auto listed = list_all(api, net + "/" + kind + tag_query(found.cluster), key, {});
+            if (!listed) return Error{"Neutron: " + listed.error().message};
+            std::vector<SweepItem> items;
+            for (const auto& x : *listed)
+                add(x, items);
+            return items;
+        };
+    };
+    // Servers whose delete was accepted (or that were gone already) are waited for.
+    std::vector<std::string> deleting;
+    nlohmann::json subnets = nlohmann::json::array();
+    std::vector<SweepStep> steps;
+    steps.push_back({.name = "floating IPs",
+                     .list = tagged("floatingips", "floatingips",
+                                    [&](const auto& fip, auto& items) {
+                                        items.push_back(item(api,
+                                                             "floating IP " + fip.value("floating_ip_address",
+                                                                                        fip.value("id", "")),
+                                                             net + "/floatingips/" + fip.value("id", "")));
+                                    }),
+                     .gone = http_gone});
+    steps.push_back({.name = "servers",
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         std::vector<SweepItem> items;
+                         for (const auto& s : found.record["servers"]) {
+                             const std::string id = s.get<std::string>();
+                             SweepItem i = item(api, "server " + id, nova + "/servers/" + id);
+                             i.remove = [&deleting, id, remove = i.remove]() -> Result<SweepAnswer> {
+                                 auto a = remove();
+                                 if (a && (a->accepted || http_gone(a->code))) deleting.push_back(id);
+                                 return a;
+                             };
+                             items.push_back(std::move(i));
+                         }
+                         return items;
+                     },
+                     .gone = http_gone,
+                     .settle = [&] { return wait_deleted(api, nova, deleting); }});
+    steps.push_back({.name = "ports",
+                     .list = tagged("ports", "ports",
+                                    [&](const auto& port, auto& items) {
+                                        if (port.value("device_owner", std::string()) !=
+                                            "network:router_interface")
+                                            items.push_back(item(api, label("port", port),
+                                                                 net + "/ports/" + port.value("id", "")));
+                                    }),
+                     .gone = http_gone});
+    // Listed once, before the routers: their interfaces go first, then the subnets themselves.
+    steps.push_back({.name = "subnet list",
+                     .list = tagged("subnets", "subnets",
+                                    [&](const auto& subnet, auto&) { subnets.push_back(subnet); })});
+    steps.push_back(
+        {.name = "routers",
+         .list = tagged("routers", "routers",
+                        [&](const auto& router, auto& items) {
+                            const std::string rid = router.value("id", std::string());
+                            for (const auto& subnet : subnets)
+                                items.push_back(item(api,
+                                                     "interface of router " + router.value("name", rid) +
+                                                         " on subnet " + subnet.value("name", ""),
+                                                     net + "/routers/" + rid + "/remove_router_interface",
+                                                     "PUT",
+                                                     nlohmann::json{{"subnet_id", subnet.value("id", "")}}));
+                            items.push_back(item(api, label("router", router), net + "/routers/" + rid));
+                        }),
+         .gone = http_gone});
+    steps.push_back({.name = "subnets",
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         std::vector<SweepItem> items;
+                         for (const auto& subnet : subnets)
+                             items.push_back(item(api, label("subnet", subnet),
+                                                  net + "/subnets/" + subnet.value("id", "")));
+                         return items;
+                     },
+                     .gone = http_gone});
+    steps.push_back({.name = "networks",
+                     .list = tagged("networks", "networks",
+                                    [&](const auto& network, auto& items) {
+                                        items.push_back(item(api, label("network", network),
+                                                             net + "/networks/" + network.value("id", "")));
+                                    }),
+                     .gone = http_gone});
+    steps.push_back({.name = "security groups",
+                     .list = tagged("security-groups", "security_groups",
+                                    [&](const auto& group, auto& items) {
+                                        items.push_back(
+                                            item(api, label("security group", group),
+                                                 net + "/security-groups/" + group.value("id", "")));
+                                    }),
+                     .gone = http_gone});
+    steps.push_back({.name = "key pair",
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         return std::vector<SweepItem>{
+                             item(api, "key pair " + found.cluster + "-key",
+                                  nova + "/os-keypairs/" + percent_encode(found.cluster + "-key"))};
+                     },
+                     .gone = http_gone});
+    steps.push_back({.name = "server group",
+                     .list = [&]() -> Result<std::vector<SweepItem>> {
+                         auto groups = list_all(api, nova + "/os-server-groups", "server_groups", {});
+                         if (!groups) return Error{"Nova: " + groups.error().message};
+                         std::vector<SweepItem> items;
+                         for (const auto& g : *groups)
+                             if (g.value("name", std::string()) == found.cluster + "-nodes")
+                                 items.push_back(item(api, label("server group", g),
+                                                      nova + "/os-server-groups/" + g.value("id", "")));
+                         return items;
+                     },
+                     .gone = http_gone});
+    return run_sweep(found.cluster, steps, progress);
 }
 
 } // namespace ddl
