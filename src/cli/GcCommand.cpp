@@ -103,7 +103,7 @@ Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& g
             if (t != "all" && t != name) continue;
             auto d = make_target_driver(name);
             if (!d) return d.error();
-            if ((*d)->finds_own_clusters()) {
+            if (const auto* leaks = (*d)->leaked_clusters(); leaks && !leaks->needs_spec()) {
                 if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
             } else if (t == name) {
                 return Error{"--target " + t + ": ddl cannot ask " + t +
@@ -164,7 +164,8 @@ std::vector<Candidate> found_on_targets(const StateStore& store, const std::vect
             continue;
         }
         std::shared_ptr<TargetDriver> driver = std::move(*d);
-        auto found = driver->find_clusters(proc);
+        // asked_targets kept only the targets found without a spec.
+        auto found = driver->leaked_clusters()->find_clusters(nullptr, proc);
         if (!found) {
             problems.push_back("target " + t + ": " + found.error().message);
             continue;
@@ -186,10 +187,11 @@ found_with_specs(const StateStore& store, const std::vector<std::string>& specs,
         auto d = make_target_driver(loaded.spec->target);
         if (!d) return d.error();
         std::shared_ptr<TargetDriver> driver = std::move(*d);
-        if (!driver->finds_clusters_with_spec())
+        const auto* leaks = driver->leaked_clusters();
+        if (leaks == nullptr || !leaks->needs_spec())
             return Error{"--spec " + file + ": ddl cannot ask target " + loaded.spec->target +
                          " for its clusters with a spec; use --target (local, slurm) or the state folder"};
-        auto found = driver->find_clusters_with(*loaded.spec, proc);
+        auto found = leaks->find_clusters(&*loaded.spec, proc);
         if (!found) {
             problems.push_back("target " + loaded.spec->target + " (" + file + "): " + found.error().message);
             continue;
@@ -254,7 +256,7 @@ int gc(const Invocation& inv, const GcArgs& a) {
             if (c.source == "state") {
                 ok = destroy_cluster(inv, c.name) == exit_code::k_ok;
             } else {
-                auto s = c.driver->destroy_found(c.found, proc, progress);
+                auto s = c.driver->leaked_clusters()->destroy_found(c.found, proc, progress);
                 if (!s) inv.say(c.name + ": " + s.error().message);
                 ok = s.ok();
             }

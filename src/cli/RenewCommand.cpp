@@ -24,10 +24,11 @@ void add_options(CLI::App& sub, RenewArgs& a) {
 
 int renew(const Invocation& inv, const RenewArgs& a) {
     auto& ctx = *inv.cluster->ctx;
-    auto& driver = *inv.cluster->driver;
-    if (auto s = driver.renew_lease(ctx, std::chrono::hours(a.hours)); !s)
-        return inv.fail("cluster " + ctx.state.cluster + ": " + s.error().message, exit_code::k_failure);
-    std::cout << "cluster " << ctx.state.cluster << ": " << lease_text(driver.lease_end(ctx.state)) << "\n";
+    auto* lease = inv.cluster->driver->lease();
+    const Status s = lease ? lease->renew_lease(ctx, std::chrono::hours(a.hours))
+                           : Status(Error{"this target's nodes have no lease to renew"});
+    if (!s) return inv.fail("cluster " + ctx.state.cluster + ": " + s.error().message, exit_code::k_failure);
+    std::cout << "cluster " << ctx.state.cluster << ": " << lease_text(lease->lease_end(ctx.state)) << "\n";
     return exit_code::k_ok;
 }
 

@@ -79,8 +79,8 @@ Status wait_terminated(Ec2Client& ec2, const std::vector<std::string>& ids) {
 
 } // namespace
 
-Result<std::vector<FoundCluster>> AwsTarget::find_clusters_with(const Spec& spec,
-                                                                ProcessRunner& /*proc*/) const {
+Result<std::vector<FoundCluster>> AwsTarget::find_clusters(const Spec* given, ProcessRunner& /*proc*/) const {
+    const Spec& spec = *given;
     const auto& a = spec.target_section<AwsSpec>();
     auto creds = AwsCredentials::resolve(a.profile, a.region, m_deps.sources);
     if (!creds) return creds.error();

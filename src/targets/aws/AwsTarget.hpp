@@ -13,8 +13,10 @@
 
 namespace ddl {
 
-class AwsTarget : public TerraformTarget {
+class AwsTarget : public TerraformTarget, public LeakedClusters {
 public:
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
         std::function<std::unique_ptr<AwsTransport>(std::chrono::milliseconds)> make_transport;
@@ -27,9 +29,8 @@ public:
     // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
     // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
     // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
-    bool finds_clusters_with_spec() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
-                                                         ProcessRunner& proc) const override;
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
 protected:

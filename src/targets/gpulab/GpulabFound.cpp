@@ -26,8 +26,8 @@ std::optional<std::time_t> created_at(const nlohmann::json& job) {
     const auto times =
         job.value("state", nlohmann::json::object()).value("eventTimes", nlohmann::json::object());
     std::optional<std::time_t> first;
-    for (const auto& [status, when] : times.items()) {
-        (void)status;
+    for (const auto& item : times.items()) {
+        const auto& when = item.value();
         if (!when.is_string()) continue;
         if (auto t = utc_seconds(when.get<std::string>()); t && (!first || *t < *first)) first = t;
     }
@@ -41,9 +41,9 @@ std::unique_ptr<GpulabClient> client(const std::string& api_url, const std::stri
 
 } // namespace
 
-Result<std::vector<FoundCluster>> GpulabTarget::find_clusters_with(const Spec& spec,
-                                                                   ProcessRunner& proc) const {
-    (void)proc;
+Result<std::vector<FoundCluster>> GpulabTarget::find_clusters(const Spec* given,
+                                                              ProcessRunner& /*proc*/) const {
+    const Spec& spec = *given;
     const std::string cert = cert_path(spec);
     if (cert.empty())
         return Error{"GPULab needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert in " +
@@ -86,8 +86,7 @@ Result<std::vector<FoundCluster>> GpulabTarget::find_clusters_with(const Spec& s
     return out;
 }
 
-Status GpulabTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    (void)proc;
+Status GpulabTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc*/, Progress& progress) {
     const std::string api_url = found.record.value("api_url", std::string());
     const std::string cert = found.record.value("cert", std::string());
     if (api_url.empty() || cert.empty() || !found.record.contains("jobs"))

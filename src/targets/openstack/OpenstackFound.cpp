@@ -83,9 +83,9 @@ OpenstackTarget::connect(const std::string& cloud_name) const {
     return s;
 }
 
-Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters_with(const Spec& spec,
-                                                                      ProcessRunner& /*proc*/) const {
-    const std::string cloud_name = spec.target_section<OpenstackSpec>().cloud;
+Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters(const Spec* spec,
+                                                                 ProcessRunner& /*proc*/) const {
+    const std::string cloud_name = spec->target_section<OpenstackSpec>().cloud;
     auto cloud = connect(cloud_name);
     if (!cloud) return cloud.error();
     auto servers = list_all(*(*cloud)->api, (*cloud)->nova + "/servers/detail", "servers",

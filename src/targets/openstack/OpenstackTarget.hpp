@@ -14,8 +14,10 @@
 
 namespace ddl {
 
-class OpenstackTarget : public TerraformTarget {
+class OpenstackTarget : public TerraformTarget, public LeakedClusters {
 public:
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
         std::function<std::unique_ptr<HttpClient>()> make_http;
@@ -26,9 +28,8 @@ public:
 
     // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
     // the Compute and Networking APIs without Terraform's state.
-    bool finds_clusters_with_spec() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
-                                                         ProcessRunner& proc) const override;
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
 protected:

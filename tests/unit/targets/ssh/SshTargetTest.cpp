@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -145,7 +146,7 @@ TEST_CASE(
                {0, node_env("lab-7", "/st/lab-7", 40), ""},
                {0, "# an older ddl's node file\nDDL_CLUSTER=old-1\nDDL_NODE=c\nDDL_MARKER_AGE=9\n", ""}});
     SshTarget t;
-    auto found = t.find_clusters_with(three_hosts(), proc);
+    auto found = t.find_clusters(std::make_unique<Spec>(three_hosts()).get(), proc);
     REQUIRE(found);
     REQUIRE(found->size() == 2);
     // c's cluster is found without a state folder (gc names it and leaves it alone).
@@ -187,7 +188,7 @@ TEST_CASE("gc --spec on ssh hosts removes nothing when a host does not answer, a
                        {255, "", "ssh: connect to host 10.0.0.2 port 22: No route to host"},
                        {0, "", ""}});
     SshTarget t;
-    auto found = t.find_clusters_with(three_hosts(), proc);
+    auto found = t.find_clusters(std::make_unique<Spec>(three_hosts()).get(), proc);
     REQUIRE_FALSE(found);
     CHECK(found.error().message.find("1 did not answer (nothing was removed)") != std::string::npos);
     CHECK(found.error().message.find("b (10.0.0.2)") != std::string::npos);
