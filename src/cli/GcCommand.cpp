@@ -3,6 +3,7 @@
 // container thrown away): this machine's local clusters, the user's Slurm jobs.
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
@@ -94,6 +95,14 @@ std::vector<Candidate> candidates(const StateStore& store, const std::string& pr
     return out;
 }
 
+// The targets found without a spec (`--target`), from the registry.
+std::string asked_without_spec() {
+    return targets_that([](TargetDriver& d) {
+        const auto* leaks = d.leaked_clusters();
+        return leaks != nullptr && !leaks->needs_spec();
+    });
+}
+
 // The targets `--target` names ("all": every one that can be asked without a spec; "none": no target).
 Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& given) {
     std::vector<std::string> out;
@@ -108,7 +117,8 @@ Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& g
             } else if (t == name) {
                 return Error{"--target " + t + ": ddl cannot ask " + t +
                              " for its clusters without a spec yet; its leaks are found through the state "
-                             "folder (targets that can be asked: local, slurm)"};
+                             "folder (targets that can be asked: " +
+                             asked_without_spec() + ")"};
             }
         }
         if (t != "all" && std::find(out.begin(), out.end(), t) == out.end())
@@ -190,7 +200,8 @@ found_with_specs(const StateStore& store, const std::vector<std::string>& specs,
         const auto* leaks = driver->leaked_clusters();
         if (leaks == nullptr || !leaks->needs_spec())
             return Error{"--spec " + file + ": ddl cannot ask target " + loaded.spec->target +
-                         " for its clusters with a spec; use --target (local, slurm) or the state folder"};
+                         " for its clusters with a spec; use --target (" + asked_without_spec() +
+                         ") or the state folder"};
         auto found = leaks->find_clusters(&*loaded.spec, proc);
         if (!found) {
             problems.push_back("target " + loaded.spec->target + " (" + file + "): " + found.error().message);

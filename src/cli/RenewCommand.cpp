@@ -3,6 +3,7 @@
 #include "cli/CommandTable.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,7 +18,7 @@ struct RenewArgs {
 };
 
 void add_options(CLI::App& sub, RenewArgs& a) {
-    sub.add_option("cluster", a.cluster, "Cluster name or spec file (default: the only cluster)");
+    add_cluster_ref(sub, a.cluster, ClusterRef::positional_or_only);
     sub.add_option("--hours", a.hours, "Extend the lease to this many hours from now (1-336, default 24)")
         ->check(CLI::Range(1, 336));
 }

@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "targets/Registry.hpp"
@@ -23,7 +24,7 @@ struct StatusArgs {
 };
 
 void add_options(CLI::App& sub, StatusArgs& a) {
-    sub.add_option("cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::positional);
     sub.add_flag("--show-secrets", a.show_secrets,
                  "With --output json: include the cluster's secrets (the Jupyter token)");
 }

@@ -1,5 +1,5 @@
-// OpenstackTarget's pieces that need no cloud: nodes from Terraform's outputs.
-#include "targets/openstack/OpenstackTarget.hpp"
+// What every Terraform target shares and needs no cloud for: nodes from the module's outputs.
+#include "terraform/TerraformTarget.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -42,4 +42,20 @@ TEST_CASE("a missing or malformed output is named") {
     CHECK(TerraformTarget::nodes_from_outputs(out, "", "openstack")
               .error()
               .message.find("no master_public_ip") != std::string::npos);
+}
+
+TEST_CASE("the aws module's outputs become the master and workers reached through it") {
+    nlohmann::json out{{"master_public_ip", "198.51.100.7"},
+                       {"master_private_ip", "10.42.0.10"},
+                       {"worker_private_ips", {"10.42.0.11", "10.42.0.12"}},
+                       {"ssh_user", "ubuntu"}};
+    auto nodes = TerraformTarget::nodes_from_outputs(out, "", "aws");
+    REQUIRE(nodes.ok());
+    REQUIRE(nodes->size() == 3);
+    CHECK((*nodes)[0].address == "198.51.100.7");
+    CHECK((*nodes)[0].private_address == "10.42.0.10");
+    CHECK((*nodes)[2].name == "worker2");
+    CHECK((*nodes)[2].jump == "master");
+    out.erase("ssh_user");
+    CHECK_FALSE(TerraformTarget::nodes_from_outputs(out, "", "aws").ok());
 }

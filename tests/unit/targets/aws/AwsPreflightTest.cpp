@@ -182,22 +182,6 @@ TEST_CASE("an API refusal stops the pre-flight with AWS's code and message and t
           "~/.aws/credentials)");
 }
 
-TEST_CASE("the module's outputs become the master and workers reached through it") {
-    nlohmann::json out{{"master_public_ip", "198.51.100.7"},
-                       {"master_private_ip", "10.42.0.10"},
-                       {"worker_private_ips", {"10.42.0.11", "10.42.0.12"}},
-                       {"ssh_user", "ubuntu"}};
-    auto nodes = TerraformTarget::nodes_from_outputs(out, "", "aws");
-    REQUIRE(nodes.ok());
-    REQUIRE(nodes->size() == 3);
-    CHECK((*nodes)[0].address == "198.51.100.7");
-    CHECK((*nodes)[0].private_address == "10.42.0.10");
-    CHECK((*nodes)[2].name == "worker2");
-    CHECK((*nodes)[2].jump == "master");
-    out.erase("ssh_user");
-    CHECK_FALSE(TerraformTarget::nodes_from_outputs(out, "", "aws").ok());
-}
-
 TEST_CASE(
     "an EC2 call goes through the HttpClient as one POST that libcurl signs for the region and service") {
     std::vector<HttpRequest> sent;
