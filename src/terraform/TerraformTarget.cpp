@@ -110,6 +110,12 @@ Status TerraformTarget::preflight(const Context& ctx) {
     return preflight_target(ctx, *tool);
 }
 
+std::chrono::milliseconds TerraformTarget::api_timeout(const std::string& seconds) {
+    auto v = parse_int(seconds);
+    if (v && *v > 0 && *v < 3600) return std::chrono::seconds(*v);
+    return std::chrono::seconds(30);
+}
+
 Status TerraformTarget::report_checks(const Context& ctx, const std::vector<std::string>& problems,
                                       const std::vector<std::string>& notes) {
     for (const auto& n : notes)

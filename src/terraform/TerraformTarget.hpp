@@ -59,6 +59,9 @@ protected:
     // tool's version must support, the account's or cloud's own API).
     virtual Status preflight_target(const Context& ctx, const TerraformTool& tool) = 0;
 
+    // The timeout of each call to the cloud's API: `seconds` (an environment variable's value) when it is a
+    // whole number from 1 to 3599, else 30 s.
+    static std::chrono::milliseconds api_timeout(const std::string& seconds);
     // The outcome of API checks: problems stop the deploy (nothing was created), notes go to the progress.
     static Status report_checks(const Context& ctx, const std::vector<std::string>& problems,
                                 const std::vector<std::string>& notes);

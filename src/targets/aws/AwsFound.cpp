@@ -14,6 +14,7 @@
 // association), the internet gateway (detached first), the route table, the VPC, then the key pair and
 // placement group. What is already gone (*.NotFound) counts as removed, so a gc cut short can run again;
 // a refusal (DependencyViolation) is named and the rest still tried.
+#include "provision/FoundClusters.hpp"
 #include "provision/Sweep.hpp"
 #include "targets/aws/AwsTarget.hpp"
 #include "util/Strings.hpp"
@@ -32,13 +33,6 @@ constexpr auto k_terminate_poll = std::chrono::seconds(3);
 
 // Every state but terminated: an instance shutting down still holds the cluster's network.
 const std::vector<std::string> k_live_states = {"pending", "running", "shutting-down", "stopping", "stopped"};
-
-// launchTime ("2026-11-20T10:00:00.000Z", UTC) -> seconds since the epoch.
-std::optional<std::time_t> utc_seconds(const std::string& text) {
-    std::tm tm{};
-    if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-    return timegm(&tm);
-}
 
 std::string label(const char* kind, const Ec2Object& o) {
     return std::string(kind) + " " + (o.name.empty() || o.name == o.id ? o.id : o.name + " (" + o.id + ")");
@@ -89,29 +83,18 @@ Result<std::vector<FoundCluster>> AwsTarget::find_clusters(const Spec* given, Pr
     auto instances =
         ec2.describe_instances({{"tag:ddl-managed", {"true"}}, {"instance-state-name", k_live_states}});
     if (!instances) return instances.error();
-    std::map<std::string, FoundCluster> by_cluster;
-    const std::time_t now = std::time(nullptr);
+    FoundClusters clusters("instances", std::time(nullptr));
     for (const auto& i : *instances) {
         auto c = i.tags.find("ddl-cluster");
         if (c == i.tags.end() || c->second.empty() || i.id.empty()) continue;
-        auto& found = by_cluster[c->second];
-        const auto launched = utc_seconds(i.launch_time);
-        const long long age = launched ? static_cast<long long>(now - *launched) : 0;
-        found.age_s = found.record.contains("instances") ? std::min(found.age_s, age) : age;
-        found.cluster = c->second;
+        auto& found = clusters.add(c->second, i.id, i.launch_time);
         auto s = i.tags.find("ddl-state");
         if (found.state_dir.empty() && s != i.tags.end()) found.state_dir = s->second;
         found.record["region"] = creds->region;
         found.record["profile"] = a.profile;
-        found.record["instances"].push_back(i.id);
-        found.detail =
-            std::to_string(found.record["instances"].size()) + " instance(s) in region " + creds->region;
+        found.detail = std::to_string(clusters.machines(found)) + " instance(s) in region " + creds->region;
     }
-    std::vector<FoundCluster> out;
-    out.reserve(by_cluster.size());
-    for (auto& [name, f] : by_cluster)
-        out.push_back(std::move(f));
-    return out;
+    return clusters.take();
 }
 
 namespace {
@@ -126,33 +109,119 @@ Result<SweepAnswer> sweep_answer(Ec2Client& ec2, const std::string& what, const 
                            (r->message.empty() ? "" : " (" + r->message + ")")};
 }
 
-SweepItem item(Ec2Client& ec2, std::string what, std::string action,
-               std::vector<std::pair<std::string, std::string>> params) {
+SweepItem item(Ec2Client& ec2, const std::string& what, const std::string& action,
+               const std::vector<std::pair<std::string, std::string>>& params) {
     return SweepItem{what, [&ec2, what, action, params] { return sweep_answer(ec2, what, action, params); }};
 }
 
+// What the steps of one cluster's sweep share: the client, the cluster's tag filter, and what one step
+// lists for a later one (the live instances, the security groups, the internet gateways).
+struct AwsSweep {
+    Ec2Client& ec2;
+    std::vector<Ec2Filter> tagged;
+    std::vector<std::string> ids;
+    std::vector<Ec2Object> groups, gateways;
+};
+
 // The live instances of the record, terminated in one call: TerminateInstances refuses the whole call
 // (InvalidInstanceID.NotFound) when one of its ids no longer exists, and a filter never does.
-SweepStep instances_step(Ec2Client& ec2, const FoundCluster& found, std::vector<std::string>& ids) {
+SweepStep instances_step(AwsSweep& sw, const FoundCluster& found) {
     std::vector<std::string> recorded;
     for (const auto& i : found.record["instances"])
         if (i.is_string()) recorded.push_back(i.get<std::string>());
     SweepStep step{.name = "instances", .gone = ec2_means_gone, .stop_on_failure = true};
-    step.list = [&ec2, &ids, recorded]() -> Result<std::vector<SweepItem>> {
+    step.list = [&sw, recorded]() -> Result<std::vector<SweepItem>> {
         auto live =
-            ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
+            sw.ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
         if (!live) return live.error();
         for (const auto& i : *live)
-            ids.push_back(i.id);
-        if (ids.empty()) return std::vector<SweepItem>{};
+            sw.ids.push_back(i.id);
+        if (sw.ids.empty()) return std::vector<SweepItem>{};
         std::vector<std::pair<std::string, std::string>> terminate;
-        for (std::size_t n = 0; n < ids.size(); ++n)
-            terminate.emplace_back("InstanceId." + std::to_string(n + 1), ids[n]);
-        return std::vector<SweepItem>{item(ec2,
-                                           std::to_string(ids.size()) + " instance(s) " + join(ids, ", "),
-                                           "TerminateInstances", terminate)};
+        terminate.reserve(sw.ids.size());
+        for (std::size_t n = 0; n < sw.ids.size(); ++n)
+            terminate.emplace_back("InstanceId." + std::to_string(n + 1), sw.ids[n]);
+        return std::vector<SweepItem>{
+            item(sw.ec2, std::to_string(sw.ids.size()) + " instance(s) " + join(sw.ids, ", "),
+                 "TerminateInstances", terminate)};
     };
-    step.settle = [&ec2, &ids] { return wait_terminated(ec2, ids); };
+    step.settle = [&sw] { return wait_terminated(sw.ec2, sw.ids); };
+    return step;
+}
+
+// A group another group's rule names cannot be deleted (DependencyViolation): such rules go first. A rule
+// naming its own group goes with it.
+std::vector<SweepStep> group_steps(AwsSweep& sw) {
+    SweepStep rules{.name = "security group rules", .gone = ec2_means_gone};
+    rules.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        auto g = sw.ec2.describe(Ec2Kind::security_group, sw.tagged);
+        if (!g) return g.error();
+        sw.groups = *g;
+        std::set<std::string> group_ids;
+        for (const auto& x : sw.groups)
+            group_ids.insert(x.id);
+        std::vector<SweepItem> items;
+        for (const auto& x : sw.groups)
+            for (const auto& rule : x.group_rules)
+                if (rule.group_id != x.id && group_ids.count(rule.group_id))
+                    items.push_back(
+                        item(sw.ec2, "the rule of " + label("security group", x) + " naming " + rule.group_id,
+                             "RevokeSecurityGroupIngress", revoke_params(x.id, rule)));
+        return items;
+    };
+    SweepStep groups{.name = "security groups", .gone = ec2_means_gone};
+    groups.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        std::vector<SweepItem> items;
+        items.reserve(sw.groups.size());
+        for (const auto& g : sw.groups)
+            items.push_back(
+                item(sw.ec2, label("security group", g), "DeleteSecurityGroup", {{"GroupId", g.id}}));
+        return items;
+    };
+    return {rules, groups};
+}
+
+// The internet gateway is detached from its VPC first; it is deleted only once every detach succeeded.
+std::vector<SweepStep> gateway_steps(AwsSweep& sw) {
+    SweepStep detach{.name = "internet gateway attachments", .gone = ec2_means_gone};
+    detach.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        auto g = sw.ec2.describe(Ec2Kind::internet_gateway, sw.tagged);
+        if (!g) return g.error();
+        sw.gateways = *g;
+        std::vector<SweepItem> items;
+        for (const auto& gw : sw.gateways)
+            for (const auto& vpc : gw.attached_vpcs)
+                items.push_back(item(sw.ec2, label("internet gateway", gw) + " from " + vpc,
+                                     "DetachInternetGateway",
+                                     {{"InternetGatewayId", gw.id}, {"VpcId", vpc}}));
+        return items;
+    };
+    SweepStep remove{
+        .name = "internet gateways", .after = {"internet gateway attachments"}, .gone = ec2_means_gone};
+    remove.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        std::vector<SweepItem> items;
+        items.reserve(sw.gateways.size());
+        for (const auto& gw : sw.gateways)
+            items.push_back(item(sw.ec2, label("internet gateway", gw), "DeleteInternetGateway",
+                                 {{"InternetGatewayId", gw.id}}));
+        return items;
+    };
+    return {detach, remove};
+}
+
+// Every tagged resource of `kind` (a VPC's main route table left out: it goes with the VPC), deleted by
+// `action` with its id as `param`.
+SweepStep kind_step(AwsSweep& sw, const std::string& name, Ec2Kind kind, const std::string& what,
+                    const std::string& action, const std::string& param) {
+    SweepStep step{.name = name, .gone = ec2_means_gone};
+    step.list = [&sw, kind, what, action, param]() -> Result<std::vector<SweepItem>> {
+        auto objects = sw.ec2.describe(kind, sw.tagged);
+        if (!objects) return objects.error();
+        std::vector<SweepItem> items;
+        for (const auto& o : *objects)
+            if (!o.main) items.push_back(item(sw.ec2, label(what.c_str(), o), action, {{param, o.id}}));
+        return items;
+    };
     return step;
 }
 
@@ -168,117 +237,19 @@ Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc
     if (!creds) return creds.error();
     auto transport = make_transport();
     Ec2Client ec2(*transport, *creds);
-    const std::vector<Ec2Filter> tagged = {{"tag:ddl-managed", {"true"}},
-                                           {"tag:ddl-cluster", {found.cluster}}};
-    // Each kind's items, one per Describe* call.
-    auto each = [&ec2, tagged](Ec2Kind kind,
-                               const std::function<void(const Ec2Object&, std::vector<SweepItem>&)>& add) {
-        return [&ec2, tagged, kind, add]() -> Result<std::vector<SweepItem>> {
-            auto objects = ec2.describe(kind, tagged);
-            if (!objects) return objects.error();
-            std::vector<SweepItem> items;
-            for (const auto& o : *objects)
-                add(o, items);
-            return items;
-        };
-    };
-    std::vector<std::string> ids;
-    std::vector<Ec2Object> groups, gateways;
-    const auto gone = ec2_means_gone;
-    std::vector<SweepStep> steps;
-    steps.push_back(instances_step(ec2, found, ids));
-    // A group another group's rule names cannot be deleted (DependencyViolation): such rules go first. A
-    // rule naming its own group goes with it.
-    steps.push_back(
-        {.name = "security group rules",
-         .list = [&]() -> Result<std::vector<SweepItem>> {
-             auto g = ec2.describe(Ec2Kind::security_group, tagged);
-             if (!g) return g.error();
-             groups = *g;
-             std::set<std::string> group_ids;
-             for (const auto& x : groups)
-                 group_ids.insert(x.id);
-             std::vector<SweepItem> items;
-             for (const auto& x : groups)
-                 for (const auto& rule : x.group_rules)
-                     if (rule.group_id != x.id && group_ids.count(rule.group_id))
-                         items.push_back(item(
-                             ec2, "the rule of " + label("security group", x) + " naming " + rule.group_id,
-                             "RevokeSecurityGroupIngress", revoke_params(x.id, rule)));
-             return items;
-         },
-         .gone = gone});
-    steps.push_back({.name = "security groups",
-                     .list = [&]() -> Result<std::vector<SweepItem>> {
-                         std::vector<SweepItem> items;
-                         for (const auto& g : groups)
-                             items.push_back(item(ec2, label("security group", g), "DeleteSecurityGroup",
-                                                  {{"GroupId", g.id}}));
-                         return items;
-                     },
-                     .gone = gone});
-    steps.push_back(
-        {.name = "subnets",
-         .list =
-             each(Ec2Kind::subnet,
-                  [&](const Ec2Object& o, auto& items) {
-                      items.push_back(item(ec2, label("subnet", o), "DeleteSubnet", {{"SubnetId", o.id}}));
-                  }),
-         .gone = gone});
-    steps.push_back({.name = "internet gateway attachments",
-                     .list = [&]() -> Result<std::vector<SweepItem>> {
-                         auto g = ec2.describe(Ec2Kind::internet_gateway, tagged);
-                         if (!g) return g.error();
-                         gateways = *g;
-                         std::vector<SweepItem> items;
-                         for (const auto& gw : gateways)
-                             for (const auto& vpc : gw.attached_vpcs)
-                                 items.push_back(item(ec2, label("internet gateway", gw) + " from " + vpc,
-                                                      "DetachInternetGateway",
-                                                      {{"InternetGatewayId", gw.id}, {"VpcId", vpc}}));
-                         return items;
-                     },
-                     .gone = gone});
-    steps.push_back({.name = "internet gateways",
-                     .after = {"internet gateway attachments"},
-                     .list = [&]() -> Result<std::vector<SweepItem>> {
-                         std::vector<SweepItem> items;
-                         for (const auto& gw : gateways)
-                             items.push_back(item(ec2, label("internet gateway", gw), "DeleteInternetGateway",
-                                                  {{"InternetGatewayId", gw.id}}));
-                         return items;
-                     },
-                     .gone = gone});
-    steps.push_back({.name = "route tables",
-                     .list = each(Ec2Kind::route_table,
-                                  [&](const Ec2Object& o, auto& items) {
-                                      if (!o.main)
-                                          items.push_back(item(ec2, label("route table", o),
-                                                               "DeleteRouteTable", {{"RouteTableId", o.id}}));
-                                  }),
-                     .gone = gone});
-    steps.push_back(
-        {.name = "VPCs",
-         .list = each(Ec2Kind::vpc,
-                      [&](const Ec2Object& o, auto& items) {
-                          items.push_back(item(ec2, label("VPC", o), "DeleteVpc", {{"VpcId", o.id}}));
-                      }),
-         .gone = gone});
-    steps.push_back(
-        {.name = "key pairs",
-         .list = each(
-             Ec2Kind::key_pair,
-             [&](const Ec2Object& o, auto& items) {
-                 items.push_back(item(ec2, label("key pair", o), "DeleteKeyPair", {{"KeyPairId", o.id}}));
-             }),
-         .gone = gone});
-    steps.push_back({.name = "placement groups",
-                     .list = each(Ec2Kind::placement_group,
-                                  [&](const Ec2Object& o, auto& items) {
-                                      items.push_back(item(ec2, label("placement group", o),
-                                                           "DeletePlacementGroup", {{"GroupName", o.id}}));
-                                  }),
-                     .gone = gone});
+    AwsSweep sw{.ec2 = ec2, .tagged = {{"tag:ddl-managed", {"true"}}, {"tag:ddl-cluster", {found.cluster}}}};
+    std::vector<SweepStep> steps{instances_step(sw, found)};
+    for (auto& s : group_steps(sw))
+        steps.push_back(std::move(s));
+    steps.push_back(kind_step(sw, "subnets", Ec2Kind::subnet, "subnet", "DeleteSubnet", "SubnetId"));
+    for (auto& s : gateway_steps(sw))
+        steps.push_back(std::move(s));
+    steps.push_back(kind_step(sw, "route tables", Ec2Kind::route_table, "route table", "DeleteRouteTable",
+                              "RouteTableId"));
+    steps.push_back(kind_step(sw, "VPCs", Ec2Kind::vpc, "VPC", "DeleteVpc", "VpcId"));
+    steps.push_back(kind_step(sw, "key pairs", Ec2Kind::key_pair, "key pair", "DeleteKeyPair", "KeyPairId"));
+    steps.push_back(kind_step(sw, "placement groups", Ec2Kind::placement_group, "placement group",
+                              "DeletePlacementGroup", "GroupName"));
     return run_sweep(found.cluster, steps, progress);
 }
 

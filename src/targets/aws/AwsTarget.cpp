@@ -7,13 +7,6 @@
 namespace ddl {
 namespace {
 
-// Timeout of each EC2 API call: DDL_AWS_TIMEOUT (seconds) or 30 s.
-std::chrono::milliseconds api_timeout(const AwsCredentials::Sources& src) {
-    auto v = parse_int(src.getenv("DDL_AWS_TIMEOUT"));
-    if (v && *v > 0 && *v < 3600) return std::chrono::seconds(*v);
-    return std::chrono::seconds(30);
-}
-
 Result<AwsCredentials> credentials(const Spec& spec, const AwsCredentials::Sources& src) {
     const auto& a = spec.target_section<AwsSpec>();
     return AwsCredentials::resolve(a.profile, a.region, src);
@@ -28,7 +21,7 @@ AwsTarget::AwsTarget()
                      AwsCredentials::system_sources()}) {}
 
 std::unique_ptr<AwsTransport> AwsTarget::make_transport() const {
-    return m_deps.make_transport(api_timeout(m_deps.sources));
+    return m_deps.make_transport(api_timeout(m_deps.sources.getenv("DDL_AWS_TIMEOUT")));
 }
 
 const std::map<std::string, std::string>& AwsTarget::module_files() const {

@@ -2,6 +2,7 @@
 // ddl-<cluster>-<node> and its description starts "ddl cluster <cluster>," and ends with the cluster's state
 // folder, so the user's job list ("GPULab API", "Get all jobs") finds a cluster whose state folder is gone;
 // its age comes from the job's own event times (state.eventTimes); the documented cancel removes it.
+#include "provision/FoundClusters.hpp"
 #include "targets/gpulab/GpulabClient.hpp"
 #include "targets/gpulab/GpulabStatus.hpp"
 #include "targets/gpulab/GpulabTarget.hpp"
@@ -13,13 +14,6 @@
 
 namespace ddl {
 namespace {
-
-// "2026-11-25T20:00:00Z", "…+00:00", "…2026-11-25T20:00:00.123456" (UTC) -> seconds since the epoch.
-std::optional<std::time_t> utc_seconds(const std::string& text) {
-    std::tm tm{};
-    if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-    return timegm(&tm);
-}
 
 // The job's earliest event time (when GPULab first queued it); nullopt when it reports none.
 std::optional<std::time_t> created_at(const nlohmann::json& job) {

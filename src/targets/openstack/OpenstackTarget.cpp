@@ -9,13 +9,6 @@
 namespace ddl {
 namespace {
 
-// Timeout of each pre-flight API call: DDL_OPENSTACK_TIMEOUT (seconds) or 30 s.
-std::chrono::milliseconds api_timeout(const CloudConfig::Sources& src) {
-    auto v = parse_int(src.getenv("DDL_OPENSTACK_TIMEOUT"));
-    if (v && *v > 0 && *v < 3600) return std::chrono::seconds(*v);
-    return std::chrono::seconds(30);
-}
-
 // "Backend Type: s3": `endpoints`, `use_path_style` and the skip_* settings an S3-compatible store needs
 // came with Terraform 1.6, `skip_s3_checksum` with 1.6.3 (hashicorp/terraform#34127); 1.5 refuses them as
 // unsupported arguments at init. Type http without an address reads it from the environment.
@@ -79,7 +72,7 @@ Status OpenstackTarget::preflight_target(const Context& ctx, const TerraformTool
         return {};
     }
     auto http = m_deps.make_http();
-    OpenstackClient client(*http, cloud->auth, api_timeout(m_deps.sources));
+    OpenstackClient client(*http, cloud->auth, api_timeout(m_deps.sources.getenv("DDL_OPENSTACK_TIMEOUT")));
     auto result = OpenstackPreflight(client).run(ctx.spec);
     if (!result) return Error{"pre-flight: " + result.error().message};
     return report_checks(ctx, result->problems, result->notes);
