@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-cmake --preset default >/dev/null
-cmake --build build -j "$(nproc)"
-ddl=./build/src/ddl
+# ddl and the runtime it installs on the nodes, nothing else (no test programs), as one unity build like the
+# CI presets: the demo preset (CMakePresets.json).
+cmake --preset demo >/dev/null
+cmake --build build-demo -j "$(nproc)"
+ddl=./build-demo/src/ddl
 spec=configs/local-4nodes.yaml
 trap '$ddl destroy -y local-demo' EXIT  # destroy runs also when a step fails
 $ddl deploy "$spec"

@@ -2,6 +2,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
@@ -25,7 +26,7 @@ struct BenchArgs {
 };
 
 void add_options(CLI::App& sub, BenchArgs& b) {
-    sub.add_option("--cluster", b.run.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, b.run.cluster, ClusterRef::option);
     sub.add_option("--hostfile", b.run.hostfile, "Hostfile naming nodes of the cluster");
     sub.add_option("-n,--np", b.run.np, "Number of ranks (default: every slot)")
         ->check(CLI::Range(1, 1 << 20));
@@ -39,7 +40,7 @@ void add_options(CLI::App& sub, BenchArgs& b) {
     sub.add_option("--link-gbit", b.link_gbit, "Link bandwidth for the limit (default: the spec's)")
         ->check(CLI::Range(0.001, 100000.0));
     sub.add_option("--iface", b.run.iface, "Network interface");
-    sub.add_option("--format", b.format, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+    add_table_format(sub, b.format);
 }
 
 Result<std::uint64_t> parse_size(const std::string& text) {

@@ -22,17 +22,21 @@ std::unique_ptr<TargetDriver> driver_of(const Spec& spec) {
 } // namespace
 
 bool ranks_run_as_job_step(const Spec& spec) {
-    return driver_of(spec)->runs_job_steps();
+    return driver_of(spec)->job_steps() != nullptr;
 }
 
 Status check_nodes_over_ssh(const Spec& spec, const std::string& what) {
-    if (auto why = driver_of(spec)->why_no_ssh(what)) return Error{*why};
+    auto driver = driver_of(spec);
+    if (const auto* steps = driver->job_steps()) return Error{steps->why_no_ssh(what)};
     return {};
 }
 
 Result<Command> job_step_command(const Context& ctx, int np, const std::vector<std::string>& argv,
                                  const std::map<std::string, std::string>& extra_env) {
-    return driver_of(ctx.spec)->job_step_command(ctx, np, argv, extra_env);
+    auto driver = driver_of(ctx.spec);
+    const auto* steps = driver->job_steps();
+    if (steps == nullptr) return Error{"this target does not start programs as job steps"};
+    return steps->job_step_command(ctx, np, argv, extra_env);
 }
 
 bool render_needs_public_key(const Spec& spec) {
@@ -48,7 +52,7 @@ std::uint64_t spec_link_bps(const Spec& spec) {
 }
 
 bool shapes_links(const Spec& spec) {
-    return driver_of(spec)->can_reshape_links();
+    return driver_of(spec)->link_shaping() != nullptr;
 }
 
 std::uint64_t shaped_link_bps(const Spec& spec) {
@@ -56,7 +60,10 @@ std::uint64_t shaped_link_bps(const Spec& spec) {
 }
 
 Status reshape_links(const Context& ctx, std::uint64_t bps) {
-    return driver_of(ctx.spec)->reshape_links(ctx, bps);
+    auto driver = driver_of(ctx.spec);
+    auto* shaping = driver->link_shaping();
+    if (shaping == nullptr) return Error{"this target cannot re-shape its links"};
+    return shaping->reshape_links(ctx, bps);
 }
 
 void restore_links(const Context& ctx) {
@@ -72,7 +79,9 @@ int expected_gpus(const Spec& spec, const NodeState& node) {
 std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) {
     auto d = make_target_driver(state.target);
     if (!d) return std::nullopt;
-    return (*d)->lease_end(state);
+    const auto* lease = (*d)->lease();
+    if (lease == nullptr) return std::nullopt;
+    return lease->lease_end(state);
 }
 
 void warn_short_lease(const Context& ctx) {

@@ -3,6 +3,7 @@
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/OptionGroups.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/ConfigChanges.hpp"
@@ -23,7 +24,7 @@ struct DeployArgs {
     int ssh_timeout_s = 90;
     std::string manifest; // virtualwall: the manifest RSpec saved by the jFed GUI
     bool skip_preflight = false;
-    std::string terraform_bin; // openstack: overrides openstack.terraform
+    std::string terraform_bin; // Terraform targets: overrides the section's `terraform`
     bool force_configure = false;
     std::string replace; // a node destroyed and made anew, alone
 };
@@ -46,11 +47,7 @@ void add_options(CLI::App& sub, DeployArgs& a) {
         ->capture_default_str();
     sub.add_option("--manifest", a.manifest,
                    "virtualwall without the jFed CLI: the manifest RSpec jFed's GUI saved for the slice");
-    sub.add_flag("--skip-preflight", a.skip_preflight,
-                 "openstack: skip the cloud checks (flavors, image, network, quota) before creating");
-    sub.add_option("--terraform-bin", a.terraform_bin,
-                   "openstack: terraform or tofu (name on PATH or a path); default: the spec's, else "
-                   "whichever is on PATH");
+    add_terraform_options(sub, a.terraform_bin, TerraformUse::deploy, &a.skip_preflight);
 }
 
 // The question a target asks before it destroys or replaces what exists (the plan's lines shown first).
@@ -93,7 +90,11 @@ std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDrive
     if (!ctx.state.node(a.replace))
         return inv.fail("no node \"" + a.replace + "\" in cluster " + ctx.state.cluster,
                         exit_code::k_bad_input);
-    if (auto s = driver.remove_for_replace(ctx, a.replace); !s)
+    auto* replacement = driver.node_replacement();
+    if (!replacement)
+        return inv.fail("target " + ctx.spec.target + " cannot replace one node: destroy and deploy the cluster",
+                        exit_code::k_bad_input);
+    if (auto s = replacement->remove_for_replace(ctx, a.replace); !s)
         return inv.fail(s.error().message, ctx.approval_needs_yes || starts_with(s.error().message, "target ")
                                                ? exit_code::k_bad_input
                                                : exit_code::k_failure);

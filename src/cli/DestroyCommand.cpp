@@ -3,6 +3,7 @@
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
 #include "cli/Invoke.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "util/Strings.hpp"
@@ -20,11 +21,10 @@ struct DestroyArgs {
 };
 
 void add_options(CLI::App& sub, DestroyArgs& a) {
-    sub.add_option("cluster", a.ref, "Cluster name or spec file (default: the only cluster)");
+    add_cluster_ref(sub, a.ref, ClusterRef::positional_or_only);
     sub.add_flag("-y,--yes", a.yes,
                  "Destroy without asking (needed where there is no terminal to ask on: scripts, CI)");
-    sub.add_option("--terraform-bin", a.terraform_bin,
-                   "openstack: terraform or tofu to destroy with (default: the one that deployed)");
+    add_terraform_options(sub, a.terraform_bin, TerraformUse::destroy);
 }
 
 // Before the cluster is opened: a state folder without state.json (left by an interrupted command) is

@@ -4,6 +4,7 @@
 #include "cli/Invoke.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Strings.hpp"
 
@@ -24,7 +25,7 @@ struct ExecArgs {
 };
 
 void add_options(CLI::App& sub, ExecArgs& a) {
-    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::option);
     sub.add_option("--nodes", a.nodes, "Only these nodes (comma separated)")->delimiter(',');
     sub.add_option("--timeout", a.timeout_s, "Seconds per node")->check(k_seconds)->capture_default_str();
     sub.add_flag("--container", a.container, "Run it inside each node's training container");

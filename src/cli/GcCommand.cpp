@@ -3,6 +3,7 @@
 // container thrown away): this machine's local clusters, the user's Slurm jobs.
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
@@ -94,6 +95,14 @@ std::vector<Candidate> candidates(const StateStore& store, const std::string& pr
     return out;
 }
 
+// The targets found without a spec (`--target`), from the registry.
+std::string asked_without_spec() {
+    return targets_that([](TargetDriver& d) {
+        const auto* leaks = d.leaked_clusters();
+        return leaks != nullptr && !leaks->needs_spec();
+    });
+}
+
 // The targets `--target` names ("all": every one that can be asked without a spec; "none": no target).
 Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& given) {
     std::vector<std::string> out;
@@ -103,12 +112,13 @@ Result<std::vector<std::string>> asked_targets(const std::vector<std::string>& g
             if (t != "all" && t != name) continue;
             auto d = make_target_driver(name);
             if (!d) return d.error();
-            if ((*d)->finds_own_clusters()) {
+            if (const auto* leaks = (*d)->leaked_clusters(); leaks && !leaks->needs_spec()) {
                 if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
             } else if (t == name) {
                 return Error{"--target " + t + ": ddl cannot ask " + t +
                              " for its clusters without a spec yet; its leaks are found through the state "
-                             "folder (targets that can be asked: local, slurm)"};
+                             "folder (targets that can be asked: " +
+                             asked_without_spec() + ")"};
             }
         }
         if (t != "all" && std::find(out.begin(), out.end(), t) == out.end())
@@ -164,7 +174,8 @@ std::vector<Candidate> found_on_targets(const StateStore& store, const std::vect
             continue;
         }
         std::shared_ptr<TargetDriver> driver = std::move(*d);
-        auto found = driver->find_clusters(proc);
+        // asked_targets kept only the targets found without a spec.
+        auto found = driver->leaked_clusters()->find_clusters(nullptr, proc);
         if (!found) {
             problems.push_back("target " + t + ": " + found.error().message);
             continue;
@@ -186,10 +197,12 @@ found_with_specs(const StateStore& store, const std::vector<std::string>& specs,
         auto d = make_target_driver(loaded.spec->target);
         if (!d) return d.error();
         std::shared_ptr<TargetDriver> driver = std::move(*d);
-        if (!driver->finds_clusters_with_spec())
+        const auto* leaks = driver->leaked_clusters();
+        if (leaks == nullptr || !leaks->needs_spec())
             return Error{"--spec " + file + ": ddl cannot ask target " + loaded.spec->target +
-                         " for its clusters with a spec; use --target (local, slurm) or the state folder"};
-        auto found = driver->find_clusters_with(*loaded.spec, proc);
+                         " for its clusters with a spec; use --target (" + asked_without_spec() +
+                         ") or the state folder"};
+        auto found = leaks->find_clusters(&*loaded.spec, proc);
         if (!found) {
             problems.push_back("target " + loaded.spec->target + " (" + file + "): " + found.error().message);
             continue;
@@ -254,7 +267,7 @@ int gc(const Invocation& inv, const GcArgs& a) {
             if (c.source == "state") {
                 ok = destroy_cluster(inv, c.name) == exit_code::k_ok;
             } else {
-                auto s = c.driver->destroy_found(c.found, proc, progress);
+                auto s = c.driver->leaked_clusters()->destroy_found(c.found, proc, progress);
                 if (!s) inv.say(c.name + ": " + s.error().message);
                 ok = s.ok();
             }

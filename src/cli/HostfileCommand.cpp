@@ -1,6 +1,7 @@
 // `ddl hostfile`: the hostfile of the probed nodes (openmpi, horovod or mpich syntax), printed or written.
 #include "cli/CommandTable.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/HostfileWriter.hpp"
 #include "util/Files.hpp"
@@ -18,7 +19,7 @@ struct HostfileArgs {
 };
 
 void add_options(CLI::App& sub, HostfileArgs& a) {
-    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::option);
     sub.add_option("--format", a.format, "openmpi | horovod | mpich (default: the spec's)")
         ->check(CLI::IsMember({"openmpi", "horovod", "mpich"}));
     sub.add_option("-o,--output-file", a.out, "Write to this file instead of stdout")->check(k_non_empty);

@@ -3,6 +3,7 @@
 #include "cli/CommandTable.hpp"
 #include "provision/ConfigChanges.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/OptionGroups.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
 #include "remote/SshKeys.hpp"
@@ -24,9 +25,7 @@ struct PlanArgs {
 
 void add_options(CLI::App& sub, PlanArgs& a) {
     sub.add_option("file", a.file, "cluster.yaml")->required();
-    sub.add_option("--terraform-bin", a.terraform_bin,
-                   "openstack, aws: terraform or tofu (name on PATH or a path); default: the spec's, else "
-                   "whichever is on PATH");
+    add_terraform_options(sub, a.terraform_bin, TerraformUse::plan);
 }
 
 // The public key the plan renders with, creating nothing in the state folder: access.private_key's .pub,

@@ -3,6 +3,7 @@
 #include "cli/CommandTable.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,17 +18,18 @@ struct RenewArgs {
 };
 
 void add_options(CLI::App& sub, RenewArgs& a) {
-    sub.add_option("cluster", a.cluster, "Cluster name or spec file (default: the only cluster)");
+    add_cluster_ref(sub, a.cluster, ClusterRef::positional_or_only);
     sub.add_option("--hours", a.hours, "Extend the lease to this many hours from now (1-336, default 24)")
         ->check(CLI::Range(1, 336));
 }
 
 int renew(const Invocation& inv, const RenewArgs& a) {
     auto& ctx = *inv.cluster->ctx;
-    auto& driver = *inv.cluster->driver;
-    if (auto s = driver.renew_lease(ctx, std::chrono::hours(a.hours)); !s)
-        return inv.fail("cluster " + ctx.state.cluster + ": " + s.error().message, exit_code::k_failure);
-    std::cout << "cluster " << ctx.state.cluster << ": " << lease_text(driver.lease_end(ctx.state)) << "\n";
+    auto* lease = inv.cluster->driver->lease();
+    const Status s = lease ? lease->renew_lease(ctx, std::chrono::hours(a.hours))
+                           : Status(Error{"this target's nodes have no lease to renew"});
+    if (!s) return inv.fail("cluster " + ctx.state.cluster + ": " + s.error().message, exit_code::k_failure);
+    std::cout << "cluster " << ctx.state.cluster << ": " << lease_text(lease->lease_end(ctx.state)) << "\n";
     return exit_code::k_ok;
 }
 

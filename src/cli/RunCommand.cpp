@@ -6,6 +6,7 @@
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/Restarts.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "util/Strings.hpp"
@@ -35,7 +36,7 @@ struct RunOptions {
 void add_options(CLI::App& sub, RunArgs& a) {
     sub.add_option("-n,--np", a.np, "Number of ranks (default: every slot); -np N works too")
         ->check(CLI::Range(1, 1 << 20));
-    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::option);
     sub.add_option("--hostfile", a.hostfile, "Hostfile (openmpi/horovod/mpich) naming nodes of the cluster");
     sub.add_option("--iface", a.iface, "Network interface for the TCP ring and NCCL (default: the spec's)");
     sub.add_option("--port", a.port, "Rendezvous port on rank 0 (default: the spec's runtime.master_port)")

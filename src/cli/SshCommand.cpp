@@ -3,6 +3,7 @@
 #include "cli/CommandTable.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/OpenSsh.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,7 +18,7 @@ struct SshArgs {
 };
 
 void add_options(CLI::App& sub, SshArgs& a) {
-    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::option);
     sub.add_option("node", a.node, "Node name, e.g. master or worker1")->required();
     sub.add_option("command", a.command, "Optional command after --");
 }

@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "remote/RemoteExecutor.hpp"
@@ -50,7 +51,7 @@ void warn_unreachable(const ClusterState& st, const std::vector<std::string>& re
 }
 
 void add_options(CLI::App& sub, StatusArgs& a) {
-    sub.add_option("cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::positional);
     sub.add_flag("--show-secrets", a.show_secrets,
                  "With --output json: include the cluster's secrets (the Jupyter token)");
     sub.add_flag("--no-check", a.no_check, "Do not check whether the nodes answer now");

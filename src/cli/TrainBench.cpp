@@ -9,6 +9,7 @@
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
@@ -23,7 +24,7 @@ namespace ddl::cli {
 namespace {
 
 void add_options(CLI::App& sub, TrainBenchArgs& tb) {
-    sub.add_option("--cluster", tb.run.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, tb.run.cluster, ClusterRef::option);
     sub.add_option("--framework", tb.framework,
                    "synthetic (sgemm + gradient layout) or pytorch (torchvision)")
         ->check(CLI::IsMember({"synthetic", "pytorch"}))
@@ -68,7 +69,7 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
     sub.add_option("--out", tb.out_dir, "Folder for train.csv, train.json, train.png")
         ->check(k_non_empty)
         ->capture_default_str();
-    sub.add_option("--format", tb.format, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+    add_table_format(sub, tb.format);
 }
 
 Result<std::vector<int>> parse_int_list(const std::string& text, int max, const std::string& what) {

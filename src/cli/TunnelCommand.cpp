@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/OpenSsh.hpp"
+#include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Strings.hpp"
 
@@ -20,7 +21,7 @@ struct TunnelArgs {
 };
 
 void add_options(CLI::App& sub, TunnelArgs& a) {
-    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
+    add_cluster_ref(sub, a.cluster, ClusterRef::option);
     sub.add_option("service", a.service, "jupyter, grafana, prometheus or a port number")->required();
     sub.add_option("--local-port", a.local_port, "Port on 127.0.0.1 (default: the service's port)")
         ->check(CLI::Range(1, 65535));

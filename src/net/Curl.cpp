@@ -85,7 +85,9 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
         raw = curl_slist_append(raw, h.c_str());
         has_type = has_type || (h.size() > 13 && strncasecmp(h.c_str(), "content-type:", 13) == 0);
     }
-    if (!req.body.empty() && !has_type) raw = curl_slist_append(raw, "Content-Type: application/json");
+    const std::string type = "Content-Type: " + req.default_content_type;
+    if (!req.body.empty() && !has_type && !req.default_content_type.empty())
+        raw = curl_slist_append(raw, type.c_str());
     SlistPtr list(raw);
     HttpResponse r;
     curl_easy_setopt(c.get(), CURLOPT_URL, req.url.c_str());
@@ -105,6 +107,11 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
         curl_easy_setopt(c.get(), CURLOPT_SSLKEY,
                          (req.client_key.empty() ? req.client_cert : req.client_key).c_str());
     }
+    if (!req.aws_sigv4.empty()) {
+        curl_easy_setopt(c.get(), CURLOPT_AWS_SIGV4, req.aws_sigv4.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_USERNAME, req.aws_access_key_id.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_PASSWORD, req.aws_secret_access_key.c_str());
+    }
     if (!req.verify) {
         curl_easy_setopt(c.get(), CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(c.get(), CURLOPT_SSL_VERIFYHOST, 0L);
@@ -123,8 +130,7 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
     }
     if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
         rc == CURLE_SSL_CONNECT_ERROR)
-        return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) +
-                     " (TLS: is the server's CA trusted, and the client certificate, if any, accepted?)"};
+        return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) + " (" + req.tls_hint + ")"};
     if (rc != CURLE_OK) return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc)};
     curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &r.status);
     return r;

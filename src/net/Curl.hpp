@@ -22,12 +22,21 @@ struct HttpRequest {
     std::string method = "GET"; // GET | POST | PUT | DELETE | ...
     std::string url;
     std::vector<std::string> headers; // "Name: value"; may carry tokens: never logged
-    std::string body; // may carry passwords: never logged; JSON unless a Content-Type is given
+    std::string body;                 // may carry passwords: never logged
+    // The body's Content-Type when `headers` name none; empty: libcurl's own for a POST body
+    // (application/x-www-form-urlencoded), which its SigV4 signing leaves out of the signed headers.
+    std::string default_content_type = "application/json";
     std::chrono::milliseconds timeout{std::chrono::seconds(30)};
     std::string ca_file;     // PEM bundle to verify the server with; empty: the system's
     bool verify = true;      // false only when the user's configuration says so (clouds.yaml verify: false)
     std::string client_cert; // PEM file: TLS client certificate (may also hold the key)
     std::string client_key;  // PEM file: its private key (empty: in client_cert)
+    // AWS Signature Version 4, computed by libcurl (CURLOPT_AWS_SIGV4): "aws:amz:REGION:SERVICE" and the
+    // key pair it signs with (never logged); empty: unsigned. libcurl signs the headers above too.
+    std::string aws_sigv4;
+    std::string aws_access_key_id, aws_secret_access_key;
+    // What a failed TLS handshake or certificate check adds to the error: where to look.
+    std::string tls_hint = "TLS: is the server's CA trusted, and the client certificate, if any, accepted?";
 };
 
 // The response, whatever its status; an Error only when no response came (DNS, TCP, TLS, timeout),

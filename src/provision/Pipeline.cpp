@@ -57,7 +57,8 @@ Status phase_wait_ssh(Context& ctx, TargetDriver&) {
 Status phase_configure(Context& ctx, TargetDriver& driver) {
     auto r = run_configure(ctx);
     if (!r) {
-        const std::string hint = driver.configure_failure_hint(ctx, r.error().message);
+        const auto* hints = driver.configure_hints();
+        const std::string hint = hints ? hints->configure_failure_hint(ctx, r.error().message) : "";
         return hint.empty() ? r.error() : Error{r.error().message + "\n    " + hint};
     }
     return {};
@@ -102,7 +103,7 @@ namespace {
 // phases from provision run again, which brings a target's machines back where it can (the local target
 // restarts a node's sshd or namespace) and names the node where it cannot.
 void check_drift(Context& ctx, TargetDriver& driver) {
-    if (!ctx.state.phase_done("wait-ssh") || ctx.state.nodes.empty() || driver.why_no_ssh("ssh")) return;
+    if (!ctx.state.phase_done("wait-ssh") || ctx.state.nodes.empty() || driver.job_steps()) return;
     auto& nodes = ctx.state.nodes;
     std::vector<Status> results(nodes.size());
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
@@ -150,7 +151,8 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         ctx.progress.phase_start(phase.name, phase.why);
         auto t0 = std::chrono::steady_clock::now();
         double cpu0 = cpu_seconds_used();
-        auto replaced = driver.replace_phase(phase.id, ctx);
+        auto* steps = driver.job_steps();
+        auto replaced = steps ? steps->replace_phase(phase.id, ctx) : std::nullopt;
         auto status = replaced ? *replaced : phase.run(ctx, driver);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double cpu = cpu_seconds_used() - cpu0;

@@ -2,6 +2,8 @@
 # destroys what it made, also when it fails.
 set -euo pipefail
 : "${DDL:?DDL must point at the ddl binary}"
+# shellcheck source=../support/expect.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/expect.sh"
 WORK=$(mktemp -d /tmp/ddl-e2e.XXXXXX)
 STATE="$WORK/state"
 cd "$WORK"

@@ -26,9 +26,9 @@ ddl deploy awsbad.yaml >bad.log 2>&1
 rc=$?
 set -e
 [ "$rc" -ne 0 ] || fail "a type the region does not offer passed pre-flight"
-grep -q "nodes.workers.flavor: instance type p5.48xlarge is not offered in us-east-1" bad.log ||
-  { cat bad.log; fail "pre-flight names the key and the type"; }
-grep -q "nothing was created" bad.log || { cat bad.log; fail "pre-flight says nothing was created"; }
+expect_in bad.log "nodes.workers.flavor: instance type p5.48xlarge is not offered in us-east-1" \
+  "pre-flight names the key and the type"
+expect_in bad.log "nothing was created" "pre-flight says nothing was created"
 [ ! -e "$STATE/awsbad/terraform/.terraform" ] || fail "terraform ran after a failed pre-flight"
 ok "pre-flight refuses an instance type the region does not offer (exit $rc)"
 
@@ -40,10 +40,10 @@ ddl deploy awsquota.yaml >quota.log 2>&1
 rc=$?
 set -e
 [ "$rc" -ne 0 ] || fail "a quota too small passed pre-flight"
-grep -q "quota: 8 On-Demand G and VT vCPUs (quota L-DB2E81BA) requested, the limit in us-east-1 is 4" quota.log ||
-  { cat quota.log; fail "pre-flight names the quota"; }
-grep -q "AWS credentials from $WORK/home/.aws/credentials \[temp\]" quota.log ||
-  { cat quota.log; fail "the spec's profile gives the credentials"; }
+expect_in quota.log "quota: 8 On-Demand G and VT vCPUs (quota L-DB2E81BA) requested, the limit in us-east-1 is 4" \
+  "pre-flight names the quota"
+expect_in quota.log "AWS credentials from $WORK/home/.aws/credentials \[temp\]" \
+  "the spec's profile gives the credentials"
 grep -q '"signed_headers": \["host", "x-amz-date", "x-amz-security-token"\]' "$AWS_CFG.requests" ||
   fail "the session token is signed"
 ok "pre-flight with a profile's temporary credentials refuses vCPUs beyond the On-Demand G and VT quota (exit $rc)"
@@ -54,16 +54,16 @@ write_aws 64
 # --- deploy, status, exec, destroy ---------------------------------------------------------------------
 aws_spec awsfull 2
 FAKE_TF_FAIL_APPLY=1 ddl -v deploy awsfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
-grep -q "aws_instance.worker\[0\] (create): creating EC2 Instance" fail.log ||
-  { cat fail.log; fail "apply failure names the resource and the provider's message"; }
+expect_in fail.log "aws_instance.worker\[0\] (create): creating EC2 Instance" \
+  "apply failure names the resource and the provider's message"
 ok "a failed apply names the resource and the provider's message"
 
 ddl -v deploy awsfull.yaml >deploy.log 2>&1 || { cat deploy.log; fail "resumed deploy"; }
-grep -q "provision: ok" deploy.log || { cat deploy.log; fail "provision did not run again"; }
-grep -q "AWS credentials from $WORK/home/.aws/credentials \[default\], region us-east-1" fail.log ||
-  { cat fail.log; fail "deploy names where the credentials came from"; }
-grep -q "On-Demand G and VT vCPUs (quota L-DB2E81BA): 8 needed, limit 64" fail.log ||
-  { cat fail.log; fail "pre-flight checked the quota"; }
+expect_in deploy.log "provision: ok" "provision did not run again"
+expect_in fail.log "AWS credentials from $WORK/home/.aws/credentials \[default\], region us-east-1" \
+  "deploy names where the credentials came from"
+expect_in fail.log "On-Demand G and VT vCPUs (quota L-DB2E81BA): 8 needed, limit 64" \
+  "pre-flight checked the quota"
 ok "deploy resumes after the failed apply and finishes; pre-flight checked types, image and quotas"
 
 python3 - "$FAKE_TF_LOG_AWS" <<'PY' || fail "Terraform's AWS environment"
@@ -115,7 +115,7 @@ grep -q "^would destroy awsleak (found on target aws, created 0 h ago: 2 instanc
 [ "$(python3 -c 'import json,sys; print(sum(i["instanceState"]["name"] == "running" for i in json.load(open(sys.argv[1]))["instances"]))' "$FAKE_AWS_RESOURCES")" = 5 ] ||
   fail "gc --dry-run removed something"
 gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }
-grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc --spec did not remove awsleak"; }
+expect_in gc.log "^gc: 1 destroyed, 0 failed" "gc --spec did not remove awsleak"
 python3 - "$FAKE_AWS_RESOURCES" <<'PY' || fail "resources of awsleak left in the region"
 import json, sys
 reg = json.load(open(sys.argv[1]))

@@ -38,7 +38,7 @@ grep -q "^$master_priv slots=" hf && ! grep -q "$master_pub" hf || { cat hf; fai
 ok "hostfile uses the private addresses"
 
 ddl run --cluster bast -- ddl-allreduce-test -b 4 -e 1M -f 4 -n 2 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
-grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+expect_in ar.out "^\[0\] # all results exact" "allreduce result"
 ok "ddl run: allreduce across the private network exact"
 
 # Second deploy converges without touching anything (all phases done).

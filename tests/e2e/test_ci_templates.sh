@@ -79,11 +79,11 @@ git remote add origin "http://127.0.0.1:$(cat "$WORK/state-api.port")/ml/ddl-smo
 
 glci smoke:local smoke:horovod-reference >smoke.log 2>&1 || { cat smoke.log; fail "gitlab-ci-local smoke:local smoke:horovod-reference"; }
 grep -q "PASS  smoke:local" smoke.log && grep -q "smoke test of cluster local-demo-[0-9]*: PASSED" smoke.log ||
-  { cat smoke.log; fail "smoke:local did not pass"; }
+{ cat smoke.log; fail "smoke:local did not pass"; }
 grep -q "PASS  smoke:horovod-reference" smoke.log && grep -q "smoke test of cluster horovod-ref-[0-9]*: PASSED" smoke.log ||
-  { cat smoke.log; fail "smoke:horovod-reference did not pass"; }
-grep -q "Terraform/OpenTofu on PATH: $FAKES/\(tofu\|terraform\) (not installing OpenTofu)" smoke.log ||
-  { cat smoke.log; fail "the OpenTofu install was not skipped with the stand-in on PATH"; }
+{ cat smoke.log; fail "smoke:horovod-reference did not pass"; }
+expect_in smoke.log "Terraform/OpenTofu on PATH: $FAKES/\(tofu\|terraform\) (not installing OpenTofu)" \
+  "the OpenTofu install was not skipped with the stand-in on PATH"
 # (Both jobs run in this one folder, as gitlab-ci-local's shell executor runs them: each job's artifacts
 # also take the other's JUnit file when it is there.)
 junits=$(ls .gitlab-ci-local/artifacts/*/junit-*.xml 2>/dev/null | xargs -n1 basename | sort -u | wc -l)
@@ -154,7 +154,7 @@ validator="$GLCI_DIR/node_modules/.bin/action-validator"
 sed 's/^\( *\)runs-on:/\1runs-onn:/' "$DDL_SOURCE_DIR/docs/ci/github-actions.yml" >misspelt.yml
 grep -q 'runs-onn:' misspelt.yml || fail "no runs-on to misspell in the workflow"
 "$validator" misspelt.yml >lint-bad.out 2>&1 && fail "action-validator accepted a job without runs-on"
-grep -q "Additional property 'runs-onn' is not allowed" lint-bad.out || { cat lint-bad.out; fail "action-validator's refusal"; }
+expect_in lint-bad.out "Additional property 'runs-onn' is not allowed" "action-validator's refusal"
 ok "action-validator accepts docs/ci/github-actions.yml and refuses a copy with a misspelt key"
 cat >check_workflow.py <<'PY'
 import re, sys, yaml
@@ -183,5 +183,5 @@ PY
 # A copy whose header no longer names TF_HTTP_USERNAME (the workflow still uses it) is refused.
 sed '1,/^[^#]/s/TF_HTTP_USERNAME, //' "$DDL_SOURCE_DIR/docs/ci/github-actions.yml" >unnamed.yml
 ! /usr/bin/python3 check_workflow.py unnamed.yml >unnamed.out 2>&1 || fail "a workflow using a secret its header does not name passed"
-grep -q "not named in the header comment.*TF_HTTP_USERNAME" unnamed.out || { cat unnamed.out; fail "the unnamed secret's refusal"; }
+expect_in unnamed.out "not named in the header comment.*TF_HTTP_USERNAME" "the unnamed secret's refusal"
 ok "the GitHub workflow: triggers and jobs present, no secret pasted into a script, every secret named in its header, OpenTofu pinned and skipped when on PATH, logs uploaded with hidden files"

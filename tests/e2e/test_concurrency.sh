@@ -26,8 +26,8 @@ for round in 1 2 3; do
   if [ $ra = 0 ] && [ $rb != 0 ]; then loser=b.log winner=$pa
   elif [ $rb = 0 ] && [ $ra != 0 ]; then loser=a.log winner=$pb
   else cat a.log b.log; fail "round $round: exits $ra and $rb, expected one 0 and one refusal"; fi
-  grep -q "cluster fltl: another ddl command is working on this cluster (pid $winner: ddl deploy fltl.yaml)" $loser ||
-    { cat $loser; fail "round $round: refusal does not name the holder (pid $winner)"; }
+  expect_in $loser "cluster fltl: another ddl command is working on this cluster (pid $winner: ddl deploy fltl.yaml)" \
+    "round $round: refusal does not name the holder (pid $winner)"
   ddl exec --cluster fltl -- true >/dev/null 2>&1 || fail "round $round: nodes after the winning deploy"
   # Destroy while a deploy holds the lock: refused, naming it; the deploy is unharmed.
   "$DDL" --state-dir "$STATE" deploy fltl.yaml --only configure --force-configure >c.log 2>&1 & pc=$!
@@ -37,8 +37,8 @@ for round in 1 2 3; do
 assert c["lock"] == "pid %s: ddl deploy fltl.yaml" % sys.argv[2], c' l.json "$pc" ||
     { cat l.json; fail "round $round: ddl list does not show the deploy holding the lock"; }
   if ddl destroy -y fltl >x.log 2>&1; then fail "round $round: destroy ran during a deploy"; fi
-  grep -q "another ddl command is working on this cluster (pid $pc: ddl deploy fltl.yaml)" x.log ||
-    { cat x.log; fail "round $round: destroy refusal does not name the deploy"; }
+  expect_in x.log "another ddl command is working on this cluster (pid $pc: ddl deploy fltl.yaml)" \
+    "round $round: destroy refusal does not name the deploy"
   wait $pc || { cat c.log; fail "round $round: deploy disturbed by the refused destroy"; }
   ddl destroy -y fltl >/dev/null 2>&1 || fail "round $round: destroy"
   assert_gone fltl

@@ -48,7 +48,7 @@ code=$(ddl exec --cluster ctr --nodes master -- curl -s -o /dev/null -w '%{http_
 ok "the apt proxy serves archives only (403 for other URLs)"
 
 ddl run --cluster ctr -- ddl-allreduce-test -b 4 -e 1M -f 4 -n 2 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
-grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+expect_in ar.out "^\[0\] # all results exact" "allreduce result"
 ok "ddl run: allreduce across the container nodes exact"
 
 # The launchers a user runs on the master, installed from Debian on every node (through the proxy), read

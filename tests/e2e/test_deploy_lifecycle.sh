@@ -25,12 +25,12 @@ done
 ok "links shaped"
 ddl exec --cluster life -- cat /etc/ddl/node.env | grep -c "DDL_NODE=" | grep -q 4 || fail "node.env from the common role"
 ddl deploy life.yaml --only configure >same.log 2>&1 || { cat same.log; fail "configure again"; }
-grep -q "nothing to apply: .* on all 4 node(s); Ansible not run" same.log || { cat same.log; fail "unchanged inputs ran Ansible"; }
+expect_in same.log "nothing to apply: .* on all 4 node(s); Ansible not run" "unchanged inputs ran Ansible"
 grep -q "change(s)" same.log && { cat same.log; fail "a skipped configure reported changes"; }
 ok "configure with unchanged inputs does not run Ansible"
 ddl deploy life.yaml --only configure --force-configure >conf.log 2>&1 || { cat conf.log; fail "configure again"; }
 [ "$(grep -c " 0 change(s)" conf.log)" = 4 ] || { cat conf.log; fail "configure is not idempotent"; }
-grep -q "configure: ok ([0-9.]* s, [0-9.]* CPU-s here)" conf.log || { cat conf.log; fail "no CPU figure for the phase"; }
+expect_in conf.log "configure: ok ([0-9.]* s, [0-9.]* CPU-s here)" "no CPU figure for the phase"
 ok "configure converged, a forced second run changed nothing"
 ddl deploy life.yaml >second.log 2>&1 || { cat second.log; fail "second deploy"; }
 [ "$(grep -c 'already done, skipped' second.log)" = 6 ] || { cat second.log; fail "second deploy was not a no-op"; }
@@ -45,7 +45,7 @@ assert [n["name"] for n in s["nodes"] if not n["reachable"]] == ["worker2"], s["
 ok "status shows the node that does not answer (text, JSON and a line naming it)"
 ddl deploy life.yaml >drift.log 2>&1 || { cat drift.log; fail "deploy after worker2's sshd died"; }
 grep -q "\[worker2\] does not answer" drift.log && grep -q "running the phases from provision again" drift.log ||
-  { cat drift.log; fail "the dead node was not noticed"; }
+{ cat drift.log; fail "the dead node was not noticed"; }
 ddl exec --cluster life -- true >/dev/null || fail "worker2 not repaired"
 ok "a node whose sshd died is noticed and repaired by the next deploy"
 # One name, one cluster per machine: another state folder's plan and deploy of this name are refused,
@@ -127,7 +127,7 @@ ok "ddl list: the cluster, its target, 4 nodes, ready, no lock (text and JSON)"
 [ "$(stat -c %a "$STATE/life/state.json")" = 600 ] || fail "state.json mode"
 [ "$(stat -c %a "$STATE/life/id_ed25519")" = 600 ] || fail "key mode"
 ddl plan life.yaml >plan.txt || { cat plan.txt; fail "plan of an unchanged spec"; }
-grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (4 unchanged).$" plan.txt || { cat plan.txt; fail "plan of an unchanged spec"; }
+expect_in plan.txt "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (4 unchanged).$" "plan of an unchanged spec"
 # The rendered folder of a deployed cluster has the inventory configure uses, and Ansible reads it.
 ddl render life.yaml --out rendered >render.log 2>&1 || { cat render.log; fail "render of a deployed cluster"; }
 ansible-inventory -i rendered/ansible/inventory.yml --list >inv.json || fail "ansible-inventory cannot read the rendered inventory"
@@ -177,7 +177,7 @@ link_rates() { for l in $(ip -o link show | grep -o "ddl[^:@ ]*$(link_tag life)[
 sed -i 's/nodes: 4/nodes: 3/' life.yaml
 ddl plan life.yaml >plan.txt || { cat plan.txt; fail "plan of a node fewer"; }
 grep -q "^  - delete node worker3 (namespace, 10\.[0-9.]*)$" plan.txt && grep -q "(3 unchanged)" plan.txt ||
-  { cat plan.txt; fail "plan of a node fewer"; }
+{ cat plan.txt; fail "plan of a node fewer"; }
 ddl --output json plan life.yaml | python3 -c 'import json,sys; p = json.load(sys.stdin)
 assert p["exists"] and p["touches_existing"] and p["summary"]["nodes"]["delete"] == 1 and p["summary"]["nodes"]["keep"] == 3, p
 assert [c["address"] for c in p["changes"] if c["action"] == "delete"] == ["worker3"], p' || fail "plan --output json"
@@ -213,7 +213,7 @@ deploy_as_planned shrink2.log
 # A link-rate change is in the plan, asks, and is applied in place; a subnet change replaces every node.
 sed -i 's/bandwidth: 1gbit/bandwidth: 100mbit/' life.yaml
 ddl plan life.yaml >rate-plan.txt || { cat rate-plan.txt; fail "plan of a link-rate change"; }
-grep -q "~ update resource links (1gbit -> 100mbit)" rate-plan.txt || { cat rate-plan.txt; fail "plan: no link-rate change"; }
+expect_in rate-plan.txt "~ update resource links (1gbit -> 100mbit)" "plan: no link-rate change"
 rc=0; ddl deploy life.yaml </dev/null >rate.log 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "update links of every node in place (1gbit -> 100mbit)" rate.log || { cat rate.log; fail "link-rate change without -y: exit $rc"; }
 link_rates >rates.txt; grep -q "rate 100Mbit" rates.txt && fail "the refused link-rate change was applied"
@@ -258,11 +258,11 @@ ok "a stored spec this ddl refuses: status and hostfile work on it and warn"
 rc=0; ddl destroy life </dev/null >noy.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat noy.log; fail "destroy without a terminal and without -y: exit $rc, expected 2"; }
 grep -q "would destroy cluster life on target local: master (.*), worker1" noy.log && grep -q "add -y (--yes)" noy.log ||
-  { cat noy.log; fail "destroy without -y: message"; }
+{ cat noy.log; fail "destroy without -y: message"; }
 # On a terminal (a pseudo-terminal here) the user types the name: a wrong one destroys nothing.
 destroy_on_tty() { ddl_on_tty "to destroy it: " "$1" destroy life; } # ANSWER: prints the exit status
 [ "$(destroy_on_tty lif 2>tty1.log)" = 1 ] || { cat tty1.log; fail "a wrong name at the prompt did not stop destroy"; }
-grep -q "Type the cluster's name (life) to destroy it:" tty1.log || { cat tty1.log; fail "no prompt on the terminal"; }
+expect_in tty1.log "Type the cluster's name (life) to destroy it:" "no prompt on the terminal"
 ddl exec --cluster life -- true >/dev/null 2>&1 || fail "the cluster went although the name typed was wrong"
 [ "$(destroy_on_tty life 2>tty2.log)" = 0 ] || { cat tty2.log; fail "destroy confirmed on the terminal"; }
 assert_gone life
@@ -270,5 +270,5 @@ ok "destroy asks on a terminal (the cluster's name typed; a wrong one keeps it),
 rc=0; ddl destroy -y lfie >typo.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat typo.log; fail "destroy of a cluster that does not exist: exit $rc, expected 2"; }
 grep -q "no cluster named lfie in $STATE" typo.log && grep -q "(there are no clusters there)" typo.log ||
-  { cat typo.log; fail "destroy typo message"; }
+{ cat typo.log; fail "destroy typo message"; }
 ok "destroy of a name that is no cluster: exit 2, naming the state folder"

@@ -18,7 +18,7 @@ rc=0; ddl gc --older-than 24h --prefix ci- </dev/null >noy.out 2>&1 || rc=$?
   { cat noy.out; fail "gc without a terminal and without -y: exit $rc"; }
 [ -e "$STATE/ci-old/state.json" ] || fail "gc without -y destroyed something"
 ddl gc -y --older-than 24h --prefix ci- >gc.out || { cat gc.out; fail "gc"; }
-grep -q "gc: 1 destroyed, 0 failed" gc.out || { cat gc.out; fail "gc summary"; }
+expect_in gc.out "gc: 1 destroyed, 0 failed" "gc summary"
 assert_gone ci-old
 [ -e "$STATE/ci-new/state.json" ] || fail "gc destroyed a recent cluster"
 [ -e "$STATE/keep-me/state.json" ] || fail "gc destroyed a cluster without the prefix"
@@ -41,7 +41,7 @@ mkdir -p "$empty"
 "$DDL" --state-dir "$empty" gc --dry-run --older-than 0s --prefix gcx- >dry.out 2>dry.err || { cat dry.out dry.err; fail "gc --dry-run from an empty state folder"; }
 grep -q "would destroy gcx-leak (found on target local, created 0 h ago: 2 namespace node(s) on this machine; its state folder $gone/gcx-leak is gone)" dry.out ||
   { cat dry.out dry.err; fail "gc from an empty state folder does not find the leaked cluster"; }
-grep -q "not touched: gcx-kept (local: its state is in $kept/gcx-kept)" dry.err || { cat dry.err; fail "gc does not name the cluster managed elsewhere"; }
+expect_in dry.err "not touched: gcx-kept (local: its state is in $kept/gcx-kept)" "gc does not name the cluster managed elsewhere"
 ! grep -q "gcx-kept" dry.out || { cat dry.out; fail "gc would destroy a cluster whose state folder exists"; }
 ip netns list | grep -q "^ddl-gcx-leak-master" || fail "the dry run removed something"
 "$DDL" --state-dir "$empty" --output json gc -y --older-than 0s --prefix gcx- >gcx.json 2>gcx.err || { cat gcx.err; fail "gc -y from an empty state folder"; }

@@ -164,15 +164,15 @@ leak_job=$(awk -v n="ddl-${P}glleak-master" '$1 == "Running" && $3 == n {print $
 [ -n "$leak_job" ] || { cat "$events"; fail "no running job for the cluster to leak"; }
 gc_leak() { GPULAB_CERT="$WORK/alice.pem" "$DDL" --state-dir "$WORK/other-state" gc --older-than 0s --prefix ${P}glleak --target none --spec ${P}glleak.yaml "$@"; }
 gc_leak --dry-run >g0.log 2>&1 || { cat g0.log; fail "gc --spec while the state folder exists"; }
-grep -q "not touched: ${P}glleak (gpulab: its state is in $STATE/${P}glleak)" g0.log || { cat g0.log; fail "a cluster with its state elsewhere was not left alone"; }
+expect_in g0.log "not touched: ${P}glleak (gpulab: its state is in $STATE/${P}glleak)" "a cluster with its state elsewhere was not left alone"
 rm -rf "${STATE:?}/${P}glleak"
 gc_leak --dry-run >g1.log 2>&1 || { cat g1.log; fail "gc --spec --dry-run"; }
 grep -q "^would destroy ${P}glleak (found on target gpulab, .*GPULab job(s) $leak_job RUNNING; its state folder $STATE/${P}glleak is gone)" g1.log \
   || { cat g1.log; fail "gc --spec did not find the leaked job"; }
 grep -q "^Cancelled $leak_job " "$events" && fail "--dry-run cancelled the job"
 gc_leak -y >g2.log 2>&1 || { cat g2.log; fail "gc --spec -y"; }
-grep -q "gc: 1 destroyed, 0 failed" g2.log || { cat g2.log; fail "gc --spec did not destroy the leaked cluster"; }
-grep -q "^Cancelled $leak_job " "$events" || { cat "$events"; fail "the leaked job was not cancelled"; }
+expect_in g2.log "gc: 1 destroyed, 0 failed" "gc --spec did not destroy the leaked cluster"
+expect_in "$events" "^Cancelled $leak_job " "the leaked job was not cancelled"
 ok "gc --spec: a leaked cluster found on GPULab (state elsewhere left alone; state gone: its job cancelled)"
 
 write_spec ${P}glauth one-job
@@ -182,7 +182,7 @@ grep -q "GPULab answered HTTP 403 (user mallory is not allowed to use GPULab); t
   || { cat a.log; fail "403 message"; }
 rc=0; GPULAB_CERT="$WORK/eve.pem" ddl deploy ${P}glauth.yaml >e.log 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a certificate from another CA was accepted"
-grep -q "the TLS connection failed: check that the client certificate" e.log || { cat e.log; fail "handshake message"; }
+expect_in e.log "the TLS connection failed: check that the client certificate" "handshake message"
 grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
 ok "refused certificates: 403 and a failed handshake, each with what to check"
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
@@ -203,7 +203,7 @@ start_server queue never-start
 write_spec ${P}glq one-job
 rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy ${P}glq.yaml >q.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
-grep -q "still not running: master (job .*, QUEUED: No worker has a free GPU" q.log || { cat q.log; fail "queue message"; }
+expect_in q.log "still not running: master (job .*, QUEUED: No worker has a free GPU" "queue message"
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glq >/dev/null 2>&1 || fail "destroy of queued jobs"
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "queued job: cancel (PUT …/state/status) sent"; }
 grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
@@ -217,7 +217,7 @@ GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glpx.yaml >p.log 2>&1 || { cat p.lo
 jump=$(python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["nodes"][0]; print(n["jump"], n["jump_key"], n["address"])' "$STATE/${P}glpx/state.json")
 read -r jump_to jump_key node_addr <<<"$jump"
 [[ "$jump_to" =~ ^root@[0-9.]+:22$ ]] && [ "$jump_key" = "$WORK/alice.pem" ] || fail "the node's jump: '$jump'"
-grep -q "reached through GPULab's SSH proxy $jump_to" p.log || { cat p.log; fail "deploy did not say it goes through the proxy"; }
+expect_in p.log "reached through GPULab's SSH proxy $jump_to" "deploy did not say it goes through the proxy"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["state"]; assert r["sshHost"] == sys.argv[2], r' \
   <(api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | python3 -c 'import json,sys; print(json.dumps({"state": json.load(sys.stdin)["state"]["resources"]}))') "$node_addr" \
   || fail "the node's address is not the job's sshHost behind the proxy"

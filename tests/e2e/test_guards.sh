@@ -7,7 +7,7 @@ chmod 755 "$WORK"; mkdir -p "$STATE"; chmod 777 "$STATE"
 if setpriv --reuid=65534 --regid=65534 --clear-groups "$DDL" --state-dir "$STATE" deploy guard.yaml >nr.log 2>&1; then
   fail "deploy as non-root succeeded"
 fi
-grep -q "target local needs root" nr.log || { cat nr.log; fail "non-root message"; }
+expect_in nr.log "target local needs root" "non-root message"
 ip netns list | grep -q '^ddl-guard-' && fail "non-root deploy created namespaces"
 ok "non-root refused before creating anything"
 rm -rf "$STATE/guard"
@@ -16,13 +16,13 @@ exec 9>"$STATE/guard/lock"
 flock -n 9
 echo "pid 1: test holder" >&9
 if ddl deploy guard.yaml >lk.log 2>&1; then fail "deploy ran on a locked cluster"; fi
-grep -q "another ddl command is working on this cluster" lk.log || { cat lk.log; fail "lock message"; }
+expect_in lk.log "another ddl command is working on this cluster" "lock message"
 exec 9>&-
 ok "lock refuses a second command"
 printf 'apiVersion: ddl/v1\nname: Bad\ntarget: local\n' >bad.yaml
 set +e; ddl deploy bad.yaml >bad.log 2>&1; rc=$?; set -e
 [ $rc = 2 ] || fail "invalid spec exit $rc"
-grep -q "bad.yaml:2:7: error: name must be DNS-safe" bad.log || { cat bad.log; fail "diagnostic"; }
+expect_in bad.log "bad.yaml:2:7: error: name must be DNS-safe" "diagnostic"
 ok "invalid spec refused with exit 2"
 spec other 1
 ddl deploy guard.yaml >g.log 2>&1 || { cat g.log; fail "deploy guard"; }

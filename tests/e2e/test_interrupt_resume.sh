@@ -14,8 +14,8 @@ for sig in TERM KILL; do
   ok "state consistent after SIG$sig"
   if [ "$sig" = TERM ]; then
     "$DDL" --state-dir "$STATE" smoke-test --cluster intr >"s-$sig.log" 2>&1 && fail "smoke-test --cluster ran on a half-deployed cluster"
-    grep -q "cluster intr is not fully deployed (phase .* has not finished): run \`ddl deploy\` first" "s-$sig.log" ||
-      { cat "s-$sig.log"; fail "smoke-test --cluster on a half-deployed cluster: no reason"; }
+    expect_in "s-$sig.log" "cluster intr is not fully deployed (phase .* has not finished): run \`ddl deploy\` first" \
+      "smoke-test --cluster on a half-deployed cluster: no reason"
     ok "smoke-test --cluster refuses a half-deployed cluster, naming the fix"
   fi
   ddl deploy intr.yaml >"r-$sig.log" 2>&1 || { cat "r-$sig.log"; fail "resume after SIG$sig"; }

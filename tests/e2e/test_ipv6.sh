@@ -29,7 +29,7 @@ ok "mpirun starts one rank per node over IPv6 with ddl's hostfiles"
 ddl run --cluster v6 -- sh -c 'echo "$MASTER_ADDR"' >env.out 2>&1 || { cat env.out; fail "ddl run"; }
 [ "$(sed 's/^\[[0-9]*\] //' env.out | sort -u)" = "${addrs[0]}" ] || { cat env.out; fail "MASTER_ADDR is not the master's IPv6 address"; }
 ddl run --cluster v6 -- ddl-allreduce-test -b 4 -e 4M -f 8 -n 3 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
-grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+expect_in ar.out "^\[0\] # all results exact" "allreduce result"
 ddl run --cluster v6 --hostfile "$WORK/hf.openmpi" -- hostname >hn.out 2>&1 || { cat hn.out; fail "ddl run --hostfile"; }
 [ "$(sed 's/^\[[0-9]*\] //' hn.out | sort | tr '\n' ' ')" = "$all3" ] || { cat hn.out; fail "ddl run --hostfile ranks"; }
 ok "ddl run: exact allreduce over the TCP ring on IPv6; --hostfile with the names"
@@ -53,7 +53,7 @@ grep -q "^\[${addrs[1]}\]" "$STATE/v6hosts/known_hosts" || grep -q "^${addrs[1]}
   || { cat "$STATE/v6hosts/known_hosts"; fail "host key of ${addrs[1]} not pinned"; }
 ddl hostfile --cluster v6hosts | grep -qx "beta slots=1" || fail "ssh-target hostfile: $(ddl hostfile --cluster v6hosts)"
 ddl run --cluster v6hosts -- ddl-allreduce-test -b 1M -e 1M -n 2 >run.out 2>&1 || { cat run.out; fail "allreduce on the ssh target"; }
-grep -q "all results exact" run.out || { cat run.out; fail "allreduce result on the ssh target"; }
+expect_in run.out "all results exact" "allreduce result on the ssh target"
 ddl destroy -y v6hosts >hx.log 2>&1 || { cat hx.log; fail "destroy of the ssh target"; }
 ok "ssh target on IPv6 addresses: deploy, hostfile, exact allreduce, destroy"
 
@@ -95,7 +95,7 @@ ddl deploy vw6.yaml --manifest manifest6.xml >w.log 2>&1 || { cat w.log; fail "v
 [ "$(ddl status v6wall --output json | python3 -c 'import json,sys; print(" ".join(n["address"] for n in json.load(sys.stdin)["nodes"]))')" = "${addrs[*]}" ] \
   || fail "virtualwall nodes not at the manifest's IPv6 addresses"
 ddl run --cluster v6wall -- ddl-allreduce-test -b 1M -e 1M -n 2 >wrun.out 2>&1 || { cat wrun.out; fail "allreduce on the slice"; }
-grep -q "all results exact" wrun.out || { cat wrun.out; fail "allreduce result on the slice"; }
+expect_in wrun.out "all results exact" "allreduce result on the slice"
 ddl destroy -y v6wall >wx.log 2>&1 || { cat wx.log; fail "destroy of the slice cluster"; }
 ok "virtualwall --manifest with connect_via: ipv6: deploy, exact allreduce, destroy"
 

@@ -30,7 +30,7 @@ ddl exec --cluster lnch --nodes master -- 'cp ~/.ssh/known_hosts /tmp/kh.ddl && 
 if ddl exec --cluster lnch --nodes master -- 'ssh -o BatchMode=yes worker1 true' >changed.log 2>&1; then
   fail "a changed host key was accepted"
 fi
-grep -q "Host key verification failed\|REMOTE HOST IDENTIFICATION HAS CHANGED" changed.log || { cat changed.log; fail "changed key message"; }
+expect_in changed.log "Host key verification failed\|REMOTE HOST IDENTIFICATION HAS CHANGED" "changed key message"
 ddl exec --cluster lnch --nodes master -- 'cp /tmp/kh.ddl ~/.ssh/known_hosts && rm -f /tmp/kh.ddl /tmp/other.ddl*' >/dev/null
 ok "a changed host key is refused"
 
@@ -116,7 +116,7 @@ ok "destroy leaves nothing"
 CLUSTERS+=(lnch-starter)
 unset DDL_DATA_DIR
 ddl smoke-test starter.yaml --junit starter.xml >smoke.log 2>&1 || { cat smoke.log; fail "the starter spec's smoke test"; }
-grep -q 'name="nfs (write on master)"' starter.xml || { cat starter.xml; fail "no NFS check in the starter's smoke test"; }
+expect_in starter.xml 'name="nfs (write on master)"' "no NFS check in the starter's smoke test"
 grep -q '<failure' starter.xml && { cat starter.xml; fail "a failed check"; }
 assert_gone lnch-starter
 ok "ddl init --target local; ddl smoke-test: every check passes, NFS included"

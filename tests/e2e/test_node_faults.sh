@@ -47,7 +47,7 @@ if kill -0 $pr 2>/dev/null; then kill -KILL $pr; ip link set "$veth" up; cat ar.
 set +e; wait $pr; rc=$?; set -e
 took=$(($(date +%s) - tdown))
 [ $rc != 0 ] || { cat ar.log; fail "ddl run succeeded with a dead link"; }
-grep -q "rank [01] on " ar.log || { cat ar.log; fail "error does not name a rank and host"; }
+expect_in ar.log "rank [01] on " "error does not name a rank and host"
 echo "  $(grep -m1 "rank [01] on " ar.log)"
 ip link set "$veth" up
 sleep 1

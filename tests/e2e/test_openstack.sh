@@ -32,7 +32,7 @@ grep -q "openstack_compute_instance_v2.worker\[0\] (create): Error creating Open
 ok "a failed apply names the resource and the provider's message"
 
 ddl -v deploy osfull.yaml >deploy.log 2>&1 || { cat deploy.log; fail "resumed deploy"; }
-grep -q "provision: ok" deploy.log || { cat deploy.log; fail "provision did not run again"; }
+expect_in deploy.log "provision: ok" "provision did not run again"
 ok "deploy resumes after the failed apply and finishes"
 
 ddl status osfull --output json >status.json
@@ -53,7 +53,7 @@ ok "exec on every node, the workers through the master"
 
 ddl hostfile --cluster osfull >hosts.txt || fail "hostfile"
 [ "$(grep -c 'slots=' hosts.txt)" = 3 ] || { cat hosts.txt; fail "hostfile has 3 hosts"; }
-grep -q "^$(cat master_private) slots=" hosts.txt || { cat hosts.txt; fail "hostfile names the master by its private address"; }
+expect_in hosts.txt "^$(cat master_private) slots=" "hostfile names the master by its private address"
 ok "hostfile with the cluster-network addresses"
 
 ddl -v deploy osfull.yaml >again.log 2>&1 || { cat again.log; fail "second deploy"; }
@@ -65,7 +65,7 @@ sed -i 's|allowed_cidrs: \[10.0.0.0/8\]|allowed_cidrs: [10.0.0.0/9]|' osfull.yam
 rc=0; ddl deploy osfull.yaml </dev/null >cidr.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat cidr.log; fail "a re-deploy deleting a rule without -y: exit $rc, expected 2"; }
 grep -q 'delete openstack_networking_secgroup_rule_v2.ssh\["10.0.0.0/8"\]' cidr.log && grep -q "run again with -y" cidr.log ||
-  { cat cidr.log; fail "the refused re-deploy does not show the plan and the flag"; }
+{ cat cidr.log; fail "the refused re-deploy does not show the plan and the flag"; }
 has_rule() { python3 -c 'import json,sys; sys.exit(0 if any(r["addr"] == "openstack_networking_secgroup_rule_v2.ssh[\"%s\"]" % sys.argv[2] for r in json.load(open(sys.argv[1]))["resources"]) else 1)' "$STATE/osfull/terraform/terraform.tfstate" "$1"; }
 has_rule 10.0.0.0/8 || fail "the refused re-deploy changed the cluster"
 ddl deploy -y osfull.yaml >cidr.log 2>&1 || { cat cidr.log; fail "re-deploy with -y"; }
@@ -86,7 +86,7 @@ grep -q '^  ~ update node worker1 (flavor g1.small -> flavor m1.small)$' plan.tx
 [ "$(sha256sum <"$tfstate")" = "$before" ] || fail "ddl plan changed the Terraform state"
 [ "$(ddl_on_tty "Type yes to go on: " no deploy osfull.yaml 2>tty.log)" = 1 ] || { cat tty.log; fail "a declined re-deploy"; }
 grep -q "update openstack_compute_instance_v2.worker\[1\]" tty.log && grep -q "not approved: nothing was changed" tty.log ||
-  { cat tty.log; fail "the deploy's question does not show the plan"; }
+{ cat tty.log; fail "the deploy's question does not show the plan"; }
 [ "$(sha256sum <"$tfstate")" = "$before" ] || fail "a declined re-deploy changed the Terraform state"
 [ "$(ddl_on_tty "Type yes to go on: " yes deploy osfull.yaml 2>tty.log)" = 0 ] || { cat tty.log; fail "an approved re-deploy"; }
 ddl plan osfull.yaml | grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (3 unchanged).$" ||
@@ -129,7 +129,7 @@ grep -q "^would destroy osleak (found on target openstack, created 0 h ago: 2 se
 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["servers"]))' "$FAKE_OPENSTACK_RESOURCES")" = 4 ] ||
   fail "gc --dry-run removed something"
 gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }
-grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc --spec did not remove osleak"; }
+expect_in gc.log "^gc: 1 destroyed, 0 failed" "gc --spec did not remove osleak"
 python3 - "$FAKE_OPENSTACK_RESOURCES" <<'PY' || fail "resources of osleak left on the cloud"
 import json, sys
 reg = json.load(open(sys.argv[1]))
@@ -157,7 +157,7 @@ with registry(sys.argv[1], write=True) as reg:
 PY
 gc_other -y >gc-old.log 2>&1 || { cat gc-old.log; fail "gc with servers that record no state folder"; }
 grep -q "not touched: osfull (openstack: it records no state folder" gc-old.log && grep -q "^gc: 0 destroyed, 0 failed" gc-old.log ||
-  { cat gc-old.log; fail "gc did not leave alone a cluster that records no state folder"; }
+{ cat gc-old.log; fail "gc did not leave alone a cluster that records no state folder"; }
 [ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "osfull after a gc that should have left it alone"
 ok "gc --spec names and leaves alone a cluster whose servers record no state folder"

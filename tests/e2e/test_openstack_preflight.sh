@@ -20,8 +20,8 @@ export DDL_FAKE_NODES="$WORK/nodes-stub" NODES_LOG="$WORK/nodes.log"
 openstack_spec ospre 2
 write_cloud 10 9
 if ddl -v deploy ospre.yaml >short.log 2>&1; then fail "deploy passed with too little quota"; fi
-grep -q "quota: 3 instances requested, 1 left (limit 10, 9 in use)" short.log || { cat short.log; fail "quota message"; }
-grep -q "nothing was created" short.log || { cat short.log; fail "says nothing was created"; }
+expect_in short.log "quota: 3 instances requested, 1 left (limit 10, 9 in use)" "quota message"
+expect_in short.log "nothing was created" "says nothing was created"
 if grep -Eq '"(init|plan|apply)"' "$FAKE_TF_LOG"; then fail "terraform ran past its version check: $(cat "$FAKE_TF_LOG")"; fi
 [ ! -e "$NODES_LOG" ] || fail "instances were created despite the pre-flight failure"
 ok "pre-flight failure: clear quota message, nothing created"
@@ -48,13 +48,13 @@ PY
 ddl destroy -y ospre-http >/dev/null 2>&1 || true
 ok "state_backend http without an address: TF_HTTP_* required, the rendered backend leaves the addresses to them"
 ddl destroy -y ospre >d0.log 2>&1 || { cat d0.log; fail "destroy after a pre-flight failure"; }
-grep -q "nothing was created" d0.log || { cat d0.log; fail "destroy message"; }
+expect_in d0.log "nothing was created" "destroy message"
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 ok "destroy after a pre-flight failure has nothing to do"
 
 ddl -v deploy ospre.yaml --only render >sr.log 2>&1 || { cat sr.log; fail "render phase"; }
 ddl -v deploy ospre.yaml --only provision --skip-preflight >skip.log 2>&1 || { cat skip.log; fail "--skip-preflight"; }
-grep -q "pre-flight checks of the cloud skipped (--skip-preflight)" skip.log || { cat skip.log; fail "skip noted"; }
+expect_in skip.log "pre-flight checks of the cloud skipped (--skip-preflight)" "skip noted"
 if grep -q "quota:" skip.log; then fail "pre-flight ran despite --skip-preflight"; fi
 ddl destroy -y ospre >sd.log 2>&1 || { cat sd.log; fail "destroy after --skip-preflight"; }
 grep -q "^down --id ospre" "$NODES_LOG" || fail "instances of the skipped-preflight deploy not removed"
@@ -64,14 +64,14 @@ ok "--skip-preflight goes straight to Terraform"
 sed -i 's/flavor: g1.small}/flavor: g1.smal}/' ospre.yaml
 write_cloud 20 0
 if ddl deploy ospre.yaml >flavor.log 2>&1; then fail "deploy passed with an unknown flavor"; fi
-grep -q 'nodes.workers.flavor: flavor "g1.smal" does not exist; did you mean "g1.small"?' flavor.log || { cat flavor.log; fail "flavor message"; }
+expect_in flavor.log 'nodes.workers.flavor: flavor "g1.smal" does not exist; did you mean "g1.small"?' "flavor message"
 sed -i 's/flavor: g1.smal}/flavor: g1.small}/' ospre.yaml
 ok "unknown flavor: did you mean"
 
 ddl render ospre.yaml --out "$WORK/rendered" >render.log 2>&1 || { cat render.log; fail "render"; }
 ddl -v deploy ospre.yaml --only render >r.log 2>&1 || { cat r.log; fail "render phase"; }
 ddl -v deploy ospre.yaml --only provision >p.log 2>&1 || { cat p.log; fail "provision with the Terraform stand-in"; }
-grep -q "\[openstack_compute_instance_v2.worker\[1\]\] created (" p.log || { cat p.log; fail "per-resource progress"; }
+expect_in p.log "\[openstack_compute_instance_v2.worker\[1\]\] created (" "per-resource progress"
 ddl status ospre --output json >status.json
 python3 - status.json <<'PY' || fail "nodes from terraform output"
 import json, sys
@@ -85,12 +85,12 @@ assert_no_secret
 ok "provision through the Terraform stand-in; workers behind the master; no secret written"
 
 ddl -v deploy ospre.yaml --only provision >p2.log 2>&1 || { cat p2.log; fail "second provision"; }
-grep -q "plan: 0 to add, 0 to change, 0 to destroy" p2.log || { cat p2.log; fail "re-running provision did not converge"; }
+expect_in p2.log "plan: 0 to add, 0 to change, 0 to destroy" "re-running provision did not converge"
 ok "re-running provision converges (nothing to add)"
 
 FAKE_TF_FAIL_DESTROY=1 ddl -v destroy -y ospre >d.log 2>&1 || { cat d.log; fail "destroy"; }
-grep -q "openstack_networking_secgroup_v2.cluster (delete): Error deleting" d.log || { cat d.log; fail "destroy failure named"; }
-grep -q "attempt 2 of 3" d.log || { cat d.log; fail "destroy retried"; }
+expect_in d.log "openstack_networking_secgroup_v2.cluster (delete): Error deleting" "destroy failure named"
+expect_in d.log "attempt 2 of 3" "destroy retried"
 grep -q "^down --id ospre" "$NODES_LOG" || fail "instances not removed"
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 assert_no_secret

@@ -43,7 +43,7 @@ ok "examples/pytorch_ddp.py unchanged under ddl run: 3 ranks over Gloo, identica
 common=(--model resnet18 --batch 8 --lr 0.02 --steps 6 --fixed-batch)
 run_ddp resnet-gloo "${common[@]}" --save-grads "$WORK/gloo.pt"
 run_ddp resnet-ddl "${common[@]}" --hook ddl --save-grads "$WORK/ddl.pt"
-grep -q '^\[0\] gradients through libddlcomm (tcp backend)' resnet-ddl.out || { cat resnet-ddl.out; fail "the hook did not take over"; }
+expect_in resnet-ddl.out '^\[0\] gradients through libddlcomm (tcp backend)' "the hook did not take over"
 for t in resnet-gloo resnet-ddl; do
   same_parameters $t
   loss_falls $t
@@ -80,12 +80,12 @@ for r in rows:
     assert abs(r["train_s"] - 2 * r["epoch_s"]) < 0.2, r
     assert r["efficiency"] == 1.0 if r["nodes"] == 1 else r["efficiency"] > 0, r
 PY
-grep -q "time-to-train: 50000 images per epoch x 2 epochs" bt.out || { cat bt.out; fail "no time-to-train line"; }
+expect_in bt.out "time-to-train: 50000 images per epoch x 2 epochs" "no time-to-train line"
 [ -s bt/train.png ] || fail "no chart"
 ddl bench train --cluster pt --framework pytorch --comm mpi >bad.out 2>&1 && fail "--comm mpi accepted"
-grep -q "each must be ddl, gloo or nccl" bad.out || { cat bad.out; fail "--comm mpi: no reason"; }
+expect_in bad.out "each must be ddl, gloo or nccl" "--comm mpi: no reason"
 ddl bench train --cluster pt --model resnet18 >bad.out 2>&1 && fail "--model without --framework pytorch accepted"
-grep -q "apply to --framework pytorch" bad.out || { cat bad.out; fail "--model without pytorch: no reason"; }
+expect_in bad.out "apply to --framework pytorch" "--model without pytorch: no reason"
 ok "ddl bench train --framework pytorch: images/s per node count and communication (ddl hook, Gloo), efficiency, time-to-train, CSV, JSON, PNG"
 
 ddl destroy -y pt >x.log 2>&1 || { cat x.log; fail destroy; }

@@ -32,7 +32,7 @@ ok "first deploy applies every role; GPU roles skip with a message on GPU-less n
 
 ddl exec --cluster "$name" -- 'ssh worker2 hostname && ssh master hostname' >mesh.out 2>&1 || { cat mesh.out; fail "node-to-node ssh"; }
 ddl exec --cluster "$name" -- 'ssh -o BatchMode=yes -o HostKeyAlias=not-pinned master true' >strict.out 2>&1 && fail "an unpinned host key was accepted"
-grep -q "Host key verification failed" strict.out || { cat strict.out; fail "strict host key checking"; }
+expect_in strict.out "Host key verification failed" "strict host key checking"
 ddl exec --cluster "$name" -- "findmnt -n -o FSTYPE /shared" >fs.out 2>&1 || { cat fs.out; fail "shared folder"; }
 [ "$(grep -c 'fuse.sshfs' fs.out)" = 2 ] || { cat fs.out; fail "workers do not mount the master's folder over sshfs"; }
 ok "node-to-node SSH with pinned host keys (an unknown key is refused); workers mount /shared over sshfs"
@@ -43,15 +43,15 @@ ddl exec --cluster "$name" -- 'test ! -e /usr/local/cuda && for f in /opt/ddl/bi
   >ldd.out 2>&1 || { cat ldd.out; fail "ldd over the runtime on the nodes"; }
 ! grep "not found" ldd.out || fail "a runtime program or library misses a library on a clean node"
 for h in master worker1 worker2; do
-  grep -q "^\[$h\] /opt/ddl/bin/mlp_trainer: .*libopenblas.so.0 => /" ldd.out || { cat ldd.out; fail "OpenBLAS not installed on $h"; }
+  expect_in ldd.out "^\[$h\] /opt/ddl/bin/mlp_trainer: .*libopenblas.so.0 => /" "OpenBLAS not installed on $h"
   ! grep "^\[$h\] .*lib\(cudart\|nccl\)" ldd.out || fail "a runtime program links CUDA or NCCL"
 done
 ddl run --cluster "$name" -- mlp_trainer --steps 15 --batch 48 --checksum >tr.out 2>&1 || { cat tr.out; fail "trainer on clean nodes"; }
 check_trainer tr.out "$(grep -c '^\[[0-9]*\] step 0 ' tr.out)"
 ddl run --cluster "$name" -x DDL_BACKEND=nccl -- ddl-allreduce-test -b 4 -e 4 -n 1 -w 0 >nccl.out 2>&1 &&
   { cat nccl.out; fail "the NCCL backend started on nodes without CUDA"; }
-grep -q "backend nccl on [a-z0-9]*: libcudart.so.13, libcudart.so.12, libcudart.so.11.0 not found .*cuda-cudart-.*libnccl2.*runtime.backend: tcp" nccl.out ||
-  { cat nccl.out; fail "no one-line reason for the missing CUDA runtime"; }
+expect_in nccl.out "backend nccl on [a-z0-9]*: libcudart.so.13, libcudart.so.12, libcudart.so.11.0 not found .*cuda-cudart-.*libnccl2.*runtime.backend: tcp" \
+  "no one-line reason for the missing CUDA runtime"
 ok "clean nodes: every runtime program resolves its libraries (OpenBLAS from the role, no CUDA linked); the trainer trains; backend nccl without CUDA names what to install"
 
 t0=$SECONDS
@@ -164,7 +164,7 @@ ddl smoke-test --cluster "$name" --junit smoke.xml >smoke.out 2>&1 || { cat smok
 echo "smoke test (checks only): $((SECONDS - t0)) s"
 for c in "nfs read (worker1)" "nfs read (worker2)" "jupyter (master) .*answers with the token, refuses without" "prometheus (master)" \
          "allreduce (all slots).*exact"; do
-  grep -q "ok   checks   $c" smoke.out || { cat smoke.out; fail "smoke check $c"; }
+  expect_in smoke.out "ok   checks   $c" "smoke check $c"
 done
 python3 -c 'import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
@@ -207,6 +207,6 @@ ok "a node really reboots through the driver role's reboot task (linear play): s
 pgrep -f "apt-cacher-ng -c $STATE/$name/apt-proxy" >/dev/null || fail "the cluster's apt proxy is not running"
 rm -rf "${STATE:?}/$name"
 "$DDL" --state-dir "$WORK/other-state" gc -y --older-than 0s --prefix "$name" >gc.log 2>&1 || { cat gc.log; fail "gc of a container-node cluster"; }
-grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc did not remove $name"; }
+expect_in gc.log "^gc: 1 destroyed, 0 failed" "gc did not remove $name"
 assert_gone "$name"
 ok "gc of a container-node cluster whose state folder is gone: containers, namespaces and its apt proxy removed"

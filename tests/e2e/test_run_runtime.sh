@@ -16,7 +16,7 @@ expected=$(printf '[0] 0/4 0/4 0 %s:29500 eth0 master\n[1] 1/4 1/4 0 %s:29500 et
 ok "rank environment"
 
 ddl run --cluster rt -- ddl-allreduce-test -b 4 -e 4M -f 8 -n 3 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
-grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+expect_in ar.out "^\[0\] # all results exact" "allreduce result"
 ok "allreduce across 4 nodes exact"
 ddl bench allreduce --cluster rt --sizes 64KiB:1MiB --iters 2 --format json >bench.json || fail "bench allreduce"
 python3 - bench.json <<'PY' || fail "bench allreduce result"
@@ -57,7 +57,7 @@ set +e
 ddl run --cluster rt -- sh -c 'if [ "$DDL_RANK" = 2 ]; then exit 3; fi; sleep 60' >fail.out 2>&1; rc=$?
 set -e
 [ $rc = 1 ] || fail "failing rank: exit $rc"
-grep -q "rank 2 on .* exited with status 3" fail.out || { cat fail.out; fail "failing rank not named"; }
+expect_in fail.out "rank 2 on .* exited with status 3" "failing rank not named"
 ok "a failing rank stops the job and is named"
 
 "$DDL" --state-dir "$STATE" run --cluster rt -- ddl-allreduce-test --size 256M -n 50 -w 0 >kill.out 2>&1 &
@@ -74,7 +74,7 @@ set +e
 wait "$run_pid"; rc=$?
 set -e
 [ $rc != 0 ] || fail "job survived a killed rank"
-grep -q "rank 2 on .* killed by signal 9" kill.out || { cat kill.out; fail "killed rank not named"; }
+expect_in kill.out "rank 2 on .* killed by signal 9" "killed rank not named"
 leftover=$( (for n in master worker1 worker2 worker3; do ip netns pids ddl-rt-$n; done | while read -r p; do cat /proc/$p/comm 2>/dev/null || true; done) | grep -c ddl-allreduce || true)
 [ "$leftover" = 0 ] || fail "$leftover ranks left running"
 ok "SIGKILL of rank 2 mid-allreduce stops every rank, named in the error"

@@ -100,14 +100,14 @@ ok "deploy: job $job1 submitted once and followed to RUNNING; nodes and hostfile
 sed 's/^  nodes: 4$/  nodes: 3/' slurmjob.yaml >slurmjob3.yaml
 grep -q "^  nodes: 3$" slurmjob3.yaml || fail "slurmjob.yaml has no 'nodes: 4' line to change"
 ddl plan slurmjob3.yaml >plan.txt || { cat plan.txt; fail "plan on slurm"; }
-grep -q "^  note: the spec asks for 3 node(s).*a deploy keeps following job $job1: destroy the cluster and deploy again" plan.txt ||
-  { cat plan.txt; fail "plan of a changed allocation"; }
+expect_in plan.txt "^  note: the spec asks for 3 node(s).*a deploy keeps following job $job1: destroy the cluster and deploy again" \
+  "plan of a changed allocation"
 ok "plan of a changed Slurm allocation: the running job is kept, and the plan says how to change it"
 ddl run --cluster slurmjob -np 4 -- ddl-allreduce-test --size 4M -n 3 >run.out 2>&1 || { cat run.out; fail "ddl run on slurm"; }
 grep -q "4 ranks" run.out && grep -q "all results exact" run.out || { cat run.out; fail "ddl run allreduce"; }
 ok "ddl run: an srun step in job $job1 runs the allreduce exactly on 4 ranks"
 if ddl exec --cluster slurmjob -- true >exec.out 2>&1; then fail "ddl exec on a slurm cluster"; fi
-grep -q "use \`ddl run -- PROG\`" exec.out || { cat exec.out; fail "ddl exec message on slurm"; }
+expect_in exec.out "use \`ddl run -- PROG\`" "ddl exec message on slurm"
 
 # 4. An interrupted deploy of a job that must wait resumes with the same job.
 slurm_spec slurmwait e2e
@@ -119,7 +119,7 @@ sleep 1
 [ "$(squeue -h -j "$job2" -o %T)" = PENDING ] || fail "job $job2 should wait for the nodes: $(squeue)"
 kill -TERM "$pid"
 if wait "$pid"; then fail "an interrupted deploy succeeded"; fi
-grep -q "interrupted while job $job2 was PENDING" wait.log || { cat wait.log; fail "interrupt message"; }
+expect_in wait.log "interrupted while job $job2 was PENDING" "interrupt message"
 [ "$(state_job slurmwait)" = "$job2" ] || fail "the interrupted deploy lost its job id"
 ok "interrupted while PENDING: job $job2 kept in the state"
 
@@ -130,7 +130,7 @@ ddl destroy -y slurmjob >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; 
 ok "destroy: scancel $job1, job gone, state gone"
 
 ddl deploy slurmwait.yaml >wait2.log 2>&1 || { cat wait2.log; fail "resumed deploy"; }
-grep -q "following job $job2 from the state" wait2.log || { cat wait2.log; fail "the resumed deploy did not follow $job2"; }
+expect_in wait2.log "following job $job2 from the state" "the resumed deploy did not follow $job2"
 [ "$(squeue -h -n ddl-slurmwait -o %i | tr -d ' ')" = "$job2" ] || fail "resumed deploy submitted again: $(squeue)"
 ok "resumed deploy followed job $job2 to RUNNING, no second submission"
 
@@ -142,13 +142,13 @@ for _ in $(seq 100); do job3=$(state_job slurmearly); [ -n "$job3" ] && break; s
 [ -n "$job3" ] || { cat early.log; fail "no job id for the early job"; }
 scancel "$job3"
 if wait "$pid"; then fail "deploy of a cancelled job succeeded"; fi
-grep -q "Slurm job $job3 ended before the cluster was up: CANCELLED" early.log || { cat early.log; fail "ended-early message"; }
+expect_in early.log "Slurm job $job3 ended before the cluster was up: CANCELLED" "ended-early message"
 ddl destroy -y slurmearly >/dev/null 2>&1 || fail "destroy after an early end"
 ok "a job cancelled while pending: clear error, destroy still works"
 
 slurm_spec slurmbad nosuch
 if ddl deploy slurmbad.yaml >bad.log 2>&1; then fail "unknown partition accepted"; fi
-grep -q 'no partition "nosuch" on this Slurm cluster (it has: e2e)' bad.log || { cat bad.log; fail "partition message"; }
+expect_in bad.log 'no partition "nosuch" on this Slurm cluster (it has: e2e)' "partition message"
 [ -z "$(squeue -h -n ddl-slurmbad -o %i)" ] || fail "a job was submitted to an unknown partition"
 ddl destroy -y slurmbad >/dev/null 2>&1 || fail "destroy after a refused partition"
 ok "unknown partition refused before submitting, naming the partitions that exist"

@@ -14,9 +14,9 @@ spec "$C" 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}" \
 # --name-suffix: this run's cluster is $C-p1 (two pipelines at once deploy two clusters).
 CLUSTERS+=("$C-p1")
 ddl smoke-test "$C.yaml" --junit pass.xml --history hist.jsonl --name-suffix p1 >pass.out 2>pass.err || { cat pass.out pass.err; fail "passing smoke test"; }
-grep -q "smoke test of cluster $C-p1: PASSED" pass.out || { cat pass.out; fail "summary"; }
+expect_in pass.out "smoke test of cluster $C-p1: PASSED" "summary"
 assert_gone "$C-p1"
-grep -q "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" pass.out || { cat pass.out; fail "allreduce check"; }
+expect_in pass.out "ok   checks   allreduce (all slots).*4 ranks, 16 MiB exact, busbw" "allreduce check"
 grep -Eq "ok   checks   training \(mlp_trainer\) .*loss [0-9.]+ -> [0-9.]+ in 40 steps \(must reach [0-9.]+ or less\)" pass.out ||
   { cat pass.out; fail "training check"; }
 assert_gone "$C"
@@ -63,7 +63,7 @@ done
 kill -TERM "$smoke_pid"
 set +e; wait "$smoke_pid"; rc=$?; set -e
 [ $rc != 0 ] || fail "interrupted smoke test exited 0"
-grep -q "ok   destroy  destroy" term.out || { cat term.out; fail "no destroy after SIGTERM"; }
+expect_in term.out "ok   destroy  destroy" "no destroy after SIGTERM"
 assert_gone "$C"
 for _ in $(seq 50); do grep -q "to oncall@example.org authenticated=True" mail.log && break; sleep 0.1; done
 grep -q "to oncall@example.org authenticated=True" mail.log || { cat term.out mail.log; fail "no authenticated mail after SIGTERM (password file)"; }
@@ -88,7 +88,7 @@ DDL_SMTP_PASSWORD="$smtp_secret" \
 rc=$?
 set -e
 [ $rc = 1 ] || { cat fail.out fail.err; fail "failing smoke test exit $rc"; }
-grep -q "FAIL checks   ssh (worker2)" fail.out || { cat fail.out; fail "summary does not name ssh (worker2)"; }
+expect_in fail.out "FAIL checks   ssh (worker2)" "summary does not name ssh (worker2)"
 assert_gone "$C"
 python3 - fail.xml <<'PY' || fail "JUnit of the failing run"
 import sys, xml.etree.ElementTree as ET
@@ -110,8 +110,8 @@ PY
 xmllint --noout --schema "$helpers/junit.xsd" fail.xml || fail "JUnit of the failing run does not match the schema"
 ok "failing check recorded in JUnit, cluster destroyed anyway"
 for _ in $(seq 50); do grep -q "ssh (worker2)" mail.log && [ -s hook.jsonl ] && break; sleep 0.1; done
-grep -q "Subject: \[ddl\] smoke test FAILED: cluster $C" mail.log || { cat mail.log; fail "no mail at the SMTP server"; }
-grep -q "to maintainers@example.org authenticated=True" mail.log || { cat mail.log; fail "mail recipient or AUTH"; }
+expect_in mail.log "Subject: \[ddl\] smoke test FAILED: cluster $C" "no mail at the SMTP server"
+expect_in mail.log "to maintainers@example.org authenticated=True" "mail recipient or AUTH"
 python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).readline()); assert j["status"]=="failed" and any("ssh (worker2)" in c for c in j["failed_checks"]), j' hook.jsonl \
   || { cat hook.jsonl; fail "webhook notice"; }
 ok "notice arrived by SMTP and webhook"

@@ -19,7 +19,7 @@ chmod +x before_checks.sh
 secret_watch
 ddl smoke-test "$J.yaml" --before-checks "$WORK/before_checks.sh" \
   >pass.out 2>&1 || { cat pass.out; fail "smoke test with a token-checking JupyterLab"; }
-grep -q "ok   checks   jupyter (master) .*answers with the token, refuses without" pass.out || { cat pass.out; fail "jupyter check"; }
+expect_in pass.out "ok   checks   jupyter (master) .*answers with the token, refuses without" "jupyter check"
 assert_gone "$J"
 ok "jupyter check passes through the tunnel with the token"
 token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter_token"])' state-at-checks/state.json)
@@ -29,7 +29,7 @@ secret_sweep "Jupyter token, passing smoke test" "$token" '/state-at-checks/(sta
 secret_watch
 set +e; ddl -v smoke-test "$J.yaml" --keep-on-failure >none.out 2>&1; rc=$?; set -e
 [ $rc = 1 ] || fail "smoke test passed with no JupyterLab"
-grep -q "FAIL checks   jupyter (master) .*does not answer" none.out || { cat none.out; fail "missing JupyterLab not reported"; }
+expect_in none.out "FAIL checks   jupyter (master) .*does not answer" "missing JupyterLab not reported"
 grep -q "ddl destroy $J" none.out || fail "--keep-on-failure does not say how to destroy"
 token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jupyter_token"])' "$STATE/$J/state.json")
 [ ${#token} = 48 ] || fail "token: '$token'"
@@ -57,7 +57,7 @@ url=$(head -1 tunnel.out | sed 's/^jupyter on master: //')
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/lab")" = 403 ] || fail "jupyter without the token"
 kill $tunnel_pid; wait $tunnel_pid 2>/dev/null || true
 ddl tunnel --cluster "$J" grafana >g.out 2>&1 && fail "tunnel to monitoring that is not deployed"
-grep -q "has no monitoring" g.out || { cat g.out; fail "grafana refusal"; }
+expect_in g.out "has no monitoring" "grafana refusal"
 ok "ddl tunnel jupyter forwards to the master's localhost; the token URL works, no token is refused"
 secret_sweep "Jupyter token, kept cluster and ddl tunnel" "$token" '(/state\.json(\.backup)?|/ansible/secrets\.json|/tunnel\.out)$' "$WORK"
 ddl destroy -y "$J" >/dev/null 2>&1 || fail destroy

@@ -10,12 +10,12 @@ sleep 0.3
 rm -f "$node_dir/ssh_host_ed25519_key" "$node_dir/ssh_host_ed25519_key.pub"
 ddl deploy keys.yaml --only provision >p.log 2>&1 || { cat p.log; fail "re-provision"; }
 if ddl exec --cluster keys --nodes worker1 -- true >x.log 2>&1; then fail "changed host key accepted"; fi
-grep -q "host key of root@.*:22 has CHANGED" x.log || { cat x.log; fail "message"; }
+expect_in x.log "host key of root@.*:22 has CHANGED" "message"
 ok "changed host key refused"
 kill "$(cat "$STATE/keys/nodes/master/sshd.pid")"
 sleep 0.3
 if ddl deploy keys.yaml --only wait-ssh --ssh-timeout 3 >w.log 2>&1; then fail "wait-ssh passed with a dead node"; fi
-grep -q "SSH not reachable on master.* within 3 s" w.log || { cat w.log; fail "message"; }
+expect_in w.log "SSH not reachable on master.* within 3 s" "message"
 ok "dead node named at the deadline"
 ddl destroy -y keys >/dev/null 2>&1 || fail "destroy"
 assert_gone keys

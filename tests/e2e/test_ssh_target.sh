@@ -25,7 +25,7 @@ ddl run --cluster sshhosts -- ddl-allreduce-test -b 1M -e 1M -n 2 >run.out 2>&1 
 grep -q "all results exact" run.out || fail "allreduce result"
 ok "deploy and run on existing machines"
 ddl plan hosts.yaml >plan.txt || { cat plan.txt; fail "plan on the ssh target"; }
-grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (2 unchanged).$" plan.txt || { cat plan.txt; fail "plan of the deployed hosts"; }
+expect_in plan.txt "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (2 unchanged).$" "plan of the deployed hosts"
 ok "plan of the deployed hosts: nothing to change"
 ddl destroy -y sshhosts >d.log 2>&1 || { cat d.log; fail "destroy"; }
 [ ! -e "$STATE/sshhosts" ] || fail "state of sshhosts left"
@@ -65,12 +65,12 @@ ok "jump hosts (by name and as user@host:port): deploy, run, ssh"
 mv "$STATE/sshjump" "$WORK/sshjump-lost"
 gc_jump() { "$DDL" --state-dir "$WORK/other-state" gc --spec jump.yaml --prefix ssh --older-than 0s --target none "$@"; }
 gc_jump --dry-run >gcd.log 2>&1 || { cat gcd.log; fail "gc --spec --dry-run on ssh hosts"; }
-grep -q "^would destroy sshjump (found on target ssh, .*ddl's files on 3 host(s): alpha, beta, gamma" gcd.log ||
-  { cat gcd.log; fail "gc --spec --dry-run does not list sshjump on its 3 hosts"; }
+expect_in gcd.log "^would destroy sshjump (found on target ssh, .*ddl's files on 3 host(s): alpha, beta, gamma" \
+  "gc --spec --dry-run does not list sshjump on its 3 hosts"
 ddl exec --cluster sshbast -- 'test -e /opt/ddl/bin/ddl-allreduce-test && grep -q "^DDL_STATE_DIR=.*/sshjump$" /etc/ddl/node.env' ||
   fail "gc --dry-run removed files, or the node file names no state folder"
 gc_jump -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec on ssh hosts"; }
-grep -q "^gc: 1 destroyed, 0 failed" gc.log || { cat gc.log; fail "gc --spec did not remove sshjump"; }
+expect_in gc.log "^gc: 1 destroyed, 0 failed" "gc --spec did not remove sshjump"
 ddl exec --cluster sshbast -- 'test ! -e /opt/ddl/bin/ddl-allreduce-test && test ! -e /etc/ddl/node.env' ||
   fail "gc --spec left ddl's files on the hosts"
 ok "gc --spec from another state folder: ddl's files on ssh hosts whose state folder is gone are found and removed, through jump hosts"

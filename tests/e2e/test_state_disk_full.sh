@@ -26,8 +26,8 @@ cp "$STATE/fltd/state.json" before.json
 fill
 set +e; ddl deploy fltd.yaml >d1.log 2>&1; rc=$?; set -e
 [ $rc = 1 ] || { cat d1.log; fail "deploy on a full disk: exit $rc, expected 1"; }
-grep -q "No space left on device" d1.log || { cat d1.log; fail "no clear error"; }
-grep -q "$STATE/fltd" d1.log || { cat d1.log; fail "error does not name the state folder"; }
+expect_in d1.log "No space left on device" "no clear error"
+expect_in d1.log "$STATE/fltd" "error does not name the state folder"
 cmp -s before.json "$STATE/fltd/state.json" || fail "state.json changed by the failed deploy"
 no_temp_files "deploy on a full disk"
 ip netns list | grep -q '^ddl-fltd-' && fail "namespaces created although the plan could not be saved"
@@ -42,7 +42,7 @@ fill
 for phase in wait-ssh configure probe hostfile; do
   set +e; ddl deploy fltd.yaml >d2.log 2>&1; rc=$?; set -e
   [ $rc != 0 ] || fail "deploy succeeded on a full disk (up to $phase)"
-  grep -q "No space left on device\|cannot" d2.log || { cat d2.log; fail "no clear error ($phase)"; }
+  expect_in d2.log "No space left on device\|cannot" "no clear error ($phase)"
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$STATE/fltd/state.json" || fail "state.json corrupt"
   no_temp_files "deploy on a full disk ($phase)"
   tries=$((tries + 1))

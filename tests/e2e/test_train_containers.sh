@@ -52,7 +52,7 @@ ddl exec --container --cluster tc-run --nodes worker1 -- sh -c 'test -w /opt/ddl
 ok "exec --container: each container sees its node's /opt/ddl (read-only) and address; stack 64 MiB"
 
 ddl run --container --cluster tc-run -- ddl-allreduce-test -b 4 -e 1M -f 4 -n 2 -w 1 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
-grep -q "^\[0\] # all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+expect_in ar.out "^\[0\] # all results exact" "allreduce result"
 ddl run --container --cluster tc-run -- sh -c 'echo "$DDL_RANK/$WORLD_SIZE $MASTER_ADDR:$MASTER_PORT $(cat /proc/1/cmdline | tr "\0" " ")"' >env.out 2>&1 || { cat env.out; fail "env"; }
 master=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nodes"][0]["address"])' "$STATE/tc-run/state.json")
 for r in 0 1 2 3; do grep -q "^\[$r\] $r/4 $master:29500 .*sleep infinity" env.out || { cat env.out; fail "rank $r env/container"; }; done
@@ -68,7 +68,7 @@ set +e
 ddl run --container --cluster tc-run -- sh -c 'if [ "$DDL_RANK" = 1 ]; then exit 3; fi; sleep 60' >fail.out 2>&1; rc=$?
 set -e
 [ $rc = 1 ] || { cat fail.out; fail "failing rank: exit $rc"; }
-grep -q "rank 1 on .* exited with status 3" fail.out || { cat fail.out; fail "failing rank not named"; }
+expect_in fail.out "rank 1 on .* exited with status 3" "failing rank not named"
 sleep 1
 # Nothing but the init and `sleep infinity` (also no zombie: --init reaps what exec leaves orphaned).
 left=$(for n in $nodes; do "${P[@]}" top "ddl-train-tc-run-$n" args 2>/dev/null | tail -n +2; done | grep -v 'sleep infinity *$' || true)
@@ -84,7 +84,7 @@ sleep 1
 "${P[@]}" kill ddl-train-tc-run-worker2 >/dev/null
 t0=$(date +%s); rc=0; wait $run_pid || rc=$?
 [ $rc != 0 ] || fail "job survived a killed container"
-grep -q "rank 2 on .*\(exited with status 137\|killed by signal 9\)" kill.out || { cat kill.out; fail "rank of the killed container not named"; }
+expect_in kill.out "rank 2 on .*\(exited with status 137\|killed by signal 9\)" "rank of the killed container not named"
 echo "  job stopped $(( $(date +%s) - t0 )) s after the kill"
 ok "a failing rank and a killed container stop the job, named; no rank left behind"
 
@@ -110,8 +110,8 @@ ok "destroy removes the training containers"
 # The smoke test's check "allreduce in containers": deploy, every check, destroy (containers included).
 spec tc-smoke 2 "runtime:" "  image: $IMG" "  container_engine: podman" "services:" "  nfs: {enabled: false}"
 ddl smoke-test tc-smoke.yaml --junit smoke.xml >smoke.out 2>&1 || { cat smoke.out; fail "smoke test with a training image"; }
-grep -q "ok   checks   allreduce in containers.*2 ranks, 16 MiB exact, busbw" smoke.out ||
-  { cat smoke.out; fail "smoke test: allreduce in containers"; }
+expect_in smoke.out "ok   checks   allreduce in containers.*2 ranks, 16 MiB exact, busbw" \
+  "smoke test: allreduce in containers"
 grep -q 'name="allreduce in containers"' smoke.xml || fail "JUnit lacks the container allreduce"
 assert_gone tc-smoke
 [ -z "$("${P[@]}" ps -a --format '{{.Names}}' | grep '^ddl-train-tc-smoke-')" ] || fail "smoke test left training containers"

@@ -113,7 +113,7 @@ for call in "SA create $slice" "AM Allocate $slice" "AM Provision $slice" "AM Pe
             "AM Status $slice" "AM Describe $slice"; do
   grep -qx "$call" geni.log || { cat geni.log; fail "no '$call'"; }
 done
-grep -q "geni_ready" d.log || { cat d.log; fail "deploy did not wait for geni_ready"; }
+expect_in d.log "geni_ready" "deploy did not wait for geni_ready"
 if grep -q "alice.pem\|PRIVATE KEY" d.log "$STATE/vwe2e"/*.log 2>/dev/null; then fail "the login PEM is in a log"; fi
 ok "deploy: slice from the certificate's authority (ilabt.imec.be), Allocate -> Provision -> geni_start -> Status -> Describe"
 for n in master worker1 worker2; do [ "$(cat "nat.$n" 2>/dev/null)" = enabled ] || fail "the NAT script did not run on $n"; done
@@ -122,7 +122,7 @@ hf=$(ddl hostfile --cluster vwe2e)
 [ "$(grep -c slots= <<<"$hf")" = 3 ] || { echo "$hf"; fail "hostfile node count"; }
 ok "hostfile from the manifest Describe returned"
 ddl run --cluster vwe2e -- ddl-allreduce-test -b 1M -e 1M -n 2 >ar.out 2>&1 || { cat ar.out; fail "allreduce"; }
-grep -q "all results exact" ar.out || { cat ar.out; fail "allreduce result"; }
+expect_in ar.out "all results exact" "allreduce result"
 ok "allreduce on the slice's nodes"
 ddl deploy vwe2e.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
 [ "$(grep -c "^AM Allocate $slice" geni.log)" = 1 ] && [ "$(grep -c "^SA create" geni.log)" = 1 ] \
@@ -132,9 +132,9 @@ ok "a second deploy converges on the same slice and slivers"
 sed -e 's/^name: .*/name: vwtwin/' -e 's/^  connect_via: ipv4/  connect_via: ipv4\n  slice: vwe2e/' vwe2e.yaml >vwtwin.yaml
 CLUSTERS+=(vwtwin)
 if ddl deploy vwtwin.yaml >t.log 2>&1; then fail "a second cluster took over slice vwe2e"; fi
-grep -q "already has slivers at this aggregate that ddl did not create" t.log || { cat t.log; fail "twin message"; }
+expect_in t.log "already has slivers at this aggregate that ddl did not create" "twin message"
 ddl destroy -y vwtwin >tx.log 2>&1 || { cat tx.log; fail "destroy of the refused twin"; }
-grep -q "nothing to delete" tx.log || { cat tx.log; fail "twin destroy"; }
+expect_in tx.log "nothing to delete" "twin destroy"
 [ "$(grep -c "^AM Delete $slice" geni.log)" = 0 ] || fail "the twin's destroy deleted vwe2e's slivers"
 ok "a cluster naming a slice with slivers ddl did not create is refused, and its destroy deletes nothing"
 
@@ -170,7 +170,7 @@ cred = p("/sa/2").get_credentials(sys.argv[2], user, {})["value"]
 assert p("/am/3.0").Delete([sys.argv[2]], cred, {})["code"]["geni_code"] == 0
 PY
 ddl destroy -y vwold >ox.log 2>&1 || { cat ox.log; fail "destroy of a slice without slivers"; }
-grep -q "has no slivers left" ox.log || { cat ox.log; fail "destroy did not say the slivers were gone"; }
+expect_in ox.log "has no slivers left" "destroy did not say the slivers were gone"
 ok "a wall2.ilabt.iminds.be login works too; destroy of a slice already gone counts as done"
 
 # The jFed GUI way: the user created slice vwgui in jFed and saved its manifest. Here the jFed CLI

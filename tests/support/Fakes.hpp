@@ -55,6 +55,7 @@ public:
 class FakeProgress : public Progress {
 public:
     std::vector<std::string> lines;
+    std::vector<std::string> notes;
     void phase_start(const std::string& p, const std::string&) override { lines.push_back("start " + p); }
     void phase_done(const std::string& p, double, double, bool skipped) override {
         lines.push_back((skipped ? "skip " : "done ") + p);
@@ -63,7 +64,7 @@ public:
         lines.push_back("fail " + p + ": " + m);
     }
     void node(const std::string&, const std::string&) override {}
-    void note(const std::string&) override {}
+    void note(const std::string& m) override { notes.push_back(m); }
 };
 
 class FakeTarget : public TargetDriver {

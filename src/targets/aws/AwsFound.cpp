@@ -14,6 +14,8 @@
 // association), the internet gateway (detached first), the route table, the VPC, then the key pair and
 // placement group. What is already gone (*.NotFound) counts as removed, so a gc cut short can run again;
 // a refusal (DependencyViolation) is named and the rest still tried.
+#include "provision/FoundClusters.hpp"
+#include "provision/Sweep.hpp"
 #include "targets/aws/AwsTarget.hpp"
 #include "util/Strings.hpp"
 
@@ -31,13 +33,6 @@ constexpr auto k_terminate_poll = std::chrono::seconds(3);
 
 // Every state but terminated: an instance shutting down still holds the cluster's network.
 const std::vector<std::string> k_live_states = {"pending", "running", "shutting-down", "stopping", "stopped"};
-
-// launchTime ("2026-11-20T10:00:00.000Z", UTC) -> seconds since the epoch.
-std::optional<std::time_t> utc_seconds(const std::string& text) {
-    std::tm tm{};
-    if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-    return timegm(&tm);
-}
 
 std::string label(const char* kind, const Ec2Object& o) {
     return std::string(kind) + " " + (o.name.empty() || o.name == o.id ? o.id : o.name + " (" + o.id + ")");
@@ -78,8 +73,8 @@ Status wait_terminated(Ec2Client& ec2, const std::vector<std::string>& ids) {
 
 } // namespace
 
-Result<std::vector<FoundCluster>> AwsTarget::find_clusters_with(const Spec& spec, ProcessRunner& proc) const {
-    (void)proc;
+Result<std::vector<FoundCluster>> AwsTarget::find_clusters(const Spec* given, ProcessRunner& /*proc*/) const {
+    const Spec& spec = *given;
     const auto& a = spec.target_section<AwsSpec>();
     auto creds = AwsCredentials::resolve(a.profile, a.region, m_deps.sources);
     if (!creds) return creds.error();
@@ -88,33 +83,152 @@ Result<std::vector<FoundCluster>> AwsTarget::find_clusters_with(const Spec& spec
     auto instances =
         ec2.describe_instances({{"tag:ddl-managed", {"true"}}, {"instance-state-name", k_live_states}});
     if (!instances) return instances.error();
-    std::map<std::string, FoundCluster> by_cluster;
-    const std::time_t now = std::time(nullptr);
+    FoundClusters clusters("instances", std::time(nullptr));
     for (const auto& i : *instances) {
         auto c = i.tags.find("ddl-cluster");
         if (c == i.tags.end() || c->second.empty() || i.id.empty()) continue;
-        auto& found = by_cluster[c->second];
-        const auto launched = utc_seconds(i.launch_time);
-        const long long age = launched ? static_cast<long long>(now - *launched) : 0;
-        found.age_s = found.record.contains("instances") ? std::min(found.age_s, age) : age;
-        found.cluster = c->second;
+        auto& found = clusters.add(c->second, i.id, i.launch_time);
         auto s = i.tags.find("ddl-state");
         if (found.state_dir.empty() && s != i.tags.end()) found.state_dir = s->second;
         found.record["region"] = creds->region;
         found.record["profile"] = a.profile;
-        found.record["instances"].push_back(i.id);
-        found.detail =
-            std::to_string(found.record["instances"].size()) + " instance(s) in region " + creds->region;
+        found.detail = std::to_string(clusters.machines(found)) + " instance(s) in region " + creds->region;
     }
-    std::vector<FoundCluster> out;
-    out.reserve(by_cluster.size());
-    for (auto& [name, f] : by_cluster)
-        out.push_back(std::move(f));
-    return out;
+    return clusters.take();
 }
 
-Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    (void)proc;
+namespace {
+
+// A change as the sweep sees it: the answer's code, and the refusal named with `what` and the action.
+Result<SweepAnswer> sweep_answer(Ec2Client& ec2, const std::string& what, const std::string& action,
+                                 const std::vector<std::pair<std::string, std::string>>& params) {
+    auto r = ec2.change(action, params);
+    if (!r) return r.error();
+    return SweepAnswer{r->done, r->code,
+                       what + ": EC2 " + action + " answered " + r->code +
+                           (r->message.empty() ? "" : " (" + r->message + ")")};
+}
+
+SweepItem item(Ec2Client& ec2, const std::string& what, const std::string& action,
+               const std::vector<std::pair<std::string, std::string>>& params) {
+    return SweepItem{what, [&ec2, what, action, params] { return sweep_answer(ec2, what, action, params); }};
+}
+
+// What the steps of one cluster's sweep share: the client, the cluster's tag filter, and what one step
+// lists for a later one (the live instances, the security groups, the internet gateways).
+struct AwsSweep {
+    Ec2Client& ec2;
+    std::vector<Ec2Filter> tagged;
+    std::vector<std::string> ids;
+    std::vector<Ec2Object> groups, gateways;
+};
+
+// The live instances of the record, terminated in one call: TerminateInstances refuses the whole call
+// (InvalidInstanceID.NotFound) when one of its ids no longer exists, and a filter never does.
+SweepStep instances_step(AwsSweep& sw, const FoundCluster& found) {
+    std::vector<std::string> recorded;
+    for (const auto& i : found.record["instances"])
+        if (i.is_string()) recorded.push_back(i.get<std::string>());
+    SweepStep step{.name = "instances", .gone = ec2_means_gone, .stop_on_failure = true};
+    step.list = [&sw, recorded]() -> Result<std::vector<SweepItem>> {
+        auto live =
+            sw.ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
+        if (!live) return live.error();
+        for (const auto& i : *live)
+            sw.ids.push_back(i.id);
+        if (sw.ids.empty()) return std::vector<SweepItem>{};
+        std::vector<std::pair<std::string, std::string>> terminate;
+        terminate.reserve(sw.ids.size());
+        for (std::size_t n = 0; n < sw.ids.size(); ++n)
+            terminate.emplace_back("InstanceId." + std::to_string(n + 1), sw.ids[n]);
+        return std::vector<SweepItem>{
+            item(sw.ec2, std::to_string(sw.ids.size()) + " instance(s) " + join(sw.ids, ", "),
+                 "TerminateInstances", terminate)};
+    };
+    step.settle = [&sw] { return wait_terminated(sw.ec2, sw.ids); };
+    return step;
+}
+
+// A group another group's rule names cannot be deleted (DependencyViolation): such rules go first. A rule
+// naming its own group goes with it.
+std::vector<SweepStep> group_steps(AwsSweep& sw) {
+    SweepStep rules{.name = "security group rules", .gone = ec2_means_gone};
+    rules.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        auto g = sw.ec2.describe(Ec2Kind::security_group, sw.tagged);
+        if (!g) return g.error();
+        sw.groups = *g;
+        std::set<std::string> group_ids;
+        for (const auto& x : sw.groups)
+            group_ids.insert(x.id);
+        std::vector<SweepItem> items;
+        for (const auto& x : sw.groups)
+            for (const auto& rule : x.group_rules)
+                if (rule.group_id != x.id && group_ids.count(rule.group_id))
+                    items.push_back(
+                        item(sw.ec2, "the rule of " + label("security group", x) + " naming " + rule.group_id,
+                             "RevokeSecurityGroupIngress", revoke_params(x.id, rule)));
+        return items;
+    };
+    SweepStep groups{.name = "security groups", .gone = ec2_means_gone};
+    groups.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        std::vector<SweepItem> items;
+        items.reserve(sw.groups.size());
+        for (const auto& g : sw.groups)
+            items.push_back(
+                item(sw.ec2, label("security group", g), "DeleteSecurityGroup", {{"GroupId", g.id}}));
+        return items;
+    };
+    return {rules, groups};
+}
+
+// The internet gateway is detached from its VPC first; it is deleted only once every detach succeeded.
+std::vector<SweepStep> gateway_steps(AwsSweep& sw) {
+    SweepStep detach{.name = "internet gateway attachments", .gone = ec2_means_gone};
+    detach.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        auto g = sw.ec2.describe(Ec2Kind::internet_gateway, sw.tagged);
+        if (!g) return g.error();
+        sw.gateways = *g;
+        std::vector<SweepItem> items;
+        for (const auto& gw : sw.gateways)
+            for (const auto& vpc : gw.attached_vpcs)
+                items.push_back(item(sw.ec2, label("internet gateway", gw) + " from " + vpc,
+                                     "DetachInternetGateway",
+                                     {{"InternetGatewayId", gw.id}, {"VpcId", vpc}}));
+        return items;
+    };
+    SweepStep remove{
+        .name = "internet gateways", .after = {"internet gateway attachments"}, .gone = ec2_means_gone};
+    remove.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        std::vector<SweepItem> items;
+        items.reserve(sw.gateways.size());
+        for (const auto& gw : sw.gateways)
+            items.push_back(item(sw.ec2, label("internet gateway", gw), "DeleteInternetGateway",
+                                 {{"InternetGatewayId", gw.id}}));
+        return items;
+    };
+    return {detach, remove};
+}
+
+// Every tagged resource of `kind` (a VPC's main route table left out: it goes with the VPC), deleted by
+// `action` with its id as `param`.
+SweepStep kind_step(AwsSweep& sw, const std::string& name, Ec2Kind kind, const std::string& what,
+                    const std::string& action, const std::string& param) {
+    SweepStep step{.name = name, .gone = ec2_means_gone};
+    step.list = [&sw, kind, what, action, param]() -> Result<std::vector<SweepItem>> {
+        auto objects = sw.ec2.describe(kind, sw.tagged);
+        if (!objects) return objects.error();
+        std::vector<SweepItem> items;
+        for (const auto& o : *objects)
+            if (!o.main) items.push_back(item(sw.ec2, label(what.c_str(), o), action, {{param, o.id}}));
+        return items;
+    };
+    return step;
+}
+
+} // namespace
+
+// The order is the one EC2 accepts (see the top of this file); already gone: ec2_means_gone.
+Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc*/, Progress& progress) {
     const std::string region = found.record.value("region", std::string());
     if (region.empty() || !found.record.contains("instances") || !found.record["instances"].is_array())
         return Error{"the record of " + found.cluster + " names no region or instances"};
@@ -123,88 +237,20 @@ Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, 
     if (!creds) return creds.error();
     auto transport = make_transport();
     Ec2Client ec2(*transport, *creds);
-    std::vector<std::string> failed;
-    // One change; true when done or already gone.
-    auto apply = [&](const std::string& what, const std::string& action,
-                     const std::vector<std::pair<std::string, std::string>>& params) {
-        auto r = ec2.change(action, params);
-        if (!r) {
-            failed.push_back(what + ": " + r.error().message);
-            return false;
-        }
-        if (r->gone) return true;
-        if (!r->done) {
-            failed.push_back(what + ": EC2 " + action + " answered " + r->code +
-                             (r->message.empty() ? "" : " (" + r->message + ")"));
-            return false;
-        }
-        progress.note("removed " + what + " of cluster " + found.cluster);
-        return true;
-    };
-    const std::vector<Ec2Filter> tagged = {{"tag:ddl-managed", {"true"}},
-                                           {"tag:ddl-cluster", {found.cluster}}};
-    auto list = [&](Ec2Kind kind) {
-        auto items = ec2.describe(kind, tagged);
-        if (!items) {
-            failed.push_back(items.error().message);
-            return std::vector<Ec2Object>{};
-        }
-        return *items;
-    };
-
-    std::vector<std::string> recorded;
-    for (const auto& i : found.record["instances"])
-        if (i.is_string()) recorded.push_back(i.get<std::string>());
-    // Only those not yet terminated: TerminateInstances refuses the whole call (InvalidInstanceID.NotFound)
-    // when one of its ids no longer exists, and a filter never does.
-    auto live = ec2.describe_instances({{"instance-id", recorded}, {"instance-state-name", k_live_states}});
-    if (!live) return live.error();
-    std::vector<std::string> ids;
-    for (const auto& i : *live)
-        ids.push_back(i.id);
-    std::vector<std::pair<std::string, std::string>> terminate;
-    for (std::size_t n = 0; n < ids.size(); ++n)
-        terminate.emplace_back("InstanceId." + std::to_string(n + 1), ids[n]);
-    if (!ids.empty() && !apply(std::to_string(ids.size()) + " instance(s) " + join(ids, ", "),
-                               "TerminateInstances", terminate))
-        return Error{join(failed, "; ")};
-    if (auto st = wait_terminated(ec2, ids); !st) return st;
-
-    const auto groups = list(Ec2Kind::security_group);
-    std::set<std::string> group_ids;
-    for (const auto& g : groups)
-        group_ids.insert(g.id);
-    // A group another group's rule names cannot be deleted (DependencyViolation): such rules go first. A
-    // rule naming its own group goes with it.
-    for (const auto& g : groups)
-        for (const auto& rule : g.group_rules) {
-            if (rule.group_id == g.id || !group_ids.count(rule.group_id)) continue;
-            apply("the rule of " + label("security group", g) + " naming " + rule.group_id,
-                  "RevokeSecurityGroupIngress", revoke_params(g.id, rule));
-        }
-    for (const auto& g : groups)
-        apply(label("security group", g), "DeleteSecurityGroup", {{"GroupId", g.id}});
-    for (const auto& s : list(Ec2Kind::subnet))
-        apply(label("subnet", s), "DeleteSubnet", {{"SubnetId", s.id}});
-    for (const auto& gw : list(Ec2Kind::internet_gateway)) {
-        bool detached = true;
-        for (const auto& vpc : gw.attached_vpcs)
-            detached = apply(label("internet gateway", gw) + " from " + vpc, "DetachInternetGateway",
-                             {{"InternetGatewayId", gw.id}, {"VpcId", vpc}}) &&
-                       detached;
-        if (detached)
-            apply(label("internet gateway", gw), "DeleteInternetGateway", {{"InternetGatewayId", gw.id}});
-    }
-    for (const auto& rt : list(Ec2Kind::route_table))
-        if (!rt.main) apply(label("route table", rt), "DeleteRouteTable", {{"RouteTableId", rt.id}});
-    for (const auto& vpc : list(Ec2Kind::vpc))
-        apply(label("VPC", vpc), "DeleteVpc", {{"VpcId", vpc.id}});
-    for (const auto& key : list(Ec2Kind::key_pair))
-        apply(label("key pair", key), "DeleteKeyPair", {{"KeyPairId", key.id}});
-    for (const auto& pg : list(Ec2Kind::placement_group))
-        apply(label("placement group", pg), "DeletePlacementGroup", {{"GroupName", pg.id}});
-    if (!failed.empty()) return Error{join(failed, "; ") + "; run ddl gc again to retry what is left"};
-    return {};
+    AwsSweep sw{.ec2 = ec2, .tagged = {{"tag:ddl-managed", {"true"}}, {"tag:ddl-cluster", {found.cluster}}}};
+    std::vector<SweepStep> steps{instances_step(sw, found)};
+    for (auto& s : group_steps(sw))
+        steps.push_back(std::move(s));
+    steps.push_back(kind_step(sw, "subnets", Ec2Kind::subnet, "subnet", "DeleteSubnet", "SubnetId"));
+    for (auto& s : gateway_steps(sw))
+        steps.push_back(std::move(s));
+    steps.push_back(kind_step(sw, "route tables", Ec2Kind::route_table, "route table", "DeleteRouteTable",
+                              "RouteTableId"));
+    steps.push_back(kind_step(sw, "VPCs", Ec2Kind::vpc, "VPC", "DeleteVpc", "VpcId"));
+    steps.push_back(kind_step(sw, "key pairs", Ec2Kind::key_pair, "key pair", "DeleteKeyPair", "KeyPairId"));
+    steps.push_back(kind_step(sw, "placement groups", Ec2Kind::placement_group, "placement group",
+                              "DeletePlacementGroup", "GroupName"));
+    return run_sweep(found.cluster, steps, progress);
 }
 
 } // namespace ddl

@@ -1,8 +1,8 @@
 #include "targets/aws/Ec2Client.hpp"
 
 #include "util/Strings.hpp"
+#include "util/Url.hpp"
 
-#include <curl/curl.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
@@ -10,36 +10,7 @@
 namespace ddl {
 namespace {
 
-struct CurlDeleter {
-    void operator()(CURL* c) const { curl_easy_cleanup(c); }
-};
-struct SlistDeleter {
-    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-
-size_t append(char* data, size_t size, size_t n, void* out) {
-    static_cast<std::string*>(out)->append(data, size * n);
-    return size * n;
-}
-
 constexpr const char* k_ec2_version = "2016-11-15";
-
-std::string encode(const std::string& s) {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (char ch : s) {
-        auto c = static_cast<unsigned char>(ch);
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '_' || c == '.' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
-}
 
 // The text of a child element path such as "vCpuInfo/defaultVCpus" ("" when absent).
 std::string text_at(const pugi::xml_node& n, const char* path) {
@@ -62,56 +33,42 @@ Result<pugi::xml_document> parse_xml(const std::string& body, const std::string&
 
 } // namespace
 
+bool ec2_means_gone(const std::string& code) {
+    return ends_with(code, ".NotFound") || code == "InvalidPlacementGroup.Unknown" ||
+           code == "Gateway.NotAttached";
+}
+
 std::string aws_form_body(const std::vector<std::pair<std::string, std::string>>& params) {
     std::string out;
     for (const auto& [k, v] : params) {
         if (!out.empty()) out += '&';
-        out += encode(k);
+        out += percent_encode(k);
         out += '=';
-        out += encode(v);
+        out += percent_encode(v);
     }
     return out;
 }
 
-Result<HttpResponse> CurlAwsTransport::post(const AwsRequest& req, const AwsCredentials& creds) {
-    static const bool inited = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-    (void)inited;
-    std::unique_ptr<CURL, CurlDeleter> c(curl_easy_init());
-    if (!c) return Error{"cannot initialise libcurl"};
-    curl_slist* raw = nullptr;
-    for (const auto& h : req.headers)
-        raw = curl_slist_append(raw, h.c_str());
-    // curl signs every header given here; the token must be signed, as the SDKs do.
-    std::string token_header = "X-Amz-Security-Token: " + creds.session_token;
-    if (!creds.session_token.empty()) raw = curl_slist_append(raw, token_header.c_str());
-    std::unique_ptr<curl_slist, SlistDeleter> list(raw);
-    std::string url = req.url + "/";
-    // Region and service always given: curl would otherwise read them from the host name.
-    std::string sigv4 = "aws:amz:" + creds.region + ":" + req.service;
-    HttpResponse r;
-    CURL* h = c.get();
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
-    curl_easy_setopt(h, CURLOPT_USERNAME, creds.access_key_id.c_str());
-    curl_easy_setopt(h, CURLOPT_PASSWORD, creds.secret_access_key.c_str());
-    if (list) curl_easy_setopt(h, CURLOPT_HTTPHEADER, list.get());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.c_str());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(m_timeout.count()));
-    if (!creds.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, creds.ca_bundle.c_str());
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, append);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    CURLcode rc = curl_easy_perform(h);
-    if (rc != CURLE_OK) {
-        std::string msg = "POST " + url + ": " + curl_easy_strerror(rc);
-        if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
-            msg += " (is the endpoint's CA trusted? AWS_CA_BUNDLE names a CA file)";
-        return Error{msg};
-    }
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+HttpRequest HttpAwsTransport::signed_request(const AwsRequest& req, const AwsCredentials& creds,
+                                             std::chrono::milliseconds timeout) {
+    HttpRequest r;
+    r.method = "POST";
+    r.url = req.url + "/";
+    r.headers = req.headers;
+    if (!creds.session_token.empty()) r.headers.push_back("X-Amz-Security-Token: " + creds.session_token);
+    r.body = req.body;
+    r.default_content_type.clear(); // the Query API's form type, as libcurl sends a POST body
+    r.timeout = timeout;
+    r.ca_file = creds.ca_bundle;
+    r.aws_sigv4 = "aws:amz:" + creds.region + ":" + req.service;
+    r.aws_access_key_id = creds.access_key_id;
+    r.aws_secret_access_key = creds.secret_access_key;
+    r.tls_hint = "is the endpoint's CA trusted? AWS_CA_BUNDLE names a CA file";
     return r;
+}
+
+Result<HttpResponse> HttpAwsTransport::post(const AwsRequest& req, const AwsCredentials& creds) {
+    return m_http->send(signed_request(req, creds, m_timeout));
 }
 
 Result<Ec2Client::Reply> Ec2Client::ec2(const std::string& action,
@@ -264,14 +221,6 @@ KindInfo kind_info(Ec2Kind kind) {
     return {"", "", "", ""};
 }
 
-// Codes that say the resource (or the attachment) no longer exists: the Invalid*.NotFound family of
-// "Error codes for the Amazon EC2 API", a placement group's InvalidPlacementGroup.Unknown and a detached
-// gateway's Gateway.NotAttached.
-bool means_gone(const std::string& code) {
-    return ends_with(code, ".NotFound") || code == "InvalidPlacementGroup.Unknown" ||
-           code == "Gateway.NotAttached";
-}
-
 constexpr int k_max_pages = 100;
 
 } // namespace
@@ -341,7 +290,7 @@ Result<Ec2Change> Ec2Client::change(const std::string& action, const Params& par
     c.code = r->code;
     c.message = r->message;
     c.done = r->status == 200;
-    c.gone = !c.done && means_gone(r->code);
+    c.gone = !c.done && ec2_means_gone(r->code);
     return c;
 }
 

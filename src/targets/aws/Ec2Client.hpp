@@ -21,11 +21,11 @@ class xml_node;
 
 namespace ddl {
 
-// One signed POST. The seam tests replace (CurlAwsTransport sends it for real).
+// One signed POST. The seam tests replace (HttpAwsTransport sends it for real).
 struct AwsRequest {
-    std::string url;     // endpoint root; the request goes to "<url>/"
-    std::string service; // SigV4 service name: ec2 | servicequotas
-    std::vector<std::string> headers;
+    std::string url;                  // endpoint root; the request goes to "<url>/"
+    std::string service;              // SigV4 service name: ec2 | servicequotas
+    std::vector<std::string> headers; // no Content-Type: the body is a form (EC2's Query API)
     std::string body;
 };
 
@@ -36,12 +36,21 @@ public:
     virtual Result<HttpResponse> post(const AwsRequest& req, const AwsCredentials& creds) = 0;
 };
 
-class CurlAwsTransport : public AwsTransport {
+// Sends through an HttpClient, signed there by libcurl (HttpRequest::aws_sigv4).
+class HttpAwsTransport : public AwsTransport {
 public:
-    explicit CurlAwsTransport(std::chrono::milliseconds timeout) : m_timeout(timeout) {}
+    HttpAwsTransport(std::unique_ptr<HttpClient> http, std::chrono::milliseconds timeout)
+        : m_http(std::move(http)), m_timeout(timeout) {}
     Result<HttpResponse> post(const AwsRequest& req, const AwsCredentials& creds) override;
+    // What post() sends: region and service always named in the SigV4 setting (libcurl would otherwise
+    // read them from the host name), the session token, which libcurl does not know, as a signed
+    // X-Amz-Security-Token header (as the SDKs send it), AWS_CA_BUNDLE's CA file, and libcurl's form
+    // Content-Type unless the headers name one.
+    static HttpRequest signed_request(const AwsRequest& req, const AwsCredentials& creds,
+                                      std::chrono::milliseconds timeout);
 
 private:
+    std::unique_ptr<HttpClient> m_http;
     std::chrono::milliseconds m_timeout;
 };
 
@@ -136,7 +145,11 @@ private:
     AwsCredentials m_creds;
 };
 
-// "Action=…&Version=…&k=v": names and values encoded as SigV4 wants (RFC 3986 unreserved kept).
+// Codes that say the resource (or the attachment) no longer exists: the Invalid*.NotFound family of
+// "Error codes for the Amazon EC2 API", a placement group's InvalidPlacementGroup.Unknown and a detached
+// gateway's Gateway.NotAttached.
+bool ec2_means_gone(const std::string& code);
+// "Action=…&Version=…&k=v": names and values percent-encoded as SigV4 wants (util/Url.hpp).
 std::string aws_form_body(const std::vector<std::pair<std::string, std::string>>& params);
 
 } // namespace ddl

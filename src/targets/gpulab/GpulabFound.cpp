@@ -2,6 +2,7 @@
 // ddl-<cluster>-<node> and its description starts "ddl cluster <cluster>," and ends with the cluster's state
 // folder, so the user's job list ("GPULab API", "Get all jobs") finds a cluster whose state folder is gone;
 // its age comes from the job's own event times (state.eventTimes); the documented cancel removes it.
+#include "provision/FoundClusters.hpp"
 #include "targets/gpulab/GpulabClient.hpp"
 #include "targets/gpulab/GpulabStatus.hpp"
 #include "targets/gpulab/GpulabTarget.hpp"
@@ -14,20 +15,13 @@
 namespace ddl {
 namespace {
 
-// "2026-11-25T20:00:00Z", "…+00:00", "…2026-11-25T20:00:00.123456" (UTC) -> seconds since the epoch.
-std::optional<std::time_t> utc_seconds(const std::string& text) {
-    std::tm tm{};
-    if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-    return timegm(&tm);
-}
-
 // The job's earliest event time (when GPULab first queued it); nullopt when it reports none.
 std::optional<std::time_t> created_at(const nlohmann::json& job) {
     const auto times =
         job.value("state", nlohmann::json::object()).value("eventTimes", nlohmann::json::object());
     std::optional<std::time_t> first;
-    for (const auto& [status, when] : times.items()) {
-        (void)status;
+    for (const auto& item : times.items()) {
+        const auto& when = item.value();
         if (!when.is_string()) continue;
         if (auto t = utc_seconds(when.get<std::string>()); t && (!first || *t < *first)) first = t;
     }
@@ -41,9 +35,9 @@ std::unique_ptr<GpulabClient> client(const std::string& api_url, const std::stri
 
 } // namespace
 
-Result<std::vector<FoundCluster>> GpulabTarget::find_clusters_with(const Spec& spec,
-                                                                   ProcessRunner& proc) const {
-    (void)proc;
+Result<std::vector<FoundCluster>> GpulabTarget::find_clusters(const Spec* given,
+                                                              ProcessRunner& /*proc*/) const {
+    const Spec& spec = *given;
     const std::string cert = cert_path(spec);
     if (cert.empty())
         return Error{"GPULab needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert in " +
@@ -86,8 +80,7 @@ Result<std::vector<FoundCluster>> GpulabTarget::find_clusters_with(const Spec& s
     return out;
 }
 
-Status GpulabTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    (void)proc;
+Status GpulabTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc*/, Progress& progress) {
     const std::string api_url = found.record.value("api_url", std::string());
     const std::string cert = found.record.value("cert", std::string());
     if (api_url.empty() || cert.empty() || !found.record.contains("jobs"))

@@ -18,8 +18,10 @@
 
 namespace ddl {
 
-class GpulabTarget : public TargetDriver {
+class GpulabTarget : public TargetDriver, public Lease, public LeakedClusters {
 public:
+    TargetCapabilities capabilities() override { return {.lease = this, .leaked_clusters = this}; }
+
     using ApiFactory = std::function<Result<std::unique_ptr<GpulabApi>>(const Context&)>;
     // Default: the REST client with the certificate from GPULAB_CERT or gpulab.cert.
     GpulabTarget();
@@ -38,15 +40,18 @@ public:
     // scheduling.maxDuration (GPULab "will always stop your job after this time": imec's job2 model,
     // JobRequestScheduling.max_duration), recorded by provision as target_data.lease_end.
     std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state) const override;
+    // GPULab does not extend a job's maxDuration once submitted.
+    Status renew_lease(Context& /*ctx*/, std::chrono::hours /*hours*/) override {
+        return Error{"this target's nodes have no lease to renew"};
+    }
     // "1 day", "12 hours", "90 minutes", "2w" (gpulab.max_duration's forms) in seconds; nullopt otherwise.
     static std::optional<long long> duration_seconds(const std::string& text);
 
     // `ddl gc --spec FILE`: the user's GPULab jobs that ddl submitted and that are still queued or
     // running, one FoundCluster per cluster (the job description names it and its state folder; the age
     // comes from GPULab's own event times); destroy_found cancels them.
-    bool finds_clusters_with_spec() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
-                                                         ProcessRunner& proc) const override;
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
     // What a submitted job's description ends with, so that gc finds the state folder of its cluster.
     static std::string state_marker(const std::string& cluster_dir) {

@@ -49,8 +49,8 @@ std::string LocalTarget::registry_record(const Context& ctx, const LocalPlan& pl
         .dump(2);
 }
 
-Result<std::vector<FoundCluster>> LocalTarget::find_clusters(ProcessRunner& proc) const {
-    (void)proc;
+Result<std::vector<FoundCluster>> LocalTarget::find_clusters(const Spec* /*spec*/,
+                                                             ProcessRunner& /*proc*/) const {
     std::vector<FoundCluster> out;
     const std::string dir = std::string(k_registry) + "/users";
     std::error_code ec;

@@ -19,8 +19,12 @@ struct LocalChanges {
 };
 [[nodiscard]] LocalChanges local_changes(const LocalPlan& old, const LocalPlan& plan);
 
-class LocalTarget : public TargetDriver {
+class LocalTarget : public TargetDriver, public LinkShaping, public LeakedClusters, public NodeReplacement {
 public:
+    TargetCapabilities capabilities() override {
+        return {.link_shaping = this, .leaked_clusters = this, .node_replacement = this};
+    }
+
     Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
@@ -29,7 +33,6 @@ public:
     std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
     // Refused while the cluster's name runs from another state folder on this machine (LocalChecks.cpp).
     Status plan(const PlanRequest& req, DeployPlan& out) override;
-    bool can_reshape_links() const override { return true; }
     Status reshape_links(const Context& ctx, std::uint64_t bps) override;
 
     // Shapes (or unshapes, for 0) both ends of every node's link; used by provision and by benchmarks
@@ -48,8 +51,8 @@ public:
     // anew.
     Status remove_for_replace(Context& ctx, const std::string& node) override;
     // gc from the machine's side (LocalFound.cpp): the records in k_registry/users, and destroy from one.
-    bool finds_own_clusters() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters(ProcessRunner& proc) const override;
+    bool needs_spec() const override { return false; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
     // The record of a cluster for k_registry/users: name, state folder, plan, spec, and the time it was
     // first created (kept from `previous`, the record written by an earlier deploy).

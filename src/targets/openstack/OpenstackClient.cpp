@@ -2,8 +2,6 @@
 
 #include "util/Strings.hpp"
 
-#include <cctype>
-
 namespace ddl {
 namespace {
 
@@ -158,22 +156,6 @@ Result<ApiResponse> OpenstackClient::send(const std::string& method, const std::
     out.status = resp->status;
     out.body = nlohmann::json::parse(resp->body, nullptr, false);
     if (out.body.is_discarded()) out.body = nullptr;
-    return out;
-}
-
-std::string url_encode(const std::string& s) {
-    std::string out;
-    static const char* hex = "0123456789ABCDEF";
-    for (char ch : s) {
-        auto c = static_cast<unsigned char>(ch); // isalnum and the nibbles need the byte, not a signed char
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
     return out;
 }
 

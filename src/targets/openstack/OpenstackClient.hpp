@@ -61,8 +61,6 @@ private:
     nlohmann::json m_catalog = nlohmann::json::array();
 };
 
-// A query value, percent-encoded (RFC 3986 unreserved characters kept).
-std::string url_encode(const std::string& s);
 // The catalog URL with the API version appended unless it already ends in it (Glance and Neutron list
 // their service root: "/v2", "/v2.0").
 std::string versioned_endpoint(const std::string& url, const std::string& version);

@@ -12,8 +12,11 @@
 // The order is the one Neutron accepts: floating IPs, servers (waited for), their ports, the router's
 // interface and the router, subnets and networks, the security group, then the key pair and server group.
 // A resource already gone (404) counts as removed, so a gc cut short can run again.
+#include "provision/FoundClusters.hpp"
+#include "provision/Sweep.hpp"
 #include "targets/openstack/OpenstackTarget.hpp"
 #include "util/Strings.hpp"
+#include "util/Url.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -25,12 +28,6 @@ namespace {
 
 constexpr int k_max_pages = 50;
 constexpr auto k_server_delete_deadline = std::chrono::minutes(5);
-
-std::optional<std::time_t> utc_seconds(const std::string& text) {
-    std::tm tm{};
-    return strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) ? std::optional<std::time_t>(timegm(&tm))
-                                                            : std::nullopt;
-}
 
 std::string fail_text(const std::string& what, const ApiResponse& r) {
     const std::string why = api_error_message(r.body);
@@ -58,7 +55,7 @@ Result<nlohmann::json> list_all(OpenstackClient& api, const std::string& url, co
 }
 
 std::string tag_query(const std::string& cluster) {
-    return "?tags=ddl," + url_encode("ddl-cluster=" + cluster);
+    return "?tags=ddl," + percent_encode("ddl-cluster=" + cluster);
 }
 
 } // namespace
@@ -81,89 +78,54 @@ OpenstackTarget::connect(const std::string& cloud_name) const {
     return s;
 }
 
-Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters_with(const Spec& spec,
-                                                                      ProcessRunner& proc) const {
-    (void)proc;
-    const std::string cloud_name = spec.target_section<OpenstackSpec>().cloud;
+Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters(const Spec* spec,
+                                                                 ProcessRunner& /*proc*/) const {
+    const std::string cloud_name = spec->target_section<OpenstackSpec>().cloud;
     auto cloud = connect(cloud_name);
     if (!cloud) return cloud.error();
     auto servers = list_all(*(*cloud)->api, (*cloud)->nova + "/servers/detail", "servers",
                             [](const nlohmann::json& b) { return nova_next_link(b, "servers_links"); });
     if (!servers) return Error{"Nova: " + servers.error().message};
-    std::map<std::string, FoundCluster> by_cluster;
-    const std::time_t now = std::time(nullptr);
+    FoundClusters clusters("servers", std::time(nullptr));
     for (const auto& server : *servers) {
         if (!server.is_object() || !server.contains("metadata") || !server["metadata"].is_object()) continue;
         const auto& meta = server["metadata"];
         const std::string cluster = meta.value("ddl_cluster", std::string());
         const std::string id = server.value("id", std::string());
         if (cluster.empty() || id.empty()) continue;
-        auto& found = by_cluster[cluster];
-        const auto created = utc_seconds(server.value("created", std::string()));
-        const long long age = created ? static_cast<long long>(now - *created) : 0;
-        found.age_s = found.record.contains("servers") ? std::min(found.age_s, age) : age;
-        found.cluster = cluster;
+        auto& found = clusters.add(cluster, id, server.value("created", std::string()));
         if (found.state_dir.empty()) found.state_dir = meta.value("ddl_state", std::string());
         found.record["cloud"] = cloud_name;
-        found.record["servers"].push_back(id);
-        found.detail = std::to_string(found.record["servers"].size()) + " server(s) on cloud " + cloud_name;
+        found.detail = std::to_string(clusters.machines(found)) + " server(s) on cloud " + cloud_name;
     }
-    std::vector<FoundCluster> out;
-    out.reserve(by_cluster.size());
-    for (auto& [name, f] : by_cluster)
-        out.push_back(std::move(f));
-    return out;
+    return clusters.take();
 }
 
-Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    (void)proc;
-    const std::string cloud_name = found.record.value("cloud", std::string());
-    if (cloud_name.empty() || !found.record.contains("servers"))
-        return Error{"the record of " + found.cluster + " names no cloud or servers"};
-    auto cloud = connect(cloud_name);
-    if (!cloud) return cloud.error();
-    OpenstackClient& api = *(*cloud)->api;
-    const std::string& nova = (*cloud)->nova;
-    const std::string& net = (*cloud)->neutron;
-    std::vector<std::string> failed;
-    // DELETE (or PUT `body`) on url; 404: already gone.
-    auto remove = [&](const std::string& what, const std::string& url, const std::string& method = "DELETE",
-                      const nlohmann::json& body = nullptr) {
-        auto r = api.send(method, url, body);
-        if (!r) {
-            failed.push_back(what + ": " + r.error().message);
-            return false;
-        }
-        if (r->status == 404) return true;
-        if (r->status < 200 || r->status >= 300) {
-            failed.push_back(fail_text(what, *r));
-            return false;
-        }
-        progress.note("removed " + what + " of cluster " + found.cluster);
-        return true;
-    };
-    auto tagged = [&](const std::string& kind, const std::string& key) -> nlohmann::json {
-        auto items = list_all(api, net + "/" + kind + tag_query(found.cluster), key, {});
-        if (!items) {
-            failed.push_back("Neutron: " + items.error().message);
-            return nlohmann::json::array();
-        }
-        return *items;
-    };
-    auto label = [](const std::string& kind, const nlohmann::json& item) {
-        const std::string name = item.value("name", std::string());
-        return kind + " " +
-               (name.empty() ? item.value("id", std::string()) : name + " (" + item.value("id", "") + ")");
-    };
+namespace {
 
-    for (const auto& fip : tagged("floatingips", "floatingips"))
-        remove("floating IP " + fip.value("floating_ip_address", fip.value("id", "")),
-               net + "/floatingips/" + fip.value("id", ""));
-    std::vector<std::string> servers;
-    for (const auto& s : found.record["servers"])
-        if (remove("server " + s.get<std::string>(), nova + "/servers/" + s.get<std::string>()))
-            servers.push_back(s.get<std::string>());
-    // Nova deletes in the background: the ports are free once every server is gone.
+// One DELETE (or PUT `body`) as the sweep sees it: the HTTP status as the code ("HTTP 404": already gone).
+SweepItem item(OpenstackClient& api, const std::string& what, const std::string& url,
+               const std::string& method = "DELETE", const nlohmann::json& body = nullptr) {
+    return SweepItem{what, [&api, what, url, method, body]() -> Result<SweepAnswer> {
+                         auto r = api.send(method, url, body);
+                         if (!r) return r.error();
+                         return SweepAnswer{r->status >= 200 && r->status < 300,
+                                            "HTTP " + std::to_string(r->status), fail_text(what, *r)};
+                     }};
+}
+
+bool http_gone(const std::string& code) {
+    return code == "HTTP 404";
+}
+
+std::string label(const std::string& kind, const nlohmann::json& item) {
+    const std::string name = item.value("name", std::string());
+    return kind + " " +
+           (name.empty() ? item.value("id", std::string()) : name + " (" + item.value("id", "") + ")");
+}
+
+// Nova deletes in the background: the ports are free once every server is gone.
+Status wait_deleted(OpenstackClient& api, const std::string& nova, std::vector<std::string> servers) {
     const auto deadline = std::chrono::steady_clock::now() + k_server_delete_deadline;
     while (!servers.empty()) {
         std::vector<std::string> left;
@@ -173,46 +135,159 @@ Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& 
         }
         servers = left;
         if (servers.empty()) break;
-        if (std::chrono::steady_clock::now() > deadline) {
-            failed.push_back(
+        if (std::chrono::steady_clock::now() > deadline)
+            return Error{
                 "server(s) " + join(servers, ", ") + " still not deleted after " +
                 std::to_string(
                     std::chrono::duration_cast<std::chrono::seconds>(k_server_delete_deadline).count()) +
-                " s");
-            return Error{join(failed, "; ") + "; run ddl gc again once Nova has deleted them"};
-        }
+                " s; run ddl gc again once Nova has deleted them"};
         std::this_thread::sleep_for(std::chrono::seconds(2));
     }
-    for (const auto& port : tagged("ports", "ports"))
-        if (port.value("device_owner", std::string()) != "network:router_interface")
-            remove(label("port", port), net + "/ports/" + port.value("id", ""));
-    const auto subnets = tagged("subnets", "subnets");
-    for (const auto& router : tagged("routers", "routers")) {
-        const std::string rid = router.value("id", std::string());
-        for (const auto& subnet : subnets)
-            remove("interface of router " + router.value("name", rid) + " on subnet " +
-                       subnet.value("name", ""),
-                   net + "/routers/" + rid + "/remove_router_interface", "PUT",
-                   nlohmann::json{{"subnet_id", subnet.value("id", "")}});
-        remove(label("router", router), net + "/routers/" + rid);
-    }
-    for (const auto& subnet : subnets)
-        remove(label("subnet", subnet), net + "/subnets/" + subnet.value("id", ""));
-    for (const auto& network : tagged("networks", "networks"))
-        remove(label("network", network), net + "/networks/" + network.value("id", ""));
-    for (const auto& group : tagged("security-groups", "security_groups"))
-        remove(label("security group", group), net + "/security-groups/" + group.value("id", ""));
-    remove("key pair " + found.cluster + "-key", nova + "/os-keypairs/" + url_encode(found.cluster + "-key"));
-    auto groups = list_all(api, nova + "/os-server-groups", "server_groups", {});
-    if (!groups) {
-        failed.push_back("Nova: " + groups.error().message);
-    } else {
-        for (const auto& g : *groups)
-            if (g.value("name", std::string()) == found.cluster + "-nodes")
-                remove(label("server group", g), nova + "/os-server-groups/" + g.value("id", ""));
-    }
-    if (!failed.empty()) return Error{join(failed, "; ") + "; run ddl gc again to retry what is left"};
     return {};
+}
+
+// What the steps of one cluster's sweep share: the API, its endpoints, the cluster, and what one step
+// lists or removes for a later one (the servers being deleted, the subnets).
+struct OpenstackSweep {
+    OpenstackClient& api;
+    std::string nova, net;
+    std::string cluster;
+    std::vector<std::string> deleting; // servers whose delete was accepted (or that were gone already)
+    nlohmann::json subnets = nlohmann::json::array();
+};
+
+// A step over each Neutron resource of `kind` tagged with the cluster (its list under `key`) that `add`
+// turns into items.
+SweepStep tagged_step(OpenstackSweep& sw, const std::string& name, const std::string& kind,
+                      const std::string& key,
+                      std::function<void(const nlohmann::json&, std::vector<SweepItem>&)> add) {
+    SweepStep step{.name = name, .gone = http_gone};
+    step.list = [&sw, kind, key, add = std::move(add)]() -> Result<std::vector<SweepItem>> {
+        auto listed = list_all(sw.api, sw.net + "/" + kind + tag_query(sw.cluster), key, {});
+        if (!listed) return Error{"Neutron: " + listed.error().message};
+        std::vector<SweepItem> items;
+        for (const auto& x : *listed)
+            add(x, items);
+        return items;
+    };
+    return step;
+}
+
+// Each tagged resource of `kind` deleted at `<neutron>/<kind>/<id>`.
+SweepStep delete_tagged(OpenstackSweep& sw, const std::string& name, const std::string& kind,
+                        const std::string& key, const std::string& what) {
+    return tagged_step(sw, name, kind, key, [&sw, kind, what](const nlohmann::json& x, auto& items) {
+        items.push_back(item(sw.api, label(what, x), sw.net + "/" + kind + "/" + x.value("id", "")));
+    });
+}
+
+// The record's servers; Nova deletes in the background, so the step waits until they are gone.
+SweepStep servers_step(OpenstackSweep& sw, const FoundCluster& found) {
+    SweepStep step{.name = "servers", .gone = http_gone};
+    std::vector<std::string> ids;
+    for (const auto& s : found.record["servers"])
+        ids.push_back(s.get<std::string>());
+    step.list = [&sw, ids]() -> Result<std::vector<SweepItem>> {
+        std::vector<SweepItem> items;
+        items.reserve(ids.size());
+        for (const auto& id : ids) {
+            SweepItem i = item(sw.api, "server " + id, sw.nova + "/servers/" + id);
+            i.remove = [&sw, id, remove = i.remove]() -> Result<SweepAnswer> {
+                auto a = remove();
+                if (a && (a->accepted || http_gone(a->code))) sw.deleting.push_back(id);
+                return a;
+            };
+            items.push_back(std::move(i));
+        }
+        return items;
+    };
+    step.settle = [&sw] { return wait_deleted(sw.api, sw.nova, sw.deleting); };
+    return step;
+}
+
+// The subnets are listed once, before the routers: each router's interfaces on them go first, then the
+// router, then the subnets themselves.
+std::vector<SweepStep> router_steps(OpenstackSweep& sw) {
+    SweepStep list =
+        tagged_step(sw, "subnet list", "subnets", "subnets",
+                    [&sw](const nlohmann::json& subnet, auto&) { sw.subnets.push_back(subnet); });
+    list.gone = nullptr;
+    SweepStep routers =
+        tagged_step(sw, "routers", "routers", "routers", [&sw](const nlohmann::json& router, auto& items) {
+            const std::string rid = router.value("id", std::string());
+            for (const auto& subnet : sw.subnets)
+                items.push_back(item(sw.api,
+                                     "interface of router " + router.value("name", rid) + " on subnet " +
+                                         subnet.value("name", ""),
+                                     sw.net + "/routers/" + rid + "/remove_router_interface", "PUT",
+                                     nlohmann::json{{"subnet_id", subnet.value("id", "")}}));
+            items.push_back(item(sw.api, label("router", router), sw.net + "/routers/" + rid));
+        });
+    SweepStep subnets{.name = "subnets", .gone = http_gone};
+    subnets.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        std::vector<SweepItem> items;
+        for (const auto& subnet : sw.subnets)
+            items.push_back(
+                item(sw.api, label("subnet", subnet), sw.net + "/subnets/" + subnet.value("id", "")));
+        return items;
+    };
+    return {list, routers, subnets};
+}
+
+// The key pair and server group Nova holds under the cluster's names.
+std::vector<SweepStep> nova_steps(OpenstackSweep& sw) {
+    SweepStep key{.name = "key pair", .gone = http_gone};
+    key.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        return std::vector<SweepItem>{item(sw.api, "key pair " + sw.cluster + "-key",
+                                           sw.nova + "/os-keypairs/" + percent_encode(sw.cluster + "-key"))};
+    };
+    SweepStep group{.name = "server group", .gone = http_gone};
+    group.list = [&sw]() -> Result<std::vector<SweepItem>> {
+        auto groups = list_all(sw.api, sw.nova + "/os-server-groups", "server_groups", {});
+        if (!groups) return Error{"Nova: " + groups.error().message};
+        std::vector<SweepItem> items;
+        for (const auto& g : *groups)
+            if (g.value("name", std::string()) == sw.cluster + "-nodes")
+                items.push_back(item(sw.api, label("server group", g),
+                                     sw.nova + "/os-server-groups/" + g.value("id", "")));
+        return items;
+    };
+    return {key, group};
+}
+
+} // namespace
+
+// The order is the one Neutron accepts (see the top of this file); already gone: HTTP 404.
+Status OpenstackTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc*/,
+                                      Progress& progress) {
+    const std::string cloud_name = found.record.value("cloud", std::string());
+    if (cloud_name.empty() || !found.record.contains("servers"))
+        return Error{"the record of " + found.cluster + " names no cloud or servers"};
+    auto cloud = connect(cloud_name);
+    if (!cloud) return cloud.error();
+    OpenstackSweep sw{
+        .api = *(*cloud)->api, .nova = (*cloud)->nova, .net = (*cloud)->neutron, .cluster = found.cluster};
+    std::vector<SweepStep> steps;
+    steps.push_back(tagged_step(
+        sw, "floating IPs", "floatingips", "floatingips", [&sw](const nlohmann::json& fip, auto& items) {
+            items.push_back(item(sw.api,
+                                 "floating IP " + fip.value("floating_ip_address", fip.value("id", "")),
+                                 sw.net + "/floatingips/" + fip.value("id", "")));
+        }));
+    steps.push_back(servers_step(sw, found));
+    steps.push_back(
+        tagged_step(sw, "ports", "ports", "ports", [&sw](const nlohmann::json& port, auto& items) {
+            if (port.value("device_owner", std::string()) != "network:router_interface")
+                items.push_back(item(sw.api, label("port", port), sw.net + "/ports/" + port.value("id", "")));
+        }));
+    for (auto& s : router_steps(sw))
+        steps.push_back(std::move(s));
+    steps.push_back(delete_tagged(sw, "networks", "networks", "networks", "network"));
+    steps.push_back(
+        delete_tagged(sw, "security groups", "security-groups", "security_groups", "security group"));
+    for (auto& s : nova_steps(sw))
+        steps.push_back(std::move(s));
+    return run_sweep(found.cluster, steps, progress);
 }
 
 } // namespace ddl

@@ -1,6 +1,7 @@
 #include "targets/openstack/OpenstackPreflight.hpp"
 
 #include "util/Strings.hpp"
+#include "util/Url.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -159,8 +160,8 @@ Status OpenstackPreflight::check_image(const Spec& spec, PreflightResult& out) {
     // --- Glance: the image ---
     if (auto image = m_client.endpoint("image")) {
         std::string base = versioned_endpoint(*image, "v2");
-        auto r =
-            get_ok("Glance", base + "/images?name=" + url_encode(spec.target_section<OpenstackSpec>().image));
+        auto r = get_ok("Glance",
+                        base + "/images?name=" + percent_encode(spec.target_section<OpenstackSpec>().image));
         if (!r) return r.error();
         bool found = r->body.contains("images") && r->body["images"].is_array() && !r->body["images"].empty();
         if (!found) {
@@ -199,7 +200,7 @@ Status OpenstackPreflight::check_network(const Spec& spec, PreflightResult& out)
     std::string nbase = versioned_endpoint(*network, "v2.0");
     {
         auto r = get_ok("Neutron", nbase + "/networks?name=" +
-                                       url_encode(spec.target_section<OpenstackSpec>().external_network));
+                                       percent_encode(spec.target_section<OpenstackSpec>().external_network));
         if (!r) return r.error();
         const auto& nets = r->body.contains("networks") && r->body["networks"].is_array()
                                ? r->body["networks"]
@@ -226,8 +227,9 @@ Status OpenstackPreflight::check_network(const Spec& spec, PreflightResult& out)
         }
     }
     if (!spec.target_section<OpenstackSpec>().network.empty()) {
-        auto r = get_ok("Neutron",
-                        nbase + "/networks?name=" + url_encode(spec.target_section<OpenstackSpec>().network));
+        auto r =
+            get_ok("Neutron",
+                   nbase + "/networks?name=" + percent_encode(spec.target_section<OpenstackSpec>().network));
         if (!r) return r.error();
         if (!r->body.contains("networks") || !r->body["networks"].is_array() || r->body["networks"].empty())
             problems.push_back("openstack.network: network \"" +

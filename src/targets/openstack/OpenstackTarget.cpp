@@ -1,124 +1,18 @@
 #include "targets/openstack/OpenstackTarget.hpp"
 
-#include "core/Log.hpp"
-#include "remote/SshKeys.hpp"
 #include "targets/openstack/OpenstackInputs.hpp"
 #include "targets/openstack/OpenstackPreflight.hpp"
-#include "terraform/ScratchPlan.hpp"
-#include "util/Files.hpp"
 #include "util/Strings.hpp"
 
 #include <cstdlib>
-#include <filesystem>
 
 namespace ddl {
 namespace {
 
-std::string verb(const std::string& action, bool done) {
-    if (action == "create") return done ? "created" : "creating";
-    if (action == "delete") return done ? "destroyed" : "destroying";
-    if (action == "update") return done ? "modified" : "modifying";
-    if (action == "replace") return done ? "replaced" : "replacing";
-    if (action == "read") return done ? "read" : "reading";
-    return done ? action + " done" : action;
-}
-
-std::string seconds(double s) {
-    return std::to_string(static_cast<long long>(s)) + " s";
-}
-
-// Per-resource progress lines from the UI stream.
-std::function<void(const TerraformEvent&)> progress_sink(Progress& progress) {
-    return [&progress](const TerraformEvent& e) {
-        using K = TerraformEvent::Kind;
-        switch (e.kind) {
-        case K::apply_start:
-            progress.node(e.resource, verb(e.action, false) + "...");
-            break;
-        case K::apply_progress:
-            progress.node(e.resource, "still " + verb(e.action, false) + " (" + seconds(e.elapsed_s) + ")");
-            break;
-        case K::apply_complete:
-            progress.node(e.resource, verb(e.action, true) + " (" + seconds(e.elapsed_s) + ")");
-            break;
-        case K::apply_errored:
-            progress.node(e.resource, verb(e.action, false) + " failed (" + seconds(e.elapsed_s) + ")");
-            break;
-        case K::diagnostic:
-            if (e.severity == "warning") progress.note("terraform warning: " + e.summary);
-            break;
-        default:
-            break;
-        }
-    };
-}
-
-// Timeout of each pre-flight API call: DDL_OPENSTACK_TIMEOUT (seconds) or 30 s.
-std::chrono::milliseconds api_timeout(const CloudConfig::Sources& src) {
-    auto v = parse_int(src.getenv("DDL_OPENSTACK_TIMEOUT"));
-    if (v && *v > 0 && *v < 3600) return std::chrono::seconds(*v);
-    return std::chrono::seconds(30);
-}
-
-std::string tool_choice(const Context& ctx) {
-    if (!ctx.options.terraform_bin.empty()) return ctx.options.terraform_bin;
-    return ctx.spec.target_section<OpenstackSpec>().terraform;
-}
-
-} // namespace
-
-OpenstackTarget::OpenstackTarget()
-    : m_deps{[] { return std::make_unique<CurlHttpClient>(); }, CloudConfig::system_sources()} {}
-
-Result<RenderInputs> OpenstackTarget::render_inputs(Context& ctx) {
-    RenderInputs in;
-    std::error_code ec;
-    in.state_dir = std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
-    if (!ctx.spec.access.private_key.empty()) {
-        std::string pub = ctx.spec.access.private_key + ".pub";
-        auto text = read_file(pub);
-        if (!text)
-            return Error{"access.private_key: no public key next to it (" + pub +
-                         "); write it with: ssh-keygen -y -f " + ctx.spec.access.private_key + " > " + pub};
-        in.public_key = trim(*text);
-        return in;
-    }
-    auto key = ensure_keypair(ctx.key_path(), "ddl-" + ctx.spec.name);
-    if (!key) return key.error();
-    in.public_key = trim(*key);
-    return in;
-}
-
-Result<TerraformRunner> OpenstackTarget::make_runner(const Context& ctx, const std::string& choice) {
-    auto tool = TerraformRunner::find_tool(ctx.proc, choice, "openstack.terraform");
-    if (!tool) return tool.error();
-    auto cloud = CloudConfig::load(ctx.spec.target_section<OpenstackSpec>().cloud, m_deps.sources);
-    if (!cloud) return cloud.error();
-    TerraformRunnerOptions opts;
-    opts.work_dir = work_dir(ctx);
-    opts.env = cloud->terraform_env();
-    return TerraformRunner(ctx.proc, *tool, opts, progress_sink(ctx.progress));
-}
-
-// The module as compiled in, its inputs and backend: a folder `terraform init/plan/apply` runs in.
-Result<RenderedFiles> OpenstackTarget::render(const Spec& s, const RenderInputs& in) const {
-    RenderedFiles f;
-    const std::string dir = std::string(k_openstack_terraform_dir) + "/";
-    for (const auto& [name, text] : OpenstackInputs::module_files())
-        f[dir + name] = text;
-    f[dir + "terraform.tfvars.json"] = json_file(OpenstackInputs::tfvars(s, in.public_key, in.state_dir));
-    f[dir + "backend.tf.json"] = json_file(OpenstackInputs::backend(s));
-    return f;
-}
-
-Status OpenstackTarget::preflight(const Context& ctx) {
-    auto tool = TerraformRunner::find_tool(ctx.proc, tool_choice(ctx), "openstack.terraform");
-    if (!tool) return tool.error();
-    ctx.progress.note("using " + tool->name + " " + tool->version + " (" + tool->path + ")");
-    // "Backend Type: s3": `endpoints`, `use_path_style` and the skip_* settings an S3-compatible store needs
-    // came with Terraform 1.6, `skip_s3_checksum` with 1.6.3 (hashicorp/terraform#34127); 1.5 refuses them
-    // as unsupported arguments at init.
-    const auto& backend = ctx.spec.target_section<OpenstackSpec>().state_backend;
+// "Backend Type: s3": `endpoints`, `use_path_style` and the skip_* settings an S3-compatible store needs
+// came with Terraform 1.6, `skip_s3_checksum` with 1.6.3 (hashicorp/terraform#34127); 1.5 refuses them as
+// unsupported arguments at init. Type http without an address reads it from the environment.
+Status check_state_backend(const BackendSpec& backend, const TerraformTool& tool) {
     if (backend.type == "http" && backend.address.empty()) {
         for (const char* var : {"TF_HTTP_ADDRESS", "TF_HTTP_LOCK_ADDRESS", "TF_HTTP_UNLOCK_ADDRESS"}) {
             const char* v = std::getenv(var);
@@ -132,13 +26,44 @@ Status OpenstackTarget::preflight(const Context& ctx) {
                     "or give state_backend.address"};
         }
     }
-    if (backend.type == "s3" && !backend.endpoint.empty() && tool->name == "terraform" &&
-        !tool->at_least(1, 6, 3))
+    if (backend.type == "s3" && !backend.endpoint.empty() && tool.name == "terraform" &&
+        !tool.at_least(1, 6, 3))
         return Error{
             "openstack.state_backend: an S3-compatible endpoint needs Terraform 1.6.3 or newer (for the "
             "backend's endpoints, use_path_style and skip_s3_checksum settings), but " +
-            tool->path + " is " + tool->version +
+            tool.path + " is " + tool.version +
             "; upgrade Terraform, or keep the state elsewhere (type http or local)"};
+    return {};
+}
+
+} // namespace
+
+OpenstackTarget::OpenstackTarget()
+    : OpenstackTarget(
+          Deps{[] { return std::make_unique<CurlHttpClient>(); }, CloudConfig::system_sources()}) {}
+
+const std::map<std::string, std::string>& OpenstackTarget::module_files() const {
+    return OpenstackInputs::module_files();
+}
+
+RenderedFiles OpenstackTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
+    return {{"terraform.tfvars.json", json_file(OpenstackInputs::tfvars(s, in.public_key, in.state_dir))},
+            {"backend.tf.json", json_file(OpenstackInputs::backend(s))}};
+}
+
+std::string OpenstackTarget::spec_tool(const Spec& spec) const {
+    return spec.target_section<OpenstackSpec>().terraform;
+}
+
+Result<std::map<std::string, std::string>> OpenstackTarget::terraform_env(const Spec& spec) const {
+    auto cloud = CloudConfig::load(spec.target_section<OpenstackSpec>().cloud, m_deps.sources);
+    if (!cloud) return cloud.error();
+    return cloud->terraform_env();
+}
+
+Status OpenstackTarget::preflight_target(const Context& ctx, const TerraformTool& tool) {
+    if (auto s = check_state_backend(ctx.spec.target_section<OpenstackSpec>().state_backend, tool); !s)
+        return s;
     auto cloud = CloudConfig::load(ctx.spec.target_section<OpenstackSpec>().cloud, m_deps.sources);
     if (!cloud) return cloud.error();
     ctx.progress.note("cloud " + cloud->cloud + " from " + cloud->file);
@@ -147,151 +72,10 @@ Status OpenstackTarget::preflight(const Context& ctx) {
         return {};
     }
     auto http = m_deps.make_http();
-    OpenstackClient client(*http, cloud->auth, api_timeout(m_deps.sources));
-    OpenstackPreflight check(client);
-    auto result = check.run(ctx.spec);
+    OpenstackClient client(*http, cloud->auth, api_timeout(m_deps.sources.getenv("DDL_OPENSTACK_TIMEOUT")));
+    auto result = OpenstackPreflight(client).run(ctx.spec);
     if (!result) return Error{"pre-flight: " + result.error().message};
-    for (const auto& n : result->notes)
-        log::debug("pre-flight: " + n);
-    if (!result->problems.empty())
-        return Error{"pre-flight found " + std::to_string(result->problems.size()) +
-                     " problem(s); nothing was created:\n      " + join(result->problems, "\n      ")};
-    ctx.progress.note("pre-flight: " + join(result->notes, "; "));
-    return {};
-}
-
-Status OpenstackTarget::copy_rendered_module(const Context& ctx) const {
-    namespace fs = std::filesystem;
-    const std::string from = ctx.cluster_dir() + "/rendered/" + k_openstack_terraform_dir;
-    const std::string to = work_dir(ctx);
-    if (!path_exists(from)) return Error{from + " is missing; run the render phase first"};
-    if (auto s = make_dirs(to, 0700); !s) return s;
-    std::error_code ec;
-    // Module files that a newer ddl no longer renders must not linger in the working directory.
-    for (const auto& e : fs::directory_iterator(to, ec)) {
-        auto name = e.path().filename().string();
-        if (e.is_regular_file() &&
-            (ends_with(name, ".tf") || ends_with(name, ".tf.json") || name == "terraform.tfvars.json") &&
-            !path_exists(from + "/" + name))
-            fs::remove(e.path(), ec);
-    }
-    for (const auto& e : fs::directory_iterator(from, ec)) {
-        if (!e.is_regular_file()) continue;
-        auto text = read_file(e.path().string());
-        if (!text) return text.error();
-        if (auto s = write_file_atomic(to + "/" + e.path().filename().string(), *text, 0600); !s) return s;
-    }
-    if (ec) return Error{"cannot copy " + from + " to " + to + ": " + ec.message()};
-    return {};
-}
-
-Result<std::vector<NodeState>> OpenstackTarget::nodes_from_outputs(const nlohmann::json& out,
-                                                                   const std::string& private_key) {
-    auto text = [&](const char* key) -> Result<std::string> {
-        if (!out.contains(key) || !out[key].is_string() || out[key].get<std::string>().empty())
-            return Error{"terraform output has no " + std::string(key) +
-                         "; is the working directory's module ddl's openstack module?"};
-        return out[key].get<std::string>();
-    };
-    auto pub = text("master_public_ip");
-    if (!pub) return pub.error();
-    auto user = text("ssh_user");
-    if (!user) return user.error();
-    auto priv = text("master_private_ip");
-    if (!priv) return priv.error();
-    if (!out.contains("worker_private_ips") || !out["worker_private_ips"].is_array())
-        return Error{"terraform output has no worker_private_ips list"};
-    std::vector<NodeState> nodes;
-    NodeState master;
-    master.name = "master";
-    master.group = "master";
-    master.address = *pub;
-    // The floating IP is for ddl; the nodes talk to each other (hostfile, rendezvous) on the cluster network.
-    master.private_address = *priv;
-    master.user = *user;
-    master.key = private_key;
-    nodes.push_back(master);
-    int i = 0;
-    for (const auto& ip : out["worker_private_ips"]) {
-        ++i;
-        if (!ip.is_string() || ip.get<std::string>().empty())
-            return Error{"terraform output worker_private_ips[" + std::to_string(i - 1) +
-                         "] is not an address"};
-        NodeState w;
-        w.name = "worker" + std::to_string(i);
-        w.group = "workers";
-        w.address = ip.get<std::string>();
-        w.private_address = w.address;
-        w.user = *user;
-        w.key = private_key;
-        // Workers have no public address: every SSH connection goes through the master.
-        w.jump = "master";
-        nodes.push_back(w);
-    }
-    return nodes;
-}
-
-Status OpenstackTarget::provision(Context& ctx) {
-    if (auto s = copy_rendered_module(ctx); !s) return s;
-    auto runner = make_runner(ctx, tool_choice(ctx));
-    if (!runner) return runner.error();
-    ctx.state.target_data["terraform"] = {
-        {"tool", runner->tool().name}, {"path", runner->tool().path}, {"version", runner->tool().version}};
-    if (auto s = ctx.save(); !s) return s;
-    ctx.progress.note(runner->tool().name + " init");
-    if (auto s = runner->init(); !s) return s;
-    if (ctx.stop_requested()) return Error{"interrupted before terraform plan"};
-    auto plan = runner->plan();
-    if (!plan) return plan.error();
-    ctx.progress.note("plan: " + std::to_string(plan->add) + " to add, " + std::to_string(plan->change) +
-                      " to change, " + std::to_string(plan->remove) + " to destroy");
-    // A re-deploy that would delete or replace what exists waits for approval (a prompt, or -y).
-    if (auto s = ctx.approve_destructive(runner->tool().name + " plan for cluster " + ctx.state.cluster,
-                                         runner->changes_to_existing());
-        !s)
-        return s;
-    // Terraform is the safe point: an interrupt after the plan would leave half-created machines that
-    // only apply itself knows, so it runs to its end and the next deploy or destroy converges.
-    if (auto s = runner->apply(); !s) return s;
-    auto outputs = runner->outputs();
-    if (!outputs) return outputs.error();
-    auto nodes = nodes_from_outputs(*outputs, ctx.spec.access.private_key);
-    if (!nodes) return nodes.error();
-    ctx.state.nodes = std::move(*nodes);
-    ctx.state.target_data["outputs"] = *outputs;
-    for (const auto& n : ctx.state.nodes)
-        ctx.progress.node(n.name, n.address + (n.jump.empty() ? "" : " (through " + n.jump + ")"));
-    return {};
-}
-
-Status OpenstackTarget::destroy(Context& ctx) {
-    const std::string dir = work_dir(ctx);
-    // Nothing was ever applied if Terraform never initialised its working directory.
-    if (!path_exists(dir + "/.terraform") && !path_exists(dir + "/terraform.tfstate")) {
-        ctx.progress.note("no Terraform working directory with state: nothing was created");
-        return {};
-    }
-    std::string choice = ctx.options.terraform_bin;
-    if (choice.empty() && ctx.state.target_data.contains("terraform"))
-        choice = ctx.state.target_data["terraform"].value("path", "");
-    if (choice.empty()) choice = ctx.spec.target_section<OpenstackSpec>().terraform;
-    auto runner = make_runner(ctx, choice);
-    if (!runner) return runner.error();
-    if (!path_exists(dir + "/.terraform")) {
-        if (auto s = runner->init(); !s) return s;
-    }
-    // One destroy per call: run_destroy already retries the whole driver up to 3 times, with a state
-    // listing after each try that names whatever is left.
-    auto s = runner->destroy_all(1);
-    if (!s) return s;
-    ctx.state.nodes.clear();
-    return {};
-}
-
-Status OpenstackTarget::plan(const PlanRequest& req, DeployPlan& out) {
-    auto runner = make_runner(req.ctx, tool_choice(req.ctx));
-    if (!runner) return runner.error();
-    return add_terraform_plan(req, *this, *runner, k_openstack_terraform_dir, out);
+    return report_checks(ctx, result->problems, result->notes);
 }
 
 } // namespace ddl

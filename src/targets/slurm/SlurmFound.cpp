@@ -26,7 +26,8 @@ std::optional<long long> age_of(const std::string& local_time) {
 
 } // namespace
 
-Result<std::vector<FoundCluster>> SlurmTarget::find_clusters(ProcessRunner& proc) const {
+Result<std::vector<FoundCluster>> SlurmTarget::find_clusters(const Spec* /*spec*/,
+                                                             ProcessRunner& proc) const {
     // %i job id, %k comment, %V submit time, %Z working directory, %T state.
     Command c{.argv = {"squeue", "-h", "-u", user_name(), "-o", "%i|%k|%V|%Z|%T"},
               .timeout = std::chrono::seconds(30)};

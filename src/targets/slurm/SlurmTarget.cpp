@@ -435,7 +435,7 @@ Status SlurmTarget::write_hostfile(Context& ctx) {
                              format_hostfile(ctx.state.nodes, ctx.spec.hostfile_format), 0600);
 }
 
-std::optional<std::string> SlurmTarget::why_no_ssh(const std::string& what) const {
+std::string SlurmTarget::why_no_ssh(const std::string& what) const {
     return what + " works over SSH, which a Slurm facility's nodes do not offer ddl; on a slurm cluster use "
                   "`ddl run -- PROG` (an srun step of the job)";
 }

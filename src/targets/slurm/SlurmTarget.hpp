@@ -19,8 +19,10 @@ namespace ddl {
 // (paths, commands), which belong to the previous key until the next "Key=".
 std::map<std::string, std::string> parse_scontrol_record(const std::string& line);
 
-class SlurmTarget : public TargetDriver {
+class SlurmTarget : public TargetDriver, public JobSteps, public LeakedClusters {
 public:
+    TargetCapabilities capabilities() override { return {.job_steps = this, .leaked_clusters = this}; }
+
     // Slurm names the nodes when it allocates them: the plan has one line, the allocation.
     std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
     Status plan(const PlanRequest& req, DeployPlan& out) override;
@@ -39,8 +41,7 @@ public:
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
     std::optional<Status> replace_phase(PhaseId phase, Context& ctx) override;
-    std::optional<std::string> why_no_ssh(const std::string& what) const override;
-    bool runs_job_steps() const override { return true; }
+    std::string why_no_ssh(const std::string& what) const override;
     Result<Command> job_step_command(const Context& ctx, int np, const std::vector<std::string>& argv,
                                      const std::map<std::string, std::string>& env) const override {
         return run_command(ctx, np, argv, env);
@@ -51,8 +52,8 @@ public:
 
     // gc from the queue's side (SlurmFound.cpp): the user's jobs whose comment is job_comment(cluster);
     // the job's working directory is the cluster's state folder, its submit time its age.
-    bool finds_own_clusters() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters(ProcessRunner& proc) const override;
+    bool needs_spec() const override { return false; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
     // `ddl run` on a slurm cluster: an srun step inside the deployed job, np ranks (0: every slot),

@@ -119,7 +119,8 @@ std::map<std::string, std::string> env_lines(const std::string& text) {
 
 } // namespace
 
-Result<std::vector<FoundCluster>> SshTarget::find_clusters_with(const Spec& spec, ProcessRunner& proc) const {
+Result<std::vector<FoundCluster>> SshTarget::find_clusters(const Spec* given, ProcessRunner& proc) const {
+    const Spec& spec = *given;
     TempDir dir("ddl-gc-ssh");
     const std::string known_hosts = dir.path() + "/known_hosts";
     std::map<std::string, FoundCluster> by_cluster;
@@ -153,8 +154,8 @@ Result<std::vector<FoundCluster>> SshTarget::find_clusters_with(const Spec& spec
                      join(unreachable, "\n      ")};
     const std::string pinned = read_file(known_hosts).value_or("");
     std::vector<FoundCluster> out;
-    for (auto& [name, found] : by_cluster) {
-        (void)name;
+    for (auto& entry : by_cluster) {
+        auto& found = entry.second;
         std::vector<std::string> names;
         for (const auto& h : found.record["hosts"])
             names.push_back(h.value("name", ""));

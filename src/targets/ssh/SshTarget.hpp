@@ -7,8 +7,10 @@
 
 namespace ddl {
 
-class SshTarget : public TargetDriver {
+class SshTarget : public TargetDriver, public LeakedClusters {
 public:
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+
     Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
@@ -18,9 +20,8 @@ public:
 
     // `ddl gc --spec FILE` (SshFound.cpp): every host of the spec is asked for its /etc/ddl/node.env, which
     // names the cluster and the state folder that configured it; destroy_found runs cleanup_script there.
-    bool finds_clusters_with_spec() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters_with(const Spec& spec,
-                                                         ProcessRunner& proc) const override;
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
     // What destroy removes on every host.

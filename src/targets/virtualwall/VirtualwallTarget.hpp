@@ -13,13 +13,16 @@
 
 namespace ddl {
 
-class VirtualwallTarget : public TargetDriver {
+class VirtualwallTarget : public TargetDriver, public Lease, public ConfigureHints {
 public:
+    TargetCapabilities capabilities() override {
+        return {.lease = this, .configure_hints = this, .takes_manifest = true};
+    }
+
     Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
     Status preflight(const Context& ctx) override;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
-    bool takes_manifest() const override { return true; }
     // `ddl renew`: the slice (SA) and its slivers (AM Renew) until now + hours (client: geni).
     Status renew_lease(Context& ctx, std::chrono::hours hours) override;
     // When the slivers (or the slice) expire, as provision and renew recorded it.

@@ -1,8 +1,7 @@
 // The OpenStack renderer: terraform.tfvars.json sets exactly the module's variables, the backend
 // configuration follows openstack.state_backend, and the golden cases in tests/golden/ give the same
 // bytes every time (UPDATE_GOLDEN=1 rewrites them; review the diff).
-#include "render/Renderer.hpp"
-#include "spec/SpecLoader.hpp"
+#include "support/TerraformModule.hpp"
 #include "targets/Registry.hpp"
 #include "targets/openstack/OpenstackInputs.hpp"
 #include "util/Files.hpp"
@@ -20,41 +19,10 @@ namespace {
 
 const fs::path k_module = fs::path(DDL_SOURCE_DIR) / "src" / "targets" / "openstack" / "terraform";
 
-struct Variable {
-    bool has_default = false;
-};
+using test::load_spec;
 
-// The variable blocks of variables.tf: name -> whether it has a default. Reads the HCL structurally
-// (top-level `variable "x" {` blocks, `default =` at the block's own depth), enough for this module.
-std::map<std::string, Variable> module_variables() {
-    auto text = read_file((k_module / "variables.tf").string());
-    REQUIRE(text.ok());
-    std::map<std::string, Variable> out;
-    std::regex head(R"re(^variable\s+"([^"]+)"\s*\{)re");
-    std::istringstream in(*text);
-    std::string line, current;
-    int depth = 0;
-    while (std::getline(in, line)) {
-        std::smatch m;
-        std::string code = line.substr(0, line.find('#'));
-        if (depth == 0 && std::regex_search(code, m, head)) current = m[1];
-        if (depth == 1 && !current.empty() && std::regex_search(code, std::regex(R"(^\s*default\s*=)")))
-            out[current].has_default = true;
-        for (char c : code) {
-            if (c == '{') ++depth;
-            if (c == '}') --depth;
-        }
-        if (!current.empty()) out.emplace(current, Variable{});
-        if (depth == 0) current.clear();
-    }
-    return out;
-}
-
-Spec load(const fs::path& file) {
-    auto r = load_spec_file(file.string());
-    INFO(r.diagnostics.format_text());
-    REQUIRE(r.spec.has_value());
-    return *r.spec;
+std::map<std::string, test::HclVariable> module_variables() {
+    return test::module_variables(k_module);
 }
 
 } // namespace
@@ -74,7 +42,7 @@ TEST_CASE(
          {"configs/openstack-horovod-reference.yaml", "tests/golden/openstack-s3-backend/cluster.yaml",
           "tests/golden/openstack-http-backend/cluster.yaml"}) {
         INFO(example);
-        auto tfvars = OpenstackInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / example),
+        auto tfvars = OpenstackInputs::tfvars(load_spec(fs::path(DDL_SOURCE_DIR) / example),
                                               "ssh-ed25519 AAAAtest k", "/srv/ci/.ddl/x");
         for (const auto& [name, v] : vars)
             if (!v.has_default) CHECK(tfvars.contains(name));
@@ -87,9 +55,9 @@ TEST_CASE(
 }
 
 TEST_CASE("terraform.tfvars.json takes its values from the spec") {
-    auto tfvars =
-        OpenstackInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml"),
-                                "ssh-ed25519 AAAAkey c\n");
+    auto tfvars = OpenstackInputs::tfvars(
+        load_spec(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml"),
+        "ssh-ed25519 AAAAkey c\n");
     CHECK(tfvars["cluster_name"] == "horovod-ref");
     CHECK(tfvars["cloud"] == "hunren");
     CHECK(tfvars["worker_count"] == 7);
@@ -102,13 +70,13 @@ TEST_CASE("terraform.tfvars.json takes its values from the spec") {
 
 TEST_CASE("without a public key the tfvars leave public_key to the user (Terraform asks, or -var)") {
     auto tfvars = OpenstackInputs::tfvars(
-        load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml"), "");
+        load_spec(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml"), "");
     CHECK_FALSE(tfvars.contains("public_key"));
     CHECK(tfvars.contains("ssh_user"));
 }
 
 TEST_CASE("the backend is local state by default, http and s3 from openstack.state_backend") {
-    auto spec = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
+    auto spec = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
     // The reference config keeps its state in GitLab: http with the addresses from the environment
     // (TF_HTTP_ADDRESS, TF_HTTP_LOCK_ADDRESS, TF_HTTP_UNLOCK_ADDRESS, as docs/ci/gitlab-ci.yml sets them).
     auto ref = OpenstackInputs::backend(spec)["terraform"]["backend"]["http"];
@@ -133,24 +101,15 @@ TEST_CASE("the backend is local state by default, http and s3 from openstack.sta
 }
 
 TEST_CASE("the rendered module is the source tree's src/targets/openstack/terraform, file for file") {
-    auto spec = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
+    auto spec = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
     auto files = render_spec(spec, {"ssh-ed25519 AAAA x"});
     REQUIRE(files.ok());
-    std::set<std::string> source;
-    for (const auto& e : fs::directory_iterator(k_module)) {
-        if (e.path().extension() != ".tf") continue;
-        source.insert(e.path().filename().string());
-        auto text = read_file(e.path().string());
-        REQUIRE(text.ok());
-        std::string rel = std::string(k_openstack_terraform_dir) + "/" + e.path().filename().string();
-        REQUIRE(files->count(rel) == 1);
-        CHECK(files->at(rel) == *text);
-    }
-    CHECK(source.size() == OpenstackInputs::module_files().size());
+    CHECK(test::check_module_rendered(k_module, *files, k_openstack_terraform_dir) ==
+          OpenstackInputs::module_files().size());
 }
 
 TEST_CASE("the state folder is recorded when deploy knows it, and left to the module's default otherwise") {
-    const Spec s = load(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
+    const Spec s = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
     CHECK(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/srv/ci/.ddl/horovod-ref")["state_dir"] ==
           "/srv/ci/.ddl/horovod-ref");
     CHECK_FALSE(OpenstackInputs::tfvars(s, "ssh-ed25519 AAAAkey c").contains("state_dir"));

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,7 +147,7 @@ TEST_CASE(
                {0, node_env("lab-7", "/st/lab-7", 40), ""},
                {0, "# an older ddl's node file\nDDL_CLUSTER=old-1\nDDL_NODE=c\nDDL_MARKER_AGE=9\n", ""}});
     SshTarget t;
-    auto found = t.find_clusters_with(three_hosts(), proc);
+    auto found = t.find_clusters(std::make_unique<Spec>(three_hosts()).get(), proc);
     REQUIRE(found);
     REQUIRE(found->size() == 2);
     // c's cluster is found without a state folder (gc names it and leaves it alone).
@@ -188,21 +189,21 @@ TEST_CASE("gc --spec on ssh hosts removes nothing when a host does not answer, a
                        {255, "", "ssh: connect to host 10.0.0.2 port 22: No route to host"},
                        {0, "", ""}});
     SshTarget t;
-    auto found = t.find_clusters_with(three_hosts(), proc);
+    auto found = t.find_clusters(std::make_unique<Spec>(three_hosts()).get(), proc);
     REQUIRE_FALSE(found);
     CHECK(found.error().message.find("1 did not answer (nothing was removed)") != std::string::npos);
     CHECK(found.error().message.find("b (10.0.0.2)") != std::string::npos);
     CHECK(found.error().message.find("No route to host") != std::string::npos);
 }
 
-TEST_CASE("a target that cannot replace one node refuses --replace with the reason, touching nothing") {
-    ddl::test::ClusterRig rig(
-        "apiVersion: ddl/v1\nname: lab\ntarget: ssh\nssh: {hosts: [{name: a, address: 192.0.2.1}]}\n");
-    auto driver = make_target_driver("ssh");
-    REQUIRE(driver.ok());
-    auto ctx = rig.ctx();
-    auto s = (*driver)->remove_for_replace(ctx, "a");
-    REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message == "target ssh cannot replace one node: destroy and deploy the cluster");
-    CHECK(rig.proc.commands.empty());
+TEST_CASE("only the local target hands out node replacement (deploy --replace); the others refuse it") {
+    for (const char* target : {"ssh", "slurm", "gpulab", "openstack", "aws", "virtualwall"}) {
+        auto driver = make_target_driver(target);
+        REQUIRE(driver.ok());
+        INFO(target);
+        CHECK((*driver)->node_replacement() == nullptr);
+    }
+    auto local = make_target_driver("local");
+    REQUIRE(local.ok());
+    CHECK((*local)->node_replacement() != nullptr);
 }

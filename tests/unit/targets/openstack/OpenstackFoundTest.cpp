@@ -13,6 +13,7 @@
 #include "util/Strings.hpp"
 
 #include <catch2/catch.hpp>
+#include <memory>
 #include <set>
 
 using namespace ddl;
@@ -144,7 +145,7 @@ TEST_CASE(
     Cloud cloud;
     auto target = cloud.target();
     SystemProcessRunner proc;
-    auto found = target.find_clusters_with(cloud.spec(), proc);
+    auto found = target.find_clusters(std::make_unique<Spec>(cloud.spec()).get(), proc);
     REQUIRE(found.ok());
     REQUIRE(found->size() == 2);
     const FoundCluster& c1 = (*found)[0];
@@ -164,7 +165,7 @@ TEST_CASE(
     Cloud cloud;
     auto target = cloud.target();
     SystemProcessRunner proc;
-    auto found = target.find_clusters_with(cloud.spec(), proc);
+    auto found = target.find_clusters(std::make_unique<Spec>(cloud.spec()).get(), proc);
     REQUIRE(found.ok());
     cloud.log.clear();
     test::FakeProgress progress;
@@ -206,7 +207,7 @@ TEST_CASE("what the cloud refuses is named, everything else is still removed, an
     cloud.refuse[k_net + "/networks/n1"] = 409;
     auto target = cloud.target();
     SystemProcessRunner proc;
-    auto found = target.find_clusters_with(cloud.spec(), proc);
+    auto found = target.find_clusters(std::make_unique<Spec>(cloud.spec()).get(), proc);
     REQUIRE(found.ok());
     test::FakeProgress progress;
     auto st = target.destroy_found((*found)[0], proc, progress);

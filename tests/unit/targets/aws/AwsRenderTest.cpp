@@ -1,7 +1,6 @@
 // The AWS renderer: terraform.tfvars.json sets exactly the module's variables (src/targets/aws/terraform/
 // variables.tf) with the values the spec gives, and the module is rendered file for file.
-#include "render/Renderer.hpp"
-#include "spec/SpecLoader.hpp"
+#include "support/TerraformModule.hpp"
 #include "targets/Registry.hpp"
 #include "targets/aws/AwsInputs.hpp"
 #include "util/Files.hpp"
@@ -19,41 +18,10 @@ namespace {
 
 const fs::path k_module = fs::path(DDL_SOURCE_DIR) / "src" / "targets" / "aws" / "terraform";
 
-struct Variable {
-    bool has_default = false;
-};
+using test::load_spec;
 
-// The variable blocks of variables.tf: name -> whether it has a default. Reads the HCL structurally
-// (top-level `variable "x" {` blocks, `default =` at the block's own depth), enough for this module.
-std::map<std::string, Variable> module_variables() {
-    auto text = read_file((k_module / "variables.tf").string());
-    REQUIRE(text.ok());
-    std::map<std::string, Variable> out;
-    std::regex head(R"re(^variable\s+"([^"]+)"\s*\{)re");
-    std::istringstream in(*text);
-    std::string line, current;
-    int depth = 0;
-    while (std::getline(in, line)) {
-        std::smatch m;
-        std::string code = line.substr(0, line.find('#'));
-        if (depth == 0 && std::regex_search(code, m, head)) current = m[1];
-        if (depth == 1 && !current.empty() && std::regex_search(code, std::regex(R"(^\s*default\s*=)")))
-            out[current].has_default = true;
-        for (char c : code) {
-            if (c == '{') ++depth;
-            if (c == '}') --depth;
-        }
-        if (!current.empty()) out.emplace(current, Variable{});
-        if (depth == 0) current.clear();
-    }
-    return out;
-}
-
-Spec load(const fs::path& file) {
-    auto r = load_spec_file(file.string());
-    INFO(r.diagnostics.format_text());
-    REQUIRE(r.spec.has_value());
-    return *r.spec;
+std::map<std::string, test::HclVariable> module_variables() {
+    return test::module_variables(k_module);
 }
 
 } // namespace
@@ -67,7 +35,8 @@ TEST_CASE("terraform.tfvars.json sets every variable of the aws module except us
     for (const char* example : {"configs/aws-g5.yaml", "tests/golden/aws-g5/cluster.yaml",
                                 "tests/golden/aws-spot-default-vpc/cluster.yaml"}) {
         INFO(example);
-        auto tfvars = AwsInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / example), "ssh-ed25519 AAAAtest k");
+        auto tfvars =
+            AwsInputs::tfvars(load_spec(fs::path(DDL_SOURCE_DIR) / example), "ssh-ed25519 AAAAtest k");
         for (auto it = tfvars.begin(); it != tfvars.end(); ++it)
             CHECK(vars.count(it.key()) == 1);
         for (const auto& [name, v] : vars)
@@ -76,9 +45,9 @@ TEST_CASE("terraform.tfvars.json sets every variable of the aws module except us
 }
 
 TEST_CASE("aws terraform.tfvars.json takes its values from the spec") {
-    auto tfvars =
-        AwsInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / "tests/golden/aws-spot-default-vpc/cluster.yaml"),
-                          "ssh-ed25519 AAAAkey c\n");
+    auto tfvars = AwsInputs::tfvars(
+        load_spec(fs::path(DDL_SOURCE_DIR) / "tests/golden/aws-spot-default-vpc/cluster.yaml"),
+        "ssh-ed25519 AAAAkey c\n");
     CHECK(tfvars["cluster_name"] == "spot-lab");
     CHECK(tfvars["region"] == "us-east-1");
     CHECK(tfvars["profile"] == "research");
@@ -91,13 +60,13 @@ TEST_CASE("aws terraform.tfvars.json takes its values from the spec") {
     CHECK(tfvars["spot_max_price"] == "0.40");
     CHECK(tfvars["root_volume_type"] == "gp2");
     CHECK(tfvars["public_key"] == "ssh-ed25519 AAAAkey c");
-    auto none = AwsInputs::tfvars(load(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml"), "");
+    auto none = AwsInputs::tfvars(load_spec(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml"), "");
     CHECK_FALSE(none.contains("public_key")); // left to the user, as any required Terraform variable
 }
 
 TEST_CASE(
     "the aws state folder is recorded when deploy knows it, and left to the module's default otherwise") {
-    const Spec s = load(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
+    const Spec s = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
     CHECK(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/srv/ci/.ddl/g5")["state_dir"] == "/srv/ci/.ddl/g5");
     CHECK_FALSE(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c").contains("state_dir"));
     CHECK_FALSE(AwsInputs::tfvars(s, "ssh-ed25519 AAAAkey c", "/" + std::string(256, 'd'))
@@ -105,18 +74,9 @@ TEST_CASE(
 }
 
 TEST_CASE("the rendered module is the source tree's src/targets/aws/terraform, file for file") {
-    auto spec = load(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
+    auto spec = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
     auto files = render_spec(spec, {"ssh-ed25519 AAAA x"});
     REQUIRE(files.ok());
-    std::set<std::string> source;
-    for (const auto& e : fs::directory_iterator(k_module)) {
-        if (e.path().extension() != ".tf") continue;
-        source.insert(e.path().filename().string());
-        auto text = read_file(e.path().string());
-        REQUIRE(text.ok());
-        std::string rel = std::string(k_aws_terraform_dir) + "/" + e.path().filename().string();
-        REQUIRE(files->count(rel) == 1);
-        CHECK(files->at(rel) == *text);
-    }
-    CHECK(source.size() == AwsInputs::module_files().size());
+    CHECK(test::check_module_rendered(k_module, *files, k_aws_terraform_dir) ==
+          AwsInputs::module_files().size());
 }

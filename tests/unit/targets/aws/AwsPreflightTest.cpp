@@ -1,8 +1,9 @@
 // The AWS pre-flight against a scripted transport: every problem at once, each naming its key and fix;
-// API errors surface AWS's Code and Message. The real transport (curl's SigV4) is exercised against
+// API errors surface AWS's Code and Message. The real signing (libcurl's SigV4) is exercised against
 // tests/fakes/aws_api.py by tests/e2e/test_aws.sh.
 #include "targets/aws/AwsPreflight.hpp"
 
+#include "support/ScriptedHttp.hpp"
 #include "targets/Registry.hpp"
 #include "targets/aws/AwsTarget.hpp"
 
@@ -181,18 +182,35 @@ TEST_CASE("an API refusal stops the pre-flight with AWS's code and message and t
           "~/.aws/credentials)");
 }
 
-TEST_CASE("the module's outputs become the master and workers reached through it") {
-    nlohmann::json out{{"master_public_ip", "198.51.100.7"},
-                       {"master_private_ip", "10.42.0.10"},
-                       {"worker_private_ips", {"10.42.0.11", "10.42.0.12"}},
-                       {"ssh_user", "ubuntu"}};
-    auto nodes = AwsTarget::nodes_from_outputs(out, "");
-    REQUIRE(nodes.ok());
-    REQUIRE(nodes->size() == 3);
-    CHECK((*nodes)[0].address == "198.51.100.7");
-    CHECK((*nodes)[0].private_address == "10.42.0.10");
-    CHECK((*nodes)[2].name == "worker2");
-    CHECK((*nodes)[2].jump == "master");
-    out.erase("ssh_user");
-    CHECK_FALSE(AwsTarget::nodes_from_outputs(out, "").ok());
+TEST_CASE(
+    "an EC2 call goes through the HttpClient as one POST that libcurl signs for the region and service") {
+    std::vector<HttpRequest> sent;
+    HttpAwsTransport transport(std::make_unique<test::ScriptedHttp>([&](const HttpRequest& r) {
+                                   sent.push_back(r);
+                                   return Result<HttpResponse>(HttpResponse{200, "<x/>", {}});
+                               }),
+                               std::chrono::seconds(7));
+    auto c = creds();
+    c.session_token = "TOKEN";
+    c.ca_bundle = "/etc/ca.pem";
+    Ec2Client client(transport, c);
+    REQUIRE(client.change("DeleteVpc", {{"VpcId", "vpc-1"}}).ok());
+    REQUIRE(sent.size() == 1);
+    const HttpRequest& r = sent[0];
+    CHECK(r.method == "POST");
+    CHECK(r.url == "https://ec2.test/");
+    CHECK(r.body == "Action=DeleteVpc&Version=2016-11-15&VpcId=vpc-1");
+    CHECK(r.headers == std::vector<std::string>{"X-Amz-Security-Token: TOKEN"});
+    CHECK(r.default_content_type.empty());
+    CHECK(r.aws_sigv4 == "aws:amz:us-east-1:ec2");
+    CHECK(r.aws_access_key_id == "AKIDTEST");
+    CHECK(r.aws_secret_access_key == "secret");
+    CHECK(r.ca_file == "/etc/ca.pem");
+    CHECK(r.timeout == std::chrono::seconds(7));
+    // Without a session token no token header goes out.
+    c.session_token.clear();
+    auto plain = HttpAwsTransport::signed_request(
+        {"https://sq.test", "servicequotas", {"Content-Type: x"}, "{}"}, c, std::chrono::seconds(1));
+    CHECK(plain.headers == std::vector<std::string>{"Content-Type: x"});
+    CHECK(plain.aws_sigv4 == "aws:amz:us-east-1:servicequotas");
 }

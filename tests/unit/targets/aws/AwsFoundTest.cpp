@@ -12,6 +12,7 @@
 #include "util/Strings.hpp"
 
 #include <catch2/catch.hpp>
+#include <memory>
 #include <set>
 
 using namespace ddl;
@@ -174,7 +175,7 @@ struct Region : AwsTransport {
     // Cluster c1 as gc --spec finds it, then removed (the log then starts with the removal's requests).
     Status remove_c1(AwsTarget& target) {
         SystemProcessRunner proc;
-        auto found = target.find_clusters_with(spec(), proc);
+        auto found = target.find_clusters(std::make_unique<Spec>(spec()).get(), proc);
         REQUIRE(found.ok());
         REQUIRE_FALSE(found->empty());
         log.clear();
@@ -191,7 +192,7 @@ TEST_CASE(
     Region region;
     auto target = region.target();
     SystemProcessRunner proc;
-    auto found = target.find_clusters_with(Region::spec(), proc);
+    auto found = target.find_clusters(std::make_unique<Spec>(Region::spec()).get(), proc);
     REQUIRE(found.ok());
     REQUIRE(found->size() == 2);
     CHECK(region.log[0] ==

@@ -287,7 +287,7 @@ TEST_CASE(
                              ""}});
     p.when("scancel 101", {{0, "", ""}});
     SlurmTarget t;
-    auto found = t.find_clusters(p);
+    auto found = t.find_clusters(nullptr, p);
     REQUIRE(found.ok());
     REQUIRE(found->size() == 2);
     CHECK((*found)[0].cluster == "ci-7");

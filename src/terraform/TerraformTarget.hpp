@@ -1,0 +1,79 @@
+#pragma once
+// What every Terraform target shares: a module compiled into ddl, rendered with its inputs into
+// <target>/terraform/, copied into .ddl/<cluster>/terraform/ and run there by Terraform or OpenTofu
+// (init -> plan -> approval of changes to what exists -> apply -> output; re-running converges), destroyed
+// with `destroy`, planned against a scratch copy of the state (`ddl plan`). The module's outputs name a
+// master reached at its public address and workers reached through it (jump = "master").
+//
+// A target adds what is its own: the module's files and inputs, the spec key that picks the tool, the
+// provider's credentials for Terraform's environment and the checks of its account or cloud
+// (docs/adding-a-target.md, "A Terraform target").
+#include "provision/TargetDriver.hpp"
+#include "terraform/TerraformRunner.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ddl {
+
+class TerraformTarget : public TargetDriver {
+public:
+    // `target`: the spec section and the module's name in messages ("aws"); the module and its inputs go to
+    // "<target>/terraform/" in the rendered files.
+    explicit TerraformTarget(std::string target);
+
+    // The cluster's public key (access.private_key's .pub, else a key pair made in the cluster folder),
+    // installed by the module, and the cluster's state folder (recorded on the machines for `ddl gc`).
+    Result<RenderInputs> render_inputs(Context& ctx) override;
+    bool renders_public_key() const override { return true; }
+    // The module as compiled in and its inputs: a folder `terraform init/plan/apply` runs in.
+    Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
+    // The tool (named in the progress), then the target's own checks.
+    Status preflight(const Context& ctx) override;
+    Status provision(Context& ctx) override;
+    Status destroy(Context& ctx) override;
+    // The node diff and `terraform plan` (no plan file) of the rendered module against a copy of the state.
+    Status plan(const PlanRequest& req, DeployPlan& out) override;
+
+    // Where the module sits in the rendered files: "<target>/terraform".
+    const std::string& module_dir() const { return m_module_dir; }
+    static std::string work_dir(const Context& ctx) { return ctx.cluster_dir() + "/terraform"; }
+    // The nodes in a module's outputs (master_public_ip, master_private_ip, worker_private_ips, ssh_user);
+    // an Error names a missing or malformed output and the module (`target`) that should have given it.
+    static Result<std::vector<NodeState>> nodes_from_outputs(const nlohmann::json& outputs,
+                                                             const std::string& private_key,
+                                                             const std::string& target);
+
+protected:
+    // The module's *.tf files by name, as compiled into ddl.
+    virtual const std::map<std::string, std::string>& module_files() const = 0;
+    // The module's inputs for one cluster by file name (terraform.tfvars.json, a backend): pure, no
+    // credentials, no timestamps.
+    virtual RenderedFiles module_inputs(const Spec& spec, const RenderInputs& inputs) const = 0;
+    // The tool the spec asks for (its section's `terraform` key; empty: terraform, else tofu).
+    virtual std::string spec_tool(const Spec& spec) const = 0;
+    // The provider's credentials as Terraform reads them from its environment.
+    virtual Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const = 0;
+    // The target's checks after the tool is found and before anything is created (credentials, what the
+    // tool's version must support, the account's or cloud's own API).
+    virtual Status preflight_target(const Context& ctx, const TerraformTool& tool) = 0;
+
+    // The timeout of each call to the cloud's API: `seconds` (an environment variable's value) when it is a
+    // whole number from 1 to 3599, else 30 s.
+    static std::chrono::milliseconds api_timeout(const std::string& seconds);
+    // The outcome of API checks: problems stop the deploy (nothing was created), notes go to the progress.
+    static Status report_checks(const Context& ctx, const std::vector<std::string>& problems,
+                                const std::vector<std::string>& notes);
+
+private:
+    Result<TerraformRunner> make_runner(const Context& ctx, const std::string& tool_choice) const;
+    Status copy_rendered_module(const Context& ctx) const;
+    // --terraform-bin, else the spec's choice.
+    std::string tool_choice(const Context& ctx) const;
+
+    std::string m_target;
+    std::string m_module_dir;
+};
+
+} // namespace ddl

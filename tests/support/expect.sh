@@ -1,0 +1,8 @@
+# Assertions the e2e scripts share (sourced by tests/e2e/lib.sh, which defines `fail`).
+
+# expect_in FILE PATTERN MESSAGE: FILE has a line matching PATTERN (a grep basic regular expression);
+# otherwise FILE is printed, for the log, and the test fails with MESSAGE.
+expect_in() {
+  local file=$1 pattern=$2 message=$3
+  grep -q -e "$pattern" "$file" || { cat "$file"; fail "$message"; }
+}
