@@ -81,96 +81,95 @@ Status approve_config_changes(OpenCluster& oc, const Spec& spec) {
     const auto changes = config_changes(*deployed, spec);
     return oc.ctx->approve_destructive("the configuration of cluster " + spec.name,
                                        config_change_lines(changes));
-    // --replace NODE: the target destroys the node (refused where it cannot), and the phases from provision
-    // run again, which make it anew; an exit code when it stops the deploy.
-    std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDriver& driver,
-                                    const DeployArgs& a) {
-        if (!a.only.empty())
-            return inv.fail("--replace runs every phase from provision: leave out --only",
-                            exit_code::k_bad_input);
-        if (!ctx.state.node(a.replace))
-            return inv.fail("no node \"" + a.replace + "\" in cluster " + ctx.state.cluster,
-                            exit_code::k_bad_input);
-        if (auto s = driver.remove_for_replace(ctx, a.replace); !s)
-            return inv.fail(s.error().message,
-                            ctx.approval_needs_yes || starts_with(s.error().message, "target ")
-                                ? exit_code::k_bad_input
-                                : exit_code::k_failure);
-        for (auto& n : ctx.state.nodes) {
-            if (n.name != a.replace) continue;
-            n.configured_inputs.clear(); // a new machine: configure applies everything to it
-            n.probed = false;
-            n.cordoned = false; // replacing a bad node is what its cordon waited for
-        }
-        ctx.state.reset_phases_from(phase_names(), "provision");
-        if (auto s = ctx.save(); !s) return inv.fail(s.error().message, exit_code::k_failure);
-        return std::nullopt;
-    }
+}
 
-    int deploy(const Invocation& inv, const DeployArgs& a) {
-        auto loaded = load_spec_file(a.file);
-        if (!loaded.spec) {
-            print_diagnostics(inv.g.json, loaded.diagnostics);
-            return exit_code::k_bad_input;
-        }
-        const Spec& spec = *loaded.spec;
-        if (!a.manifest.empty() && !takes_manifest(spec))
-            return inv.fail("--manifest is for target virtualwall (this spec's target is " + spec.target +
-                                ")",
-                            exit_code::k_bad_input);
-        DeployOptions opts;
-        opts.yes = a.yes;
-        opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
-        opts.manifest_path = a.manifest;
-        opts.skip_preflight = a.skip_preflight;
-        opts.terraform_bin = a.terraform_bin;
-        opts.force_configure = a.force_configure;
-        int rc = 0;
-        auto oc = open_for_deploy(inv.g.state_dir, spec, a.file, opts, "ddl deploy " + a.file, rc);
-        if (!oc) return inv.fail(oc.error().message, rc);
-        auto& ctx = *(*oc)->ctx;
-        bool refused = false;
-        ctx.approve = [&ctx, &refused](const std::string& what, const std::vector<std::string>& changes) {
-            Status s = approve_on_terminal(ctx, what, changes);
-            refused = refused || !s;
-            return s;
-        };
-        if (auto settings = approve_config_changes(**oc, spec); !settings) {
-            ctx.progress.note(settings.error().message);
-            if (auto s = (*oc)->store.save(*(*oc)->before); !s)
-                inv.say("cannot restore the cluster's state: " + s.error().message);
-            return ctx.approval_needs_yes ? exit_code::k_bad_input : exit_code::k_failure;
-        }
-        ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
-                          std::to_string(spec.node_count()) + " node(s))");
-        if (!a.replace.empty()) {
-            if (auto rc_replace = replace_node(inv, ctx, *(*oc)->driver, a)) return *rc_replace;
-        }
-        rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
-        // A new cluster refused before anything was made (a clash, a missing approval): no record is left.
-        if (rc == exit_code::k_bad_input && !(*oc)->before && !ctx.state.phase_done("provision") &&
-            ctx.state.target_data.empty()) {
-            if (auto s = (*oc)->store.remove(spec.name); !s)
-                inv.say("cannot remove the new cluster's record: " + s.error().message);
-            return rc;
-        }
-        // Nothing was changed: the cluster's record goes back to what it was, so `run` and `hostfile` still
-        // work on nodes that are all still up.
-        if (refused && (*oc)->before) {
-            if (auto s = (*oc)->store.save(*(*oc)->before); !s)
-                inv.say("cannot restore the cluster's state: " + s.error().message);
-        }
-        // The researcher's code and its setup come last: they need the configured nodes (rsync, the runtime).
-        if (rc == exit_code::k_ok && !spec.work.workdir.empty() && a.only.empty()) {
-            ctx.spec.work = spec.work; // with the workdir found from the spec file's folder
-            rc = deliver_workdir(inv, ctx, true, nullptr);
-        }
-        if (rc == exit_code::k_ok)
-            ctx.progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
-                              "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name +
-                              "`");
+// --replace NODE: the target destroys the node (refused where it cannot), and the phases from provision
+// run again, which make it anew; an exit code when it stops the deploy.
+std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDriver& driver,
+                                const DeployArgs& a) {
+    if (!a.only.empty())
+        return inv.fail("--replace runs every phase from provision: leave out --only",
+                        exit_code::k_bad_input);
+    if (!ctx.state.node(a.replace))
+        return inv.fail("no node \"" + a.replace + "\" in cluster " + ctx.state.cluster,
+                        exit_code::k_bad_input);
+    if (auto s = driver.remove_for_replace(ctx, a.replace); !s)
+        return inv.fail(s.error().message, ctx.approval_needs_yes || starts_with(s.error().message, "target ")
+                                               ? exit_code::k_bad_input
+                                               : exit_code::k_failure);
+    for (auto& n : ctx.state.nodes) {
+        if (n.name != a.replace) continue;
+        n.configured_inputs.clear(); // a new machine: configure applies everything to it
+        n.probed = false;
+        n.cordoned = false; // replacing a bad node is what its cordon waited for
+    }
+    ctx.state.reset_phases_from(phase_names(), "provision");
+    if (auto s = ctx.save(); !s) return inv.fail(s.error().message, exit_code::k_failure);
+    return std::nullopt;
+}
+
+int deploy(const Invocation& inv, const DeployArgs& a) {
+    auto loaded = load_spec_file(a.file);
+    if (!loaded.spec) {
+        print_diagnostics(inv.g.json, loaded.diagnostics);
+        return exit_code::k_bad_input;
+    }
+    const Spec& spec = *loaded.spec;
+    if (!a.manifest.empty() && !takes_manifest(spec))
+        return inv.fail("--manifest is for target virtualwall (this spec's target is " + spec.target + ")",
+                        exit_code::k_bad_input);
+    DeployOptions opts;
+    opts.yes = a.yes;
+    opts.ssh_deadline = std::chrono::seconds(a.ssh_timeout_s);
+    opts.manifest_path = a.manifest;
+    opts.skip_preflight = a.skip_preflight;
+    opts.terraform_bin = a.terraform_bin;
+    opts.force_configure = a.force_configure;
+    int rc = 0;
+    auto oc = open_for_deploy(inv.g.state_dir, spec, a.file, opts, "ddl deploy " + a.file, rc);
+    if (!oc) return inv.fail(oc.error().message, rc);
+    auto& ctx = *(*oc)->ctx;
+    bool refused = false;
+    ctx.approve = [&ctx, &refused](const std::string& what, const std::vector<std::string>& changes) {
+        Status s = approve_on_terminal(ctx, what, changes);
+        refused = refused || !s;
+        return s;
+    };
+    if (auto settings = approve_config_changes(**oc, spec); !settings) {
+        ctx.progress.note(settings.error().message);
+        if (auto s = (*oc)->store.save(*(*oc)->before); !s)
+            inv.say("cannot restore the cluster's state: " + s.error().message);
+        return ctx.approval_needs_yes ? exit_code::k_bad_input : exit_code::k_failure;
+    }
+    ctx.progress.note("deploying cluster " + spec.name + " (target " + spec.target + ", " +
+                      std::to_string(spec.node_count()) + " node(s))");
+    if (!a.replace.empty()) {
+        if (auto rc_replace = replace_node(inv, ctx, *(*oc)->driver, a)) return *rc_replace;
+    }
+    rc = run_deploy(ctx, *(*oc)->driver, DeployRequest{a.only});
+    // A new cluster refused before anything was made (a clash, a missing approval): no record is left.
+    if (rc == exit_code::k_bad_input && !(*oc)->before && !ctx.state.phase_done("provision") &&
+        ctx.state.target_data.empty()) {
+        if (auto s = (*oc)->store.remove(spec.name); !s)
+            inv.say("cannot remove the new cluster's record: " + s.error().message);
         return rc;
     }
+    // Nothing was changed: the cluster's record goes back to what it was, so `run` and `hostfile` still
+    // work on nodes that are all still up.
+    if (refused && (*oc)->before) {
+        if (auto s = (*oc)->store.save(*(*oc)->before); !s)
+            inv.say("cannot restore the cluster's state: " + s.error().message);
+    }
+    // The researcher's code and its setup come last: they need the configured nodes (rsync, the runtime).
+    if (rc == exit_code::k_ok && !spec.work.workdir.empty() && a.only.empty()) {
+        ctx.spec.work = spec.work; // with the workdir found from the spec file's folder
+        rc = deliver_workdir(inv, ctx, true, nullptr);
+    }
+    if (rc == exit_code::k_ok)
+        ctx.progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +
+                          "`, `ddl hostfile --cluster " + spec.name + "`, `ddl destroy " + spec.name + "`");
+    return rc;
+}
 
 } // namespace
 
