@@ -1,6 +1,7 @@
 #include "cli/Capabilities.hpp"
 
 #include "cli/LeaseText.hpp"
+#include "cli/Lifetime.hpp"
 #include "core/Log.hpp"
 #include "targets/Registry.hpp"
 
@@ -87,7 +88,11 @@ std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterStat
 void warn_short_lease(const Context& ctx) {
     const int margin = ctx.spec.runtime.lease_warn_minutes;
     if (margin <= 0) return;
+    // The testbed's lease on the nodes and the spec's own lifetime: the one that ends first.
     auto end = lease_end(ctx.state);
+    auto life = lifetime_end(ctx.state, ctx.spec.life);
+    const bool by_lifetime = life && (!end || *life < *end);
+    if (by_lifetime) end = life;
     if (!end) return;
     const auto now = std::chrono::system_clock::now();
     if (*end - now > std::chrono::minutes(margin)) return;
@@ -97,10 +102,16 @@ void warn_short_lease(const Context& ctx) {
         std::lock_guard<std::mutex> lock(mu);
         if (!warned.insert(ctx.state.cluster).second) return;
     }
-    log::warn("the " + ctx.state.target + " nodes of cluster " + ctx.state.cluster + ": " +
-              lease_text(*end, now) + ", within runtime.lease_warn_minutes (" + std::to_string(margin) +
-              "): work still running then is lost; redeploy for a fresh lease, or set "
-              "runtime.lease_warn_minutes: 0 to silence this");
+    if (by_lifetime)
+        log::warn("cluster " + ctx.state.cluster + ": its lifetime ends " + iso_utc(*end) + " (in " +
+                  time_left(*end, now) + "), within runtime.lease_warn_minutes (" + std::to_string(margin) +
+                  "): `ddl gc --expired` destroys it then, with the work still running; raise lifetime in "
+                  "the spec and run `ddl deploy` to keep it longer");
+    else
+        log::warn("the " + ctx.state.target + " nodes of cluster " + ctx.state.cluster + ": " +
+                  lease_text(*end, now) + ", within runtime.lease_warn_minutes (" + std::to_string(margin) +
+                  "): work still running then is lost; redeploy for a fresh lease, or set "
+                  "runtime.lease_warn_minutes: 0 to silence this");
 }
 
 } // namespace ddl::cli

@@ -39,8 +39,8 @@ void restore_links(const Context& ctx);
 // When the testbed itself ends the cluster's machines (its driver's lease_end); nullopt: nothing ends them,
 // or the state names a target this ddl does not know.
 std::optional<std::chrono::system_clock::time_point> lease_end(const ClusterState& state);
-// For commands that start work: a warning on stderr (once per cluster and process) when the lease ends
-// within the spec's runtime.lease_warn_minutes (0: never).
+// For commands that start work: a warning on stderr (once per cluster and process) when the lease or the
+// spec's lifetime ends within the spec's runtime.lease_warn_minutes (0: never).
 void warn_short_lease(const Context& ctx);
 
 // How many GPUs the spec expects on a node (the smoke test's GPU checks).

@@ -92,7 +92,8 @@ std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDrive
                         exit_code::k_bad_input);
     auto* replacement = driver.node_replacement();
     if (!replacement)
-        return inv.fail("target " + ctx.spec.target + " cannot replace one node: destroy and deploy the cluster",
+        return inv.fail("target " + ctx.spec.target +
+                            " cannot replace one node: destroy and deploy the cluster",
                         exit_code::k_bad_input);
     if (auto s = replacement->remove_for_replace(ctx, a.replace); !s)
         return inv.fail(s.error().message, ctx.approval_needs_yes || starts_with(s.error().message, "target ")

@@ -3,6 +3,8 @@
 // container thrown away): this machine's local clusters, the user's Slurm jobs.
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
+#include "cli/LeaseText.hpp"
+#include "cli/Lifetime.hpp"
 #include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "targets/Registry.hpp"
@@ -27,6 +29,8 @@ struct GcArgs {
     std::string prefix = "ci-";
     bool dry_run = false;
     bool yes = false;
+    bool expired = false; // the state folder's clusters past their lifetime, instead of by age and prefix
+    CLI::Option* prefix_option = nullptr; // whether --prefix was given (--expired: no prefix unless it is)
     std::vector<std::string> targets{"local"}; // whose own side is asked besides the state folder
     std::vector<std::string> specs;            // specs whose target is asked with their endpoint/credentials
 };
@@ -34,7 +38,11 @@ struct GcArgs {
 void add_options(CLI::App& sub, GcArgs& a) {
     sub.add_option("--older-than", a.older_than, "Untouched for at least this long: 90s, 30m, 24h, 7d")
         ->capture_default_str();
-    sub.add_option("--prefix", a.prefix, "Only clusters whose name starts with this")->capture_default_str();
+    a.prefix_option = sub.add_option("--prefix", a.prefix, "Only clusters whose name starts with this")
+                          ->capture_default_str();
+    sub.add_flag("--expired", a.expired,
+                 "Instead: the state folder's clusters past the lifetime their spec sets (whatever their "
+                 "name, unless --prefix is given; --older-than, --target and --spec do not apply)");
     sub.add_flag("--dry-run", a.dry_run, "Only list what would be destroyed");
     sub.add_flag("-y,--yes", a.yes, "Destroy without asking (needed where there is no terminal: CI, cron)");
     sub.add_option("--target", a.targets,
@@ -46,26 +54,6 @@ void add_options(CLI::App& sub, GcArgs& a) {
         "Also ask this spec's target, with the spec's endpoint and credentials, for clusters whose "
         "state folder is gone (repeatable; gpulab: the user's queued and running jobs; openstack: servers "
         "with ddl's metadata; aws: the region's tagged instances; ssh: each host's /etc/ddl/node.env)");
-}
-
-// "90s", "30m", "24h", "7d" -> seconds.
-std::optional<long long> parse_age(const std::string& text) {
-    if (text.size() < 2) return std::nullopt;
-    auto n = parse_int(text.substr(0, text.size() - 1));
-    // Bounded so that scaling to seconds cannot overflow.
-    if (!n || *n < 0 || *n > 100LL * 366 * 86400) return std::nullopt;
-    switch (text.back()) {
-    case 's':
-        return *n;
-    case 'm':
-        return *n * 60;
-    case 'h':
-        return *n * 3600;
-    case 'd':
-        return *n * 86400;
-    default:
-        return std::nullopt;
-    }
 }
 
 struct Candidate {
@@ -101,6 +89,25 @@ std::string asked_without_spec() {
         const auto* leaks = d.leaked_clusters();
         return leaks != nullptr && !leaks->needs_spec();
     });
+}
+
+// Clusters of the state folder (with the prefix) whose spec's lifetime has ended.
+std::vector<Candidate> expired_clusters(const StateStore& store, const std::string& prefix) {
+    std::vector<Candidate> out;
+    const auto now = std::chrono::system_clock::now();
+    for (const auto& name : store.clusters()) {
+        if (!starts_with(name, prefix)) continue;
+        auto st = store.load(name);
+        if (!st) continue;
+        auto end = lifetime_end(*st, stored_spec(*st).life);
+        if (!end || *end > now) continue;
+        auto created = created_time(*st);
+        out.push_back({.name = name,
+                       .idle_s = std::chrono::duration_cast<std::chrono::seconds>(now - *created).count(),
+                       .source = "state",
+                       .detail = "its lifetime ended " + iso_utc(*end)});
+    }
+    return out;
 }
 
 // The targets `--target` names ("all": every one that can be asked without a spec; "none": no target).
@@ -224,30 +231,8 @@ std::optional<int> confirm(const GcArgs& a, const std::vector<Candidate>& found)
                            "add -y (--yes), or --dry-run to only list them");
 }
 
-int gc(const Invocation& inv, const GcArgs& a) {
-    auto age = parse_age(a.older_than);
-    if (!age)
-        return inv.fail("--older-than " + a.older_than + ": give a number with s, m, h or d, e.g. 24h",
-                        exit_code::k_bad_input);
-    auto targets = asked_targets(a.targets);
-    if (!targets) return inv.fail(targets.error().message, exit_code::k_bad_input);
-    StateStore store(inv.g.state_dir);
-    auto found = candidates(store, a.prefix, *age);
-    std::vector<std::string> elsewhere, problems;
-    auto with_specs = found_with_specs(store, a.specs, a.prefix, *age, elsewhere, problems);
-    if (!with_specs) return inv.fail(with_specs.error().message, exit_code::k_bad_input);
-    auto on_targets = found_on_targets(store, *targets, a.prefix, *age, elsewhere, problems);
-    on_targets.insert(on_targets.end(), std::make_move_iterator(with_specs->begin()),
-                      std::make_move_iterator(with_specs->end()));
-    for (auto& c : on_targets) {
-        const bool known =
-            std::any_of(found.begin(), found.end(), [&](const Candidate& s) { return s.name == c.name; });
-        if (!known) found.push_back(std::move(c));
-    }
-    for (const auto& p : problems)
-        inv.say("warning: " + p);
-    for (const auto& e : elsewhere)
-        inv.say("not touched: " + e);
+// Destroys what was found (asking first where a terminal allows) and reports each.
+int destroy_all(const Invocation& inv, const GcArgs& a, const std::vector<Candidate>& found) {
     if (auto rc = confirm(a, found)) return *rc;
     int failed = 0, removed = 0;
     auto report = nlohmann::json::array();
@@ -257,9 +242,11 @@ int gc(const Invocation& inv, const GcArgs& a) {
     SystemProcessRunner proc;
     for (const auto& c : found) {
         std::cout << (a.dry_run ? "would destroy " : "destroying ") << c.name
-                  << (c.source == "state" ? " (untouched for " + std::to_string(c.idle_s / 3600) + " h)"
-                                          : " (found on target " + c.source + ", created " +
-                                                std::to_string(c.idle_s / 3600) + " h ago: " + c.detail + ")")
+                  << (!c.detail.empty() && c.source == "state" ? " (" + c.detail + ")"
+                      : c.source == "state"
+                          ? " (untouched for " + std::to_string(c.idle_s / 3600) + " h)"
+                          : " (found on target " + c.source + ", created " + std::to_string(c.idle_s / 3600) +
+                                " h ago: " + c.detail + ")")
                   << "\n";
         std::string outcome = "would destroy";
         if (!a.dry_run) {
@@ -284,6 +271,35 @@ int gc(const Invocation& inv, const GcArgs& a) {
                   << "\n";
     }
     return failed ? exit_code::k_partial : exit_code::k_ok;
+}
+
+int gc(const Invocation& inv, const GcArgs& a) {
+    auto age = parse_duration_s(a.older_than);
+    if (!age)
+        return inv.fail("--older-than " + a.older_than + ": give a number with s, m, h or d, e.g. 24h",
+                        exit_code::k_bad_input);
+    auto targets = asked_targets(a.targets);
+    if (!targets) return inv.fail(targets.error().message, exit_code::k_bad_input);
+    StateStore store(inv.g.state_dir);
+    if (a.expired)
+        return destroy_all(inv, a, expired_clusters(store, a.prefix_option->count() ? a.prefix : ""));
+    auto found = candidates(store, a.prefix, *age);
+    std::vector<std::string> elsewhere, problems;
+    auto with_specs = found_with_specs(store, a.specs, a.prefix, *age, elsewhere, problems);
+    if (!with_specs) return inv.fail(with_specs.error().message, exit_code::k_bad_input);
+    auto on_targets = found_on_targets(store, *targets, a.prefix, *age, elsewhere, problems);
+    on_targets.insert(on_targets.end(), std::make_move_iterator(with_specs->begin()),
+                      std::make_move_iterator(with_specs->end()));
+    for (auto& c : on_targets) {
+        const bool known =
+            std::any_of(found.begin(), found.end(), [&](const Candidate& s) { return s.name == c.name; });
+        if (!known) found.push_back(std::move(c));
+    }
+    for (const auto& p : problems)
+        inv.say("warning: " + p);
+    for (const auto& e : elsewhere)
+        inv.say("not touched: " + e);
+    return destroy_all(inv, a, found);
 }
 
 } // namespace

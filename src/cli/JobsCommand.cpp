@@ -131,6 +131,7 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
     if (auto s = check_nodes_over_ssh(ctx.spec, "ddl run -d"); !s)
         return inv.fail(s.error().message, exit_code::k_bad_input);
     if (auto s = check_env_args(a.env); !s) return inv.fail(s.error().message, exit_code::k_bad_input);
+    warn_short_lease(ctx);
     if (!a.hostfile.empty() || a.container || !a.iface.empty() || a.port > 0)
         return inv.fail("a detached job runs on the master's hostfile: --hostfile, --container, --iface and "
                         "--port do not apply",

@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/Lifetime.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "state/StateStore.hpp"
@@ -40,6 +41,8 @@ struct Row {
     std::optional<long long> age_s;
     std::optional<std::string> lock;
     std::optional<std::chrono::system_clock::time_point> lease_end; // when the testbed ends the nodes
+    std::optional<std::chrono::system_clock::time_point> life_end;  // when the spec's lifetime ends
+    nlohmann::json usage;                                           // usage_json; null: unreadable
 };
 
 Row row_for(const StateStore& store, const std::string& name) {
@@ -54,6 +57,9 @@ Row row_for(const StateStore& store, const std::string& name) {
     r.target = st->target;
     r.nodes = static_cast<int>(st->nodes.size());
     r.lease_end = lease_end(*st);
+    const Spec spec = stored_spec(*st);
+    r.life_end = lifetime_end(*st, spec.life);
+    r.usage = usage_json(usage_so_far(*st, spec, std::chrono::system_clock::now()), spec.life.cost);
     // Age from the first phase's finish (render): when the cluster was first deployed.
     std::optional<long long> oldest;
     for (const auto& [phase, ps] : st->phases) {
@@ -93,14 +99,17 @@ int list(const Invocation& inv) {
     if (inv.g.json) {
         auto out = nlohmann::json::array();
         for (const auto& r : rows) {
-            out.push_back({{"name", r.name},
-                           {"target", r.target},
-                           {"nodes", r.nodes},
-                           {"state", r.state},
-                           {"age_s", r.age_s ? nlohmann::json(*r.age_s) : nlohmann::json(nullptr)},
-                           {"lock", r.lock ? nlohmann::json(*r.lock) : nlohmann::json(nullptr)},
-                           {"lease_end",
-                            r.lease_end ? nlohmann::json(iso_utc(*r.lease_end)) : nlohmann::json(nullptr)}});
+            out.push_back(
+                {{"name", r.name},
+                 {"target", r.target},
+                 {"nodes", r.nodes},
+                 {"state", r.state},
+                 {"age_s", r.age_s ? nlohmann::json(*r.age_s) : nlohmann::json(nullptr)},
+                 {"lock", r.lock ? nlohmann::json(*r.lock) : nlohmann::json(nullptr)},
+                 {"lease_end", r.lease_end ? nlohmann::json(iso_utc(*r.lease_end)) : nlohmann::json(nullptr)},
+                 {"lifetime_end",
+                  r.life_end ? nlohmann::json(iso_utc(*r.life_end)) : nlohmann::json(nullptr)},
+                 {"usage", r.usage}});
         }
         std::cout << out.dump(2) << "\n";
         return exit_code::k_ok;
@@ -109,11 +118,15 @@ int list(const Invocation& inv) {
         std::cout << "no clusters in " << store.root() << "\n";
         return exit_code::k_ok;
     }
-    // The lease column only where a cluster's target ends its nodes by itself (GPULab, Virtual Wall).
+    // The lease column only where a cluster has an end: its target ends the nodes by itself (GPULab, Virtual
+    // Wall) or its spec sets a lifetime.
     const auto now = std::chrono::system_clock::now();
     bool leases = false;
-    for (const auto& r : rows)
+    for (auto& r : rows) {
+        // The column shows whichever ends first: the testbed's lease or the spec's lifetime.
+        if (r.life_end && (!r.lease_end || *r.life_end < *r.lease_end)) r.lease_end = r.life_end;
         leases = leases || r.lease_end.has_value();
+    }
     std::printf("%-24s %-12s %5s %6s  %-28s %-s%s\n", "NAME", "TARGET", "NODES", "AGE", "STATE",
                 leases ? "LOCK                 " : "LOCK", leases ? "LEASE LEFT" : "");
     for (const auto& r : rows) {

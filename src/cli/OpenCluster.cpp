@@ -103,6 +103,7 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
     } else {
         state.cluster = spec.name;
         state.target = spec.target;
+        state.created_at = utc_now_iso();
     }
     state.spec = spec.to_json();
     if (spec.services.jupyter && state.jupyter_token.empty()) {

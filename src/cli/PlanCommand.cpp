@@ -1,11 +1,13 @@
 // `ddl plan`: what `ddl deploy FILE` would create, change, replace and delete (nodes, and cloud resources
 // for Terraform targets), changing nothing (issue #19). Terraform users know it as `terraform plan`.
 #include "cli/CommandTable.hpp"
-#include "provision/ConfigChanges.hpp"
+#include "cli/LeaseText.hpp"
+#include "cli/Lifetime.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/OptionGroups.hpp"
 #include "cli/PrintDiagnostics.hpp"
 #include "core/Diagnostics.hpp"
+#include "provision/ConfigChanges.hpp"
 #include "remote/SshKeys.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
@@ -113,6 +115,14 @@ int plan(const Invocation& inv, const PlanArgs& a) {
         auto settings = config_changes(*deployed, spec);
         out.changes.insert(out.changes.end(), settings.begin(), settings.end());
     }
+    if (auto hourly = hourly_text(spec.node_count(), spec.total_gpus(), spec.life.cost); !hourly.empty())
+        out.notes.push_back("cost: " + hourly);
+    if (spec.life.lifetime_s > 0)
+        out.notes.push_back(
+            "lifetime: " +
+            time_left(std::chrono::system_clock::time_point{} + std::chrono::seconds(spec.life.lifetime_s),
+                      std::chrono::system_clock::time_point{}) +
+            " from its creation, then `ddl gc --expired` destroys it");
     if (inv.g.json)
         std::cout << out.to_json().dump(2) << "\n";
     else

@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/Lifetime.hpp"
 #include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
@@ -60,6 +61,10 @@ void add_options(CLI::App& sub, StatusArgs& a) {
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
     const auto lease = lease_end(st);
+    const auto& spec = inv.cluster->ctx->spec;
+    const auto now = std::chrono::system_clock::now();
+    const auto life_end = lifetime_end(st, spec.life);
+    const auto used = usage_so_far(st, spec, now);
     const auto reach = a.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
     warn_unreachable(st, reach);
     if (inv.g.json) {
@@ -68,6 +73,8 @@ int status(const Invocation& inv, const StatusArgs& a) {
             j["nodes"][i]["reachable"] = reach[i] == "up";
         j.erase("spec_text");
         j["lease_end"] = lease ? nlohmann::json(iso_utc(*lease)) : nlohmann::json(nullptr);
+        j["lifetime_end"] = life_end ? nlohmann::json(iso_utc(*life_end)) : nlohmann::json(nullptr);
+        j["usage"] = usage_json(used, spec.life.cost);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
         std::cout << j.dump(2) << "\n";
@@ -77,6 +84,8 @@ int status(const Invocation& inv, const StatusArgs& a) {
     for (const auto& p : phase_names())
         std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
     if (lease) std::printf("\n%s", lease_text(lease).c_str());
+    if (life_end) std::printf("\n%s", lifetime_text(*life_end, now).c_str());
+    std::printf("\nused: %s", usage_text(used, spec.life.cost).c_str());
     std::printf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "SSH", "GPUS",
                 "CPUS", "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).

@@ -108,6 +108,22 @@ struct WorkSpec {
     std::vector<EnvVar> env;
 };
 
+// What the cluster's hours cost (spec key cost): a price per node-hour and per GPU-hour, added up.
+struct CostSpec {
+    double per_node_hour = 0;
+    double per_gpu_hour = 0;
+    std::string currency; // as written ("EUR"); empty: no price table
+    bool set() const { return !currency.empty(); }
+    // What `nodes` nodes with `gpus` GPUs in all cost per hour.
+    double hourly(int nodes, int gpus) const { return nodes * per_node_hour + gpus * per_gpu_hour; }
+};
+
+// How long the cluster may live and what it costs (spec keys lifetime, cost; docs/spec.md).
+struct LifeSpec {
+    long long lifetime_s = 0; // 0: no lifetime (the cluster stays until destroyed)
+    CostSpec cost;
+};
+
 struct Spec {
     std::string api_version = "ddl/v1";
     std::string name;
@@ -123,6 +139,7 @@ struct Spec {
     HostfileFormat hostfile_format = HostfileFormat::openmpi;
     SmokeSpec smoke;
     WorkSpec work; // not in to_json: a change of code, setup or env redeploys nothing
+    LifeSpec life; // not in to_json: the lifetime and prices change nothing on the nodes
 
     // The target's section as its own type T; a logic error when the spec is of another target.
     template <class T> const T& target_section() const {

@@ -3,6 +3,7 @@
 #include "core/Url.hpp"
 #include "spec/GpuCompat.hpp"
 #include "spec/ImageRef.hpp"
+#include "spec/LifeSection.hpp"
 #include "spec/SectionReader.hpp"
 #include "spec/SmokeSection.hpp"
 #include "spec/TargetKind.hpp"
@@ -44,7 +45,7 @@ namespace {
 
 const std::vector<std::string> k_common_keys{"apiVersion", "name",     "target",  "nodes",    "access",
                                              "gpu",        "services", "runtime", "hostfile", "smoke",
-                                             "workdir",    "setup",    "env"};
+                                             "workdir",    "setup",    "env",     "lifetime", "cost"};
 
 // Walks the document section by section; each function reads one map of the spec.
 class Loader {
@@ -109,6 +110,7 @@ public:
         }
         if (auto sm = doc["smoke"]; sm.IsDefined()) read_smoke(m_r, sm, m_s.smoke);
         read_work(m_r, doc, m_r.file(), m_s.work);
+        read_life(m_r, doc, m_s.life);
         check_driver_branch(m_r, doc, m_s);
         if (m_kind) m_kind->check(m_r, doc, m_s);
     }

@@ -35,6 +35,7 @@ nlohmann::json ClusterState::to_json() const {
     j["spec_text"] = spec_text;
     j["destroying"] = destroying;
     j["jupyter_token"] = jupyter_token;
+    if (!created_at.empty()) j["created_at"] = created_at;
     auto& ph = j["phases"] = nlohmann::json::object();
     for (const auto& [k, v] : phases)
         ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
@@ -79,6 +80,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
         s.spec_text = j.value("spec_text", "");
         s.destroying = j.value("destroying", false);
         s.jupyter_token = j.value("jupyter_token", "");
+        s.created_at = j.value("created_at", "");
         for (const auto& [k, v] : j.at("phases").items())
             s.phases[k] = {v.at("done"), v.value("finished_at", "")};
         for (const auto& n : j.at("nodes")) {

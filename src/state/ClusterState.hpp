@@ -67,6 +67,9 @@ struct ClusterState {
     bool destroying = false;
     // Generated per cluster when the spec enables JupyterLab; only here (0600) and on the master.
     std::string jupyter_token;
+    // When the cluster was first deployed (ISO 8601 UTC): its lifetime and its node-hours count from here.
+    // Empty in states written before it was recorded: the earliest phase's finish stands in.
+    std::string created_at;
 
     bool phase_done(const std::string& name) const;
     void mark_done(const std::string& name, const std::string& when);

@@ -207,4 +207,23 @@ bool is_valid_utf8(std::string_view text) {
     return !find_invalid_utf8(text).has_value();
 }
 
+std::optional<long long> parse_duration_s(const std::string& text) {
+    if (text.size() < 2) return std::nullopt;
+    auto n = parse_int(text.substr(0, text.size() - 1));
+    // Bounded so that scaling to seconds cannot overflow.
+    if (!n || *n < 0 || *n > 100LL * 366 * 86400) return std::nullopt;
+    switch (text.back()) {
+    case 's':
+        return *n;
+    case 'm':
+        return *n * 60;
+    case 'h':
+        return *n * 3600;
+    case 'd':
+        return *n * 86400;
+    default:
+        return std::nullopt;
+    }
+}
+
 } // namespace ddl

@@ -22,6 +22,8 @@ std::optional<std::string> closest_match(std::string_view word, const std::vecto
 
 // Strict integer parse of the whole string (no sign unless allowed, no trailing junk).
 std::optional<std::int64_t> parse_int(std::string_view text);
+// A span as "90s", "30m", "12h" or "7d" in seconds (at most 100 years); nullopt when it is not one.
+std::optional<long long> parse_duration_s(const std::string& text);
 
 // Quote one argument for a POSIX shell (used only where a remote sshd needs a command line).
 std::string shell_quote(std::string_view arg);

@@ -1,0 +1,99 @@
+#include "cli/Lifetime.hpp"
+
+#include "cli/Capabilities.hpp"
+#include "cli/LeaseText.hpp"
+#include "targets/Kinds.hpp"
+
+#include <cstdio>
+#include <ctime>
+
+namespace ddl::cli {
+namespace {
+
+std::optional<time_point> parse_iso_utc(const std::string& iso) {
+    std::tm tm{};
+    if (iso.empty() || !strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+std::string fixed2(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+} // namespace
+
+std::optional<time_point> created_time(const ClusterState& state) {
+    if (auto t = parse_iso_utc(state.created_at)) return t;
+    std::optional<time_point> first;
+    for (const auto& [phase, ps] : state.phases) {
+        if (!ps.done) continue;
+        if (auto t = parse_iso_utc(ps.finished_at); t && (!first || *t < *first)) first = t;
+    }
+    return first;
+}
+
+std::optional<time_point> lifetime_end(const ClusterState& state, const LifeSpec& life) {
+    if (life.lifetime_s <= 0) return std::nullopt;
+    auto created = created_time(state);
+    if (!created) return std::nullopt;
+    return *created + std::chrono::seconds(life.lifetime_s);
+}
+
+Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now) {
+    Usage u;
+    u.nodes = static_cast<int>(state.nodes.size());
+    for (const auto& n : state.nodes)
+        u.gpus += n.probed ? n.gpus : expected_gpus(spec, n);
+    auto created = created_time(state);
+    if (!created || now <= *created) return u;
+    const double hours = std::chrono::duration<double>(now - *created).count() / 3600.0;
+    u.node_hours = hours * u.nodes;
+    u.gpu_hours = hours * u.gpus;
+    return u;
+}
+
+nlohmann::json usage_json(const Usage& u, const CostSpec& cost) {
+    nlohmann::json j{
+        {"nodes", u.nodes}, {"gpus", u.gpus}, {"node_hours", u.node_hours}, {"gpu_hours", u.gpu_hours}};
+    j["cost"] = nullptr;
+    if (cost.set())
+        j["cost"] = {{"amount", u.node_hours * cost.per_node_hour + u.gpu_hours * cost.per_gpu_hour},
+                     {"per_hour", cost.hourly(u.nodes, u.gpus)},
+                     {"currency", cost.currency}};
+    return j;
+}
+
+std::string usage_text(const Usage& u, const CostSpec& cost) {
+    std::string out = std::to_string(u.nodes) + " nodes, " + std::to_string(u.gpus) +
+                      " GPUs: " + fixed2(u.node_hours) + " node-hours, " + fixed2(u.gpu_hours) + " GPU-hours";
+    if (cost.set())
+        out += " (cost " + fixed2(u.node_hours * cost.per_node_hour + u.gpu_hours * cost.per_gpu_hour) + " " +
+               cost.currency + " so far, " + fixed2(cost.hourly(u.nodes, u.gpus)) + " " + cost.currency +
+               " per hour)";
+    return out;
+}
+
+std::string hourly_text(int nodes, int gpus, const CostSpec& cost) {
+    if (!cost.set()) return "";
+    return fixed2(cost.hourly(nodes, gpus)) + " " + cost.currency + " per hour (" + std::to_string(nodes) +
+           " nodes at " + fixed2(cost.per_node_hour) + ", " + std::to_string(gpus) + " GPUs at " +
+           fixed2(cost.per_gpu_hour) + ")";
+}
+
+std::string lifetime_text(time_point end, time_point now) {
+    if (end <= now) return "lifetime ended " + iso_utc(end) + " (`ddl gc --expired` destroys it)";
+    return "lifetime ends " + iso_utc(end) + " (in " + time_left(end, now) + ")";
+}
+
+Spec stored_spec(const ClusterState& state) {
+    auto loaded = load_spec_string(state.spec_text, state.cluster + " (stored spec)", SpecOrigin::stored);
+    if (loaded.spec) return *loaded.spec;
+    Spec none;
+    none.name = state.cluster;
+    none.target = state.target;
+    return none;
+}
+
+} // namespace ddl::cli

@@ -1,0 +1,45 @@
+#pragma once
+// A cluster's own end and what it has used: its lifetime (spec key lifetime) counted from the state's
+// creation time, its node-hours and GPU-hours so far, and their cost with the spec's price table. Pure
+// arithmetic on the state and the spec, with the clock passed in.
+#include "spec/Spec.hpp"
+#include "state/ClusterState.hpp"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace ddl::cli {
+
+using time_point = std::chrono::system_clock::time_point;
+
+// When the cluster was created: the state's created_at, else (states written before it was recorded) the
+// earliest phase's finish; nullopt when neither is there.
+std::optional<time_point> created_time(const ClusterState& state);
+// When its lifetime ends; nullopt without a lifetime or a creation time.
+std::optional<time_point> lifetime_end(const ClusterState& state, const LifeSpec& life);
+
+struct Usage {
+    int nodes = 0;
+    int gpus = 0; // probed where the probe ran, else what the spec asks for
+    double node_hours = 0;
+    double gpu_hours = 0;
+};
+// What the cluster has used from its creation until `now` (nothing without a creation time).
+Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now);
+// {"node_hours", "gpu_hours", and with a price table "cost": {"amount", "per_hour", "currency"}}.
+nlohmann::json usage_json(const Usage& u, const CostSpec& cost);
+// "3 nodes, 4 GPUs: 1.50 node-hours, 2.00 GPU-hours (cost 6.80 EUR so far, 13.60 EUR per hour)".
+std::string usage_text(const Usage& u, const CostSpec& cost);
+// "4.70 EUR per hour (3 nodes at 1.20, 4 GPUs at 0.50)" for a plan; empty without a price table.
+std::string hourly_text(int nodes, int gpus, const CostSpec& cost);
+
+// "lifetime ends 2026-11-27T22:00:00Z (in 11h 20m)" or "lifetime ended 2026-... (ddl gc --expired destroys
+// it)".
+std::string lifetime_text(time_point end, time_point now);
+
+// The lifetime and prices of a deployed cluster, from the spec stored with it (defaults when it cannot be
+// read: no lifetime, no prices).
+Spec stored_spec(const ClusterState& state);
+
+} // namespace ddl::cli

@@ -1,0 +1,68 @@
+#include "targets/Registry.hpp"
+#include "util/Strings.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ddl;
+
+namespace {
+const std::string k_head = "apiVersion: ddl/v1\nname: demo\ntarget: local\n";
+}
+
+TEST_CASE("spans are read as seconds with s, m, h or d") {
+    CHECK(parse_duration_s("90m") == 5400);
+    CHECK(parse_duration_s("12h") == 43200);
+    CHECK(parse_duration_s("7d") == 604800);
+    CHECK(parse_duration_s("45s") == 45);
+    CHECK_FALSE(parse_duration_s("12"));
+    CHECK_FALSE(parse_duration_s("h"));
+    CHECK_FALSE(parse_duration_s("-5m"));
+    CHECK_FALSE(parse_duration_s("5w"));
+    CHECK_FALSE(parse_duration_s("99999999999d"));
+}
+
+TEST_CASE("lifetime and cost are read, and stay out of the normalized spec") {
+    auto r = load_spec_string(
+        k_head + "lifetime: 12h\ncost: {per_node_hour: 1.2, per_gpu_hour: 2.5, currency: EUR}\n", "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec);
+    CHECK(r.spec->life.lifetime_s == 43200);
+    CHECK(r.spec->life.cost.per_node_hour == 1.2);
+    CHECK(r.spec->life.cost.per_gpu_hour == 2.5);
+    CHECK(r.spec->life.cost.currency == "EUR");
+    CHECK(r.spec->life.cost.hourly(3, 4) == Approx(13.6));
+    auto plain = load_spec_string(k_head, "c.yaml");
+    REQUIRE(plain.spec);
+    CHECK(plain.spec->life.lifetime_s == 0);
+    CHECK_FALSE(plain.spec->life.cost.set());
+    // A changed lifetime or price redeploys nothing: the normalized spec is the same.
+    CHECK(r.spec->to_json() == plain.spec->to_json());
+}
+
+TEST_CASE("a bad lifetime is reported at its value with a hint") {
+    for (const std::string bad : {"12", "soon", "30s", "0m"}) {
+        auto r = load_spec_string(k_head + "lifetime: " + bad + "\n", "c.yaml");
+        INFO(bad);
+        REQUIRE(r.diagnostics.all().size() == 1);
+        const auto& d = r.diagnostics.all()[0];
+        CHECK(d.pos.line == 4);
+        CHECK(d.pos.column == 11);
+        CHECK(d.message.find("lifetime must be a span of at least a minute") != std::string::npos);
+        CHECK(d.hint.find("lifetime: 12h") != std::string::npos);
+    }
+}
+
+TEST_CASE("a bad price table is reported key by key") {
+    auto r = load_spec_string(k_head + "cost:\n  per_node_hour: -1\n  per_gpu_hour: cheap\n  curency: EUR\n",
+                              "c.yaml");
+    const auto text = r.diagnostics.format_text();
+    INFO(text);
+    CHECK(r.diagnostics.all().size() == 4);
+    CHECK(text.find("c.yaml:5:18: error: cost.per_node_hour must be a number from 0 to 1000000") !=
+          std::string::npos);
+    CHECK(text.find("c.yaml:6:17: error: cost.per_gpu_hour must be a number") != std::string::npos);
+    CHECK(text.find("did you mean \"currency\"") != std::string::npos);
+    CHECK(text.find("missing required key \"currency\"") != std::string::npos);
+    auto notmap = load_spec_string(k_head + "cost: 3\n", "c.yaml");
+    CHECK(notmap.diagnostics.format_text().find("cost must be a map") != std::string::npos);
+}
