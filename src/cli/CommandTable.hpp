@@ -72,7 +72,7 @@ std::span<const CommandEntry> command_table();
 const CommandEntry& command_named(std::string_view name);
 
 // Each command's body, defined in the command's own file.
-CommandBody completion_command();      // Completion.cpp
+CommandBody completion_command();      // CompletionCommand.cpp
 CommandBody help_command();            // HelpCommand.cpp
 CommandBody init_command();            // InitCommand.cpp
 CommandBody validate_command();        // ValidateCommand.cpp
@@ -88,9 +88,9 @@ CommandBody exec_command();            // ExecCommand.cpp
 CommandBody ssh_command();             // SshCommand.cpp
 CommandBody tunnel_command();          // TunnelCommand.cpp
 CommandBody run_command();             // RunCommand.cpp
-CommandBody bench_allreduce_command(); // BenchCommand.cpp
-CommandBody bench_train_command();     // TrainBench.cpp
-CommandBody smoke_test_command();      // SmokeTest.cpp
+CommandBody bench_allreduce_command(); // BenchAllreduceCommand.cpp
+CommandBody bench_train_command();     // BenchTrainCommand.cpp
+CommandBody smoke_test_command();      // SmokeTestCommand.cpp
 CommandBody gc_command();              // GcCommand.cpp
 CommandBody sync_command();            // SyncCommand.cpp
 CommandBody cp_command();              // CpCommand.cpp

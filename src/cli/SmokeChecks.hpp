@@ -2,7 +2,7 @@
 // The smoke test's checks on a deployed cluster: the built-in ones (SSH, GPUs, hostfile, services,
 // training, allreduce) and the spec's own `smoke.checks`, each a testcase of the report, per node where
 // it is per node.
-#include "cli/SmokeTest.hpp"
+#include "cli/SmokeReport.hpp"
 #include "provision/Context.hpp"
 
 namespace ddl::cli {

@@ -1,7 +1,7 @@
 #pragma once
 // `ddl smoke-test --history FILE`: each run's figures appended as one JSON line, and the regression checks
 // that compare this run with the median of the last runs (a weekly pipeline notices change over time).
-#include "cli/SmokeTest.hpp"
+#include "cli/SmokeReport.hpp"
 #include "util/Result.hpp"
 
 #include <map>

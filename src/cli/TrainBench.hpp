@@ -1,5 +1,6 @@
 #pragma once
-// `ddl bench train`'s pieces shared by the sweep (TrainBench.cpp) and its report (TrainBenchReport.cpp).
+// `ddl bench train`'s pieces shared by the sweep (BenchTrainCommand.cpp) and its report
+// (TrainBenchReport.cpp).
 #include "cli/Launch.hpp"
 
 #include <nlohmann/json.hpp>

@@ -14,7 +14,8 @@ void diff(const std::string& path, const nlohmann::json& a, const nlohmann::json
           std::vector<PlannedChange>& out) {
     if (a.is_object() && b.is_object()) {
         for (const auto& [key, value] : a.items())
-            diff(path.empty() ? key : path + "." + key, value, b.contains(key) ? b[key] : nlohmann::json(), out);
+            diff(path.empty() ? key : path + "." + key, value, b.contains(key) ? b[key] : nlohmann::json(),
+                 out);
         for (const auto& [key, value] : b.items())
             if (!a.contains(key)) diff(path.empty() ? key : path + "." + key, nlohmann::json(), value, out);
         return;
@@ -30,8 +31,9 @@ std::vector<PlannedChange> config_changes(const Spec& deployed, const Spec& next
     auto b = next.to_json();
     // The nodes and the target's section are the target's plan; the smoke test's settings and the name
     // change nothing on the nodes.
-    for (const std::string& key : {std::string("apiVersion"), std::string("name"), std::string("target"),
-                                   std::string("nodes"), std::string("smoke"), deployed.target, next.target}) {
+    for (const std::string& key :
+         {std::string("apiVersion"), std::string("name"), std::string("target"), std::string("nodes"),
+          std::string("smoke"), deployed.target, next.target}) {
         a.erase(key);
         b.erase(key);
     }

@@ -11,9 +11,10 @@ namespace ddl {
 struct PlannedChange {
     // create | update | replace | delete | keep (nothing changes); Terraform's "no-op" is shown as keep.
     std::string action;
-    std::string kind;    // node | resource | config
-    std::string address; // the node's name, the Terraform resource address, or the setting (services.nfs.enabled)
-    std::string detail;  // one line: what the node or resource is, or why it changes (may be empty)
+    std::string kind; // node | resource | config
+    std::string
+        address; // the node's name, the Terraform resource address, or the setting (services.nfs.enabled)
+    std::string detail; // one line: what the node or resource is, or why it changes (may be empty)
 
     // Whether the change touches something that exists (update, replace, delete): a deploy asks first.
     bool touches_existing() const { return action == "update" || action == "replace" || action == "delete"; }

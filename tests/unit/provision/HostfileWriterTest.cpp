@@ -86,7 +86,8 @@ TEST_CASE("the Open MPI format's comment line is one horovodrun would refuse") {
 TEST_CASE("a cordoned node gets no line in any hostfile format, and the files still go to every node") {
     auto worker = node("worker1", "10.0.0.12", 2);
     worker.cordoned = true;
-    const std::vector<NodeState> nodes{node("master", "10.0.0.11", 2), worker, node("worker2", "10.0.0.13", 2)};
+    const std::vector<NodeState> nodes{node("master", "10.0.0.11", 2), worker,
+                                       node("worker2", "10.0.0.13", 2)};
     for (auto f : {HostfileFormat::openmpi, HostfileFormat::horovod, HostfileFormat::mpich})
         CHECK(format_hostfile(nodes, f).find("10.0.0.12") == std::string::npos);
     CHECK(format_hostfile(nodes, HostfileFormat::mpich) == "10.0.0.11:2\n10.0.0.13:2\n");

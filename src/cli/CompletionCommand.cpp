@@ -1,6 +1,6 @@
-#include "cli/Completion.hpp"
-
+// `ddl completion bash|zsh`: the completion script, written from the command table.
 #include "cli/CommandTable.hpp"
+#include "cli/Completion.hpp"
 #include "core/Diagnostics.hpp"
 
 #include <CLI/CLI.hpp>

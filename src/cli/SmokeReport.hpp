@@ -1,5 +1,5 @@
 #pragma once
-// `ddl smoke-test`: deploy -> checks -> destroy (always), JUnit XML, notices. The report types are
+// The smoke test's report (`ddl smoke-test`: deploy -> checks -> destroy, JUnit XML, notices). The types are
 // separate from the run so the JUnit writer and the summary can be tested on their own.
 #include <map>
 #include <string>

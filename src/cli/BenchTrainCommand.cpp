@@ -3,13 +3,12 @@
 // Two frameworks: `synthetic` (ddl-train-bench: sgemm compute and a model's gradient layout) and
 // `pytorch` (a torchvision model under DDP on synthetic ImageNet-shaped data, python3 -m ddl_torch.bench,
 // gradients through ddl's hook, Gloo or NCCL), with a time-to-train estimate from a data set's size.
-#include "cli/TrainBench.hpp"
-
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/OptionGroups.hpp"
+#include "cli/TrainBench.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Files.hpp"
 #include "util/Net.hpp"
