@@ -127,6 +127,7 @@ SmiReport parse_nvidia_smi_q(const std::string& text) {
             continue;
         }
         std::vector<std::string> path;
+        path.reserve(stack.size());
         for (const auto& o : stack)
             path.push_back(o.name);
         apply_leaf(*gpu, path, key, value);

@@ -90,7 +90,7 @@ void read_env(SectionReader& r, const YAML::Node& doc, WorkSpec& out) {
             r.diags().error(r.pos(key), "keys in env must be variable names");
             continue;
         }
-        const std::string name = key.Scalar();
+        const std::string& name = key.Scalar();
         const std::string path = "env." + name;
         if (!is_settable_env_name(name)) {
             r.diags().error(
@@ -120,7 +120,7 @@ void read_env(SectionReader& r, const YAML::Node& doc, WorkSpec& out) {
             v.from_env = *from;
         } else if (value.IsScalar()) {
             std::smatch m;
-            const std::string text = value.Scalar();
+            const std::string& text = value.Scalar();
             if (std::regex_match(text, m, whole_ref)) {
                 v.from_env = m[1];
             } else if (text.find("${") != std::string::npos) {
