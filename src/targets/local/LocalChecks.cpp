@@ -37,7 +37,7 @@ std::string refusal(const Context& ctx, const std::string& owner) {
 std::optional<std::string> network_clash(const Context& ctx) {
     return subnet_clash(
         LocalPlan::from_spec(ctx.spec), host_networks(),
-        registered_subnets(std::string(LocalTarget::k_registry) + "/users", ctx.cluster_dir()));
+        registered_subnets(std::string(LocalTarget::k_registry) + "/users", ctx.state.cluster));
 }
 
 } // namespace

@@ -101,23 +101,18 @@ std::vector<HostNetwork> host_networks() {
 }
 
 std::vector<RegisteredSubnets> registered_subnets(const std::string& registry_users,
-                                                  const std::string& own_dir) {
+                                                  const std::string& own_cluster) {
     std::vector<RegisteredSubnets> out;
     std::error_code ec;
     if (!std::filesystem::is_directory(registry_users, ec)) return out;
-    const auto canon = [](const std::string& p) {
-        std::error_code e;
-        auto c = std::filesystem::weakly_canonical(p, e);
-        return e ? p : c.string();
-    };
-    const std::string mine = canon(own_dir);
     for (const auto& e : std::filesystem::directory_iterator(registry_users, ec)) {
         auto text = read_file_limited(e.path().string(), std::size_t{1024} * 1024);
         if (!text) continue;
         auto j = nlohmann::json::parse(*text, nullptr, false);
         if (!j.is_object() || !j.contains("plan") || !j["plan"].is_object()) continue;
         const std::string dir = j.value("cluster_dir", "");
-        if (dir.empty() || canon(dir) == mine) continue;
+        // This name's own record (another folder's record of it is refused before, by owner_elsewhere).
+        if (dir.empty() || j.value("cluster", "") == own_cluster) continue;
         const auto& p = j["plan"];
         RegisteredSubnets r{
             j.value("cluster", ""), std::filesystem::path(dir).parent_path().string(), {}, {}};

@@ -65,7 +65,7 @@ TEST_CASE("the cluster's own bridge is not a clash, another cluster's subnet is,
     CHECK(stale->find("ddl gc --older-than 0s") != std::string::npos);
 }
 
-TEST_CASE("registered subnets are read from the registry records of other state folders only") {
+TEST_CASE("registered subnets are read from the registry records of other clusters only") {
     char tmpl[] = "/tmp/ddl-subnets-XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
     const std::string dir = tmpl;
@@ -77,7 +77,7 @@ TEST_CASE("registered subnets are read from the registry records of other state 
         R"({"cluster":"b","cluster_dir":"/s2/b","plan":{"subnet":"10.2.0.0/24","bridge":"ddlbr-2",)"
         R"("private_subnet":"172.16.1.0/24","private_bridge":"ddlpb-2"}})"));
     REQUIRE(write_file_atomic(dir + "/junk", "not json"));
-    auto r = registered_subnets(dir, "/s1/a");
+    auto r = registered_subnets(dir, "a");
     REQUIRE(r.size() == 1);
     CHECK(r[0].cluster == "b");
     CHECK(r[0].state_dir == "/s2");
