@@ -33,6 +33,14 @@ public:
                                 ") disagrees with slurm.tasks_per_node (" + std::to_string(s.tasks_per_node) +
                                 ")",
                             "on slurm the tasks per node are the slots: set only slurm.tasks_per_node");
+        // ddl sync and setup reach each node over SSH; Slurm's compute nodes are reached only through srun.
+        const char* k_shared_hint = "ddl reaches Slurm nodes only through srun: put the code on the cluster's "
+                                    "shared file system (e.g. rsync to the login node) and cd there in the "
+                                    "command you give ddl run";
+        if (!spec.work.workdir.empty())
+            r.diags().error(r.pos(doc["workdir"]), "workdir does not apply to target slurm", k_shared_hint);
+        if (!spec.work.setup.empty())
+            r.diags().error(r.pos(doc["setup"]), "setup does not apply to target slurm", k_shared_hint);
     }
     std::optional<Refusal> refuse_training_image(const Spec&) const override {
         return Refusal{"runtime.image does not apply to target slurm",
