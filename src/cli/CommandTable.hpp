@@ -113,9 +113,5 @@ struct RunArgs;
 // `ddl run -d`: queues the command on the master (its workdir, the spec's env and -x on ddl-run's
 // standard input) and prints the job id. JobsCommand.cpp.
 int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside);
-// A foreground `ddl run` in the master's job list: its record as running (the id; 0 when the master keeps
-// no list, e.g. a runtime older than the queue, which is only logged), then how it ended.
-int record_foreground_start(Context& ctx, const RunArgs& a);
-void record_foreground_end(Context& ctx, int id, int exit_code, int failed_rank);
 
 } // namespace ddl::cli

@@ -2,6 +2,7 @@
 // (src/runtime/tools/ddl-run, docs/jobs.md); the controller only asks it over the cluster's SSH.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/ForegroundRecord.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/JobRecords.hpp"
 #include "cli/Launch.hpp"
@@ -16,12 +17,6 @@
 
 namespace ddl::cli {
 namespace {
-
-const NodeState* master_of(const Context& ctx) {
-    for (const auto& n : ctx.state.nodes)
-        if (n.group == "master") return &n;
-    return ctx.state.nodes.empty() ? nullptr : &ctx.state.nodes.front();
-}
 
 // Runs `command` on the master; its output, or an exit code after saying why (exit 2 when ddl-run refused
 // the input, as it says in its one line).
@@ -153,30 +148,6 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
     else
         std::cout << id << "\n";
     return exit_code::k_ok;
-}
-
-int record_foreground_start(Context& ctx, const RunArgs& a) {
-    const NodeState* m = master_of(ctx);
-    if (!m || a.container || !a.hostfile.empty()) return 0; // only what the master's hostfile describes
-    std::vector<std::string> argv{k_ddl_run, "record-start"};
-    if (a.np > 0) argv.insert(argv.end(), {"--np", std::to_string(a.np)});
-    argv.push_back("--");
-    argv.insert(argv.end(), a.command.begin(), a.command.end());
-    auto r = ctx.remote.exec(ctx.endpoint(*m), shell_join(argv), std::chrono::seconds(30));
-    if (!r || !r->ok()) {
-        log::debug("the run is not in the master's job list: " + (r ? trim(r->err) : r.error().message));
-        return 0;
-    }
-    return static_cast<int>(parse_int(trim(r->out)).value_or(0));
-}
-
-void record_foreground_end(Context& ctx, int id, int exit_code, int failed_rank) {
-    const NodeState* m = master_of(ctx);
-    if (id <= 0 || !m) return;
-    std::vector<std::string> argv{k_ddl_run, "record-end", std::to_string(id), std::to_string(exit_code)};
-    if (failed_rank >= 0) argv.push_back(std::to_string(failed_rank));
-    auto r = ctx.remote.exec(ctx.endpoint(*m), shell_join(argv), std::chrono::seconds(30));
-    if (!r || !r->ok()) log::debug("cannot record the run's end in the master's job list");
 }
 
 CommandBody jobs_command() {

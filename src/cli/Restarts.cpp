@@ -2,6 +2,7 @@
 
 #include "cli/CommandTable.hpp"
 #include "cli/Cordon.hpp"
+#include "cli/ForegroundRecord.hpp"
 #include "cli/HealthChecks.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Strings.hpp"
@@ -104,10 +105,10 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
         // line on the node (SshRankTransport), where `ps` shows them.
         for (const auto& v : ctx.spec.work.env)
             if (v.from_env.empty()) prepared->opts.extra_env.emplace(v.name, v.value);
-        const int job = record_foreground_start(ctx, a);
+        ForegroundRecord record(ctx, a);
         runtime::Launcher launcher(*prepared->transport);
         auto result = launcher.run(prepared->opts);
-        record_foreground_end(ctx, job, result ? result->exit_code : 1, result ? result->failed_rank : -1);
+        record.end(result ? result->exit_code : 1, result ? result->failed_rank : -1);
         if (!result) return inv.fail(result.error().message, exit_code::k_bad_input);
         if (result->exit_code == 0) return exit_code::k_ok;
         // Stopped by a signal to ddl itself (Ctrl-C): 128 + the signal, as a shell reports it; not restarted.

@@ -162,6 +162,25 @@ sys.exit(not (len(j) == 1 and j[0]["state"] == "succeeded" and j[0]["exit_code"]
   { ddl jobs; fail "the foreground run is not recorded in ddl jobs"; }
 ok "a foreground ddl run gets the spec's literal env (not the secret read from the environment) and is recorded in ddl jobs"
 
+# The controller of a foreground run killed: the master's hold sees its channel close and records the run
+# failed instead of leaving it running.
+"$DDL" --state-dir "$STATE" run -- sleep 30 >fgk.log 2>&1 &
+fgpid=$!
+fg_state() {
+  ddl --output json jobs | python3 -c '
+import json, sys
+j = [x for x in json.load(sys.stdin) if x["origin"] == "ddl run" and x["command"] == ["sleep", "30"]]
+print(j[0]["state"] + ":" + j[0].get("detail", "") if j else "none")'
+}
+for _ in $(seq 100); do [ "$(fg_state)" = "running:" ] && break; sleep 0.2; done
+[ "$(fg_state)" = "running:" ] || { cat fgk.log; fail "the foreground run is not recorded as running: $(fg_state)"; }
+kill -9 $fgpid
+wait $fgpid 2>/dev/null || true
+for _ in $(seq 50); do [ "$(fg_state)" != "running:" ] && break; sleep 0.2; done
+[[ "$(fg_state)" == "failed:its controller is gone"* ]] ||
+  { ddl jobs; fail "the foreground run whose controller was killed: $(fg_state)"; }
+ok "a foreground run whose controller is killed is recorded failed (its controller is gone), not left running"
+
 ddl cp daily:/shared/work/train.py back.py && cmp back.py code/train.py || fail "cp from the cluster"
 echo result >up.txt
 ddl cp up.txt daily:/shared/up.txt && [ "$(ddl exec --cluster daily --nodes worker1 -- cat /shared/up.txt)" = "[worker1] result" ] ||
