@@ -60,6 +60,7 @@ Status append_history(const std::string& path, const SmokeReport& report, const 
                         {"cluster", report.cluster},
                         {"passed", report.passed()},
                         {"figures", report.figures}};
+    if (!report.currency.empty()) line["currency"] = report.currency;
     const std::string text = line.dump() + "\n";
     // O_APPEND: one write per run, so two runs sharing a cache do not interleave their lines.
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -99,6 +99,7 @@ std::string SmokeReport::summary() const {
         if (!r.message.empty()) out += "  " + r.message;
         out += "\n";
     }
+    if (!usage.empty()) out += "  usage: " + usage + "\n";
     return out;
 }
 

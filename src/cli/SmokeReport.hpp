@@ -20,8 +20,11 @@ struct CheckResult {
 struct SmokeReport {
     std::string cluster;
     std::vector<CheckResult> results;
-    // What this run measured, for --history: deploy_s (all phases), busbw_gbs (the allreduce check).
+    // What this run measured, for --history: deploy_s (all phases), busbw_gbs (the allreduce check),
+    // node_hours and gpu_hours the cluster has used so far, and cost with the spec's price table.
     std::map<std::string, double> figures;
+    std::string currency; // the price table's unit when figures has a cost
+    std::string usage;    // one line: what the cluster has used (Lifetime's usage_text)
     bool passed() const;
     std::vector<std::string> failures() const; // "suite/name: message"
     std::string junit_xml() const;

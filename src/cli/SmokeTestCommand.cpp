@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
+#include "cli/Lifetime.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/Signals.hpp"
 #include "cli/SmokeChecks.hpp"
@@ -121,10 +122,24 @@ void before_checks_hook(const SmokeArgs& a, SmokeReport& report) {
              r ? describe_failure({.argv = split(a.before_checks, ' ')}, *r) : r.error().message});
 }
 
+// What the cluster has used until now (the smoke test's own cluster: its whole life so far), with cost.
+void record_usage(const Context& ctx, SmokeReport& report) {
+    const CostSpec& cost = ctx.spec.life.cost;
+    const Usage u = usage_so_far(ctx.state, ctx.spec, std::chrono::system_clock::now());
+    report.figures["node_hours"] = u.node_hours;
+    report.figures["gpu_hours"] = u.gpu_hours;
+    if (const auto j = usage_json(u, cost); j.contains("cost")) {
+        report.figures["cost"] = j["cost"]["amount"].get<double>();
+        report.currency = cost.currency;
+    }
+    report.usage = usage_text(u, cost);
+}
+
 // The checks, then the regression checks against the history.
 void run_checks(Context& ctx, const SmokeArgs& a, const History& history, SmokeReport& report) {
     before_checks_hook(a, report);
     run_builtin_checks(ctx, report);
+    record_usage(ctx, report);
     if (a.history.empty()) return;
     HistoryLimits limits;
     limits.max_busbw_drop = a.max_busbw_drop_pct / 100;

@@ -8,7 +8,9 @@
 source "$(dirname "$0")/lib.sh"
 helpers="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/helpers"
 C=${DDL_E2E_PREFIX:-}smoke
+# The checks' list comes last: a later run appends a check to it.
 spec "$C" 4 "  bandwidth: 1gbit" "services:" "  nfs: {enabled: false}" \
+  "cost: {per_node_hour: 3.6, per_gpu_hour: 10, currency: EUR}" \
   "smoke:" "  checks:" "    - {name: cpus, run: nproc, on: all, timeout: 20}"
 
 # --name-suffix: this run's cluster is $C-p1 (two pipelines at once deploy two clusters).
@@ -37,7 +39,11 @@ import json, sys
 [run] = [json.loads(l) for l in open(sys.argv[1])]
 assert run["passed"] and run["figures"]["busbw_gbs"] > 0 and run["figures"]["deploy_s"] > 0, run
 assert run["cluster"].endswith("-p1"), run
+f = run["figures"]  # 4 nodes for the seconds the run took, no GPU, 3.6 EUR a node-hour
+assert 0 < f["node_hours"] < 0.5 and f["gpu_hours"] == 0 and run["currency"] == "EUR", run
+assert abs(f["cost"] - 3.6 * f["node_hours"]) < 1e-9, run
 PY
+expect_in pass.out "usage: 4 nodes, 0 GPUs: .* node-hours, 0.00 GPU-hours (cost .* EUR so far" "usage line"
 xmllint --noout --schema "$helpers/junit.xsd" pass.xml || fail "JUnit does not match the schema"
 ok "passing smoke test: summary, JUnit (schema-valid), nothing left"
 

@@ -71,4 +71,20 @@ TEST_CASE("append_history writes one JSON line a run; read_history reads them ba
     CHECK(h->runs[1]["time"] == "2026-11-25T11:00:00Z");
     CHECK(h->runs[0]["figures"]["deploy_s"] == 12.5);
     CHECK(h->runs[0]["passed"] == true);
+    CHECK_FALSE(h->runs[0].contains("currency")); // no price table, no unit
+}
+
+TEST_CASE("a run with a price table keeps its cost's currency beside the figures") {
+    TempDir dir;
+    const std::string path = dir.path() + "/h.jsonl";
+    SmokeReport r;
+    r.figures = {{"node_hours", 0.5}, {"gpu_hours", 2.0}, {"cost", 21.8}};
+    r.currency = "EUR";
+    REQUIRE(append_history(path, r, "2026-11-25T10:00:00Z").ok());
+    auto h = read_history(path);
+    REQUIRE(h.ok());
+    REQUIRE(h->runs.size() == 1);
+    CHECK(h->runs[0]["currency"] == "EUR");
+    CHECK(h->runs[0]["figures"]["gpu_hours"] == 2.0);
+    CHECK(h->runs[0]["figures"]["cost"] == 21.8);
 }
