@@ -10,8 +10,10 @@
 # real network file system served by the master. SHARE=bind keeps the bind mount.
 #
 # Usage: sudo bench/io_bench.sh [build-dir]       (default build; needs BUILD/src/ddl and BUILD/dist)
-# Environment: IMAGES (default 2000), WORKERS (default 2), RATE (default 1gbit), OUT_DIR (default build-bench/io),
-#              STEPS (default 6), BATCH (default 16), IMAGE_SIZE (default 224).
+# Environment: IMAGES (default 2000; decode and train), READ_IMAGES (default 8000: the read-only sweep, whose
+#              passes are otherwise too short to time), WORKERS (default 2), RATE (default 1gbit),
+#              OUT_DIR (default build-bench/io), STEPS (default 6), BATCH (default 16), IMAGE_SIZE (default 224),
+#              PARTS (default "decode read train": which sweeps to run; the goals are printed when all ran).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -24,10 +26,11 @@ out=$(mkdir -p "${OUT_DIR:-build-bench/io}" && cd "${OUT_DIR:-build-bench/io}" &
 [ "$(id -u)" = 0 ] || { echo "io_bench.sh: needs root" >&2; exit 2; }
 [ -x "$ddl" ] || { echo "io_bench.sh: $ddl missing: build ddl first" >&2; exit 2; }
 work=$(mktemp -d /tmp/ddl-iobench.XXXXXX)
-ds="synth-${images}x10-s0"
+read_images=${READ_IMAGES:-8000}
+parts=" ${PARTS:-decode read train} "
 cleanup() {
   "$ddl" --state-dir "$work/state" destroy -y iob >/dev/null 2>&1 || true
-  rm -rf "$work" "/var/lib/ddl/data/$ds"
+  rm -rf "$work" "/var/lib/ddl/data/synth-${images}x10-s0" "/var/lib/ddl/data/synth-${read_images}x10-s0"
 }
 trap cleanup EXIT
 printf 'apiVersion: ddl/v1\nname: iob\ntarget: local\nlocal:\n  nodes: 4\n  bandwidth: %s\nruntime:\n  interface: eth0\n' \
@@ -42,11 +45,16 @@ if [ "${SHARE:-sshfs}" = sshfs ]; then
 else
   echo "# shared folder: a bind mount of the master's folder on every node (no network)"
 fi
-common=(iob --images "$images" --classes 10 --python "$py" --nodes 1,2,4 --workers "$workers")
-echo "# read and decode (RandomResizedCrop 224, flip, normalize), page cache dropped before each run"
-b io "${common[@]}" --out "$out/decode" | tee "$out/decode.txt"
-echo "# read only (the storage's rate without decoding)"
-b io "${common[@]}" --no-decode --out "$out/read" | tee "$out/read.txt"
+common=(iob --classes 10 --python "$py" --nodes 1,2,4 --workers "$workers")
+if [[ $parts == *" decode "* ]]; then
+  echo "# read and decode (RandomResizedCrop 224, flip, normalize), page cache dropped before each run"
+  b io "${common[@]}" --images "$images" --out "$out/decode" | tee "$out/decode.txt"
+fi
+if [[ $parts == *" read "* ]]; then
+  echo "# read only (the storage's rate without decoding)"
+  b io "${common[@]}" --images "$read_images" --no-decode --out "$out/read" | tee "$out/read.txt"
+fi
+[[ $parts == *" train "* ]] || exit 0
 echo "# ResNet-18, batch ${BATCH:-16} per rank, 4 nodes: staged shards against synthetic input"
 b train --cluster iob --framework pytorch --model resnet18 --image-size "${IMAGE_SIZE:-224}" --batch "${BATCH:-16}" \
   --nodes 4 --steps "${STEPS:-6}" --warmup 2 --python "$py" -x OMP_NUM_THREADS=1 --data shards --data-images "$images" \
