@@ -66,7 +66,8 @@ TEST_CASE("the bench dataset lies in the shared folder or under /var/lib/ddl/dat
 }
 
 TEST_CASE("bench io's report has a row per point with per-node figures, in CSV and JSON") {
-    const auto j = nlohmann::json::parse(R"({"images": 200, "bytes": 6000000, "seconds": 2.0, "images_per_s": 100.0,
+    const auto j =
+        nlohmann::json::parse(R"({"images": 200, "bytes": 6000000, "seconds": 2.0, "images_per_s": 100.0,
         "mb_per_s": 3.0, "per_rank": [{"host": "node1", "images_per_s": 60.0, "mb_per_s": 1.8},
                                       {"host": "node2", "images_per_s": 50.0, "mb_per_s": 1.5}]})");
     IoRow r = io_row_of(j, "shared", "shards", 4, 2);
@@ -76,8 +77,10 @@ TEST_CASE("bench io's report has a row per point with per-node figures, in CSV a
     r.efficiency = 0.8;
     IoBenchArgs b;
     auto t = tabulate_io("c1", b, "page cache dropped", {r});
-    CHECK(t.csv.find("source,format,workers,nodes,images,bytes,seconds,images_per_s,mb_per_s,efficiency,") == 0);
-    CHECK(t.csv.find("\nshared,shards,4,2,200,6000000,2.000,100.00,3.000,0.8000,50.00,60.00\n") != std::string::npos);
+    CHECK(t.csv.find("source,format,workers,nodes,images,bytes,seconds,images_per_s,mb_per_s,efficiency,") ==
+          0);
+    CHECK(t.csv.find("\nshared,shards,4,2,200,6000000,2.000,100.00,3.000,0.8000,50.00,60.00\n") !=
+          std::string::npos);
     CHECK(t.json["cache"] == "page cache dropped");
     CHECK(t.json["dataset"] == b.dataset.name());
     CHECK(t.json["results"][0]["per_node"][0]["host"] == "node1");
@@ -102,8 +105,14 @@ TEST_CASE("the scaling chart draws each series with its ideal line into the aske
 }
 
 TEST_CASE("bench train --data sets each dataset row against the synthetic row of the same point") {
-    TrainRow syn{.bandwidth = "1gbit", .comm = "ddl/tcp", .compression = "none", .input = "synthetic", .nodes = 2,
-                 .ranks = 2, .batch = 16, .samples_per_s = 100};
+    TrainRow syn{.bandwidth = "1gbit",
+                 .comm = "ddl/tcp",
+                 .compression = "none",
+                 .input = "synthetic",
+                 .nodes = 2,
+                 .ranks = 2,
+                 .batch = 16,
+                 .samples_per_s = 100};
     TrainRow data = syn;
     data.input = "shards, 2 workers";
     data.samples_per_s = 80;
