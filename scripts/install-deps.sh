@@ -10,7 +10,7 @@ pkgs=(
   clang libclang-rt-14-dev
   slurmctld slurmd slurm-client munge
   openmpi-bin mpich
-  python3-torch python3-torchvision python3-sklearn
+  python3-torch python3-torchvision python3-sklearn python3-pil python3-numpy
   podman runc netavark debootstrap apt-cacher-ng tar
   rsync python3-yaml
   iptables

@@ -2,7 +2,9 @@
 // the local target), as the Horovod reference-deployment experiments present it; CSV, JSON and a PNG.
 // Two frameworks: `synthetic` (ddl-train-bench: sgemm compute and a model's gradient layout) and
 // `pytorch` (a torchvision model under DDP on synthetic ImageNet-shaped data, python3 -m ddl_torch.bench,
-// gradients through ddl's hook, Gloo or NCCL), with a time-to-train estimate from a data set's size.
+// gradients through ddl's hook, Gloo or NCCL), with a time-to-train estimate from a data set's size; with
+// --data, the same model also trained from the bench dataset (BenchData) through a DataLoader beside the
+// synthetic input, and the gap between the two.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
@@ -56,6 +58,28 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
                    "Pass NAME=VALUE (or NAME from this shell) to every rank; repeatable")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub.add_option(
+           "--data", tb.data,
+           "pytorch: also train from the bench dataset in this form (files or shards), side by side with "
+           "synthetic input")
+        ->check(CLI::IsMember({"files", "shards"}));
+    sub.add_option("--data-source", tb.data_source,
+                   "--data: local (each node's copy) or shared (the shared folder)")
+        ->check(CLI::IsMember({"local", "shared"}))
+        ->capture_default_str();
+    sub.add_option("--data-workers", tb.data_workers, "--data: DataLoader worker processes per rank")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
+    sub.add_option("--data-images", tb.dataset.images,
+                   "--data: images in the dataset (generated once if absent)")
+        ->check(CLI::Range(1, 10000000))
+        ->capture_default_str();
+    sub.add_option("--data-classes", tb.dataset.classes, "--data: classes in the dataset")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    sub.add_option("--data-seed", tb.dataset.seed, "--data: the generator's seed")
+        ->check(CLI::Range(0, 1 << 30))
+        ->capture_default_str();
     sub.add_option("--model-profile", tb.profile, "resnet50, resnet101 or custom:N1,N2,... (gradient layout)")
         ->capture_default_str();
     sub.add_option("--batch", tb.batches, "Batch sizes per rank, comma separated")->capture_default_str();
@@ -71,36 +95,16 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
     add_table_format(sub, tb.format);
 }
 
-Result<std::vector<int>> parse_int_list(const std::string& text, int max, const std::string& what) {
-    std::vector<int> out;
-    auto dots = text.find("..");
-    if (dots != std::string::npos) {
-        auto lo = parse_int(text.substr(0, dots)), hi = parse_int(text.substr(dots + 2));
-        if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > max)
-            return Error{what + " " + text + ": give A..B with 1 <= A <= B <= " + std::to_string(max)};
-        for (auto i = *lo; i <= *hi; ++i)
-            out.push_back(static_cast<int>(i));
-        return out;
-    }
-    for (const auto& part : split(text, ',')) {
-        auto v = parse_int(trim(part));
-        if (!v || *v < 1 || *v > max)
-            return Error{what + " " + text + ": values must be 1-" + std::to_string(max)};
-        out.push_back(static_cast<int>(*v));
-    }
-    return out;
-}
-
 // One run through the launcher (ddl-train-bench, or the PyTorch benchmark with COMM and COMPRESSION);
 // rank 0's JSON line.
 Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes, int batch,
-                                const std::string& comm, const std::string& compression) {
+                                const std::string& comm, const std::string& compression, bool data) {
     RunArgs a = b.run;
     a.max_nodes = nodes;
     const std::vector<std::string> common{
         "--batch",  std::to_string(batch),    "--steps", std::to_string(b.steps),
         "--warmup", std::to_string(b.warmup), "--json"};
-    if (b.framework == "pytorch")
+    if (b.framework == "pytorch") {
         a.command = {b.python,
                      "-m",
                      "ddl_torch.bench",
@@ -112,8 +116,13 @@ Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes
                      comm,
                      "--compression",
                      compression};
-    else
+        if (data)
+            a.command.insert(a.command.end(),
+                             {"--data", bench_data_path(ctx.spec, b.data_source, b.dataset.name()),
+                              "--data-format", b.data, "--data-workers", std::to_string(b.data_workers)});
+    } else {
         a.command = {"ddl-train-bench", "--profile", b.profile};
+    }
     a.command.insert(a.command.end(), common.begin(), common.end());
     return run_tool_json(ctx, a);
 }
@@ -122,6 +131,7 @@ Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes
 struct Series {
     std::string comm;        // pytorch: ddl, gloo, nccl; synthetic: ""
     std::string compression; // pytorch: none, fp16, powersgd:…, topk:…; synthetic: ""
+    bool data = false;       // pytorch --data: batches from the dataset instead of one synthetic batch
 };
 
 // What to sweep: batch sizes, node counts (always from 1, the efficiency's baseline) and link rates.
@@ -152,7 +162,8 @@ Status read_series(const TrainBenchArgs& b, Sweep& sw) {
                              k.c_str(), name.c_str());
                 continue;
             }
-            sw.series.push_back({name, k});
+            sw.series.push_back({name, k, false});
+            if (!b.data.empty()) sw.series.push_back({name, k, true});
         }
     }
     return {};
@@ -171,10 +182,11 @@ Result<Sweep> read_sweep(const Context& ctx, const TrainBenchArgs& b) {
     sw.nodes = std::move(*nodes);
     if (b.framework == "pytorch") {
         if (auto s = read_series(b, sw); !s) return s.error();
-    } else if (b.model != "resnet50" || b.comms != "ddl" || b.image_size != 224 || !b.compressions.empty()) {
-        return Error{
-            "--model, --comm, --compression and --image-size apply to --framework pytorch (synthetic uses "
-            "--model-profile)"};
+    } else if (b.model != "resnet50" || b.comms != "ddl" || b.image_size != 224 || !b.compressions.empty() ||
+               !b.data.empty()) {
+        return Error{"--model, --comm, --compression, --image-size and --data apply to --framework pytorch "
+                     "(synthetic uses "
+                     "--model-profile)"};
     } else {
         sw.series = {Series{}};
     }
@@ -195,6 +207,7 @@ TrainRow row_of(const nlohmann::json& j, const std::string& bw, int n, int batch
     TrainRow r;
     r.bandwidth = bw;
     r.comm = j.value("comm", std::string("ddl ring"));
+    r.input = j.value("input", std::string("synthetic"));
     r.compression = j.value("compression", std::string());
     r.nodes = n;
     r.ranks = j.value("ranks", 0);
@@ -230,10 +243,11 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                 for (int round = 1; round <= b.rounds; ++round) {
                     for (std::size_t si = 0; si < sw.series.size(); ++si) {
                         const Series& s = sw.series[si];
-                        const std::string what = std::to_string(n) + " node(s), batch " +
-                                                 std::to_string(batch) +
-                                                 (s.comm.empty() ? "" : ", " + s.comm + ", " + s.compression);
-                        auto j = run_once(ctx, b, n, batch, s.comm, s.compression);
+                        const std::string what =
+                            std::to_string(n) + " node(s), batch " + std::to_string(batch) +
+                            (s.comm.empty() ? "" : ", " + s.comm + ", " + s.compression) +
+                            (s.data ? ", " + b.data : "");
+                        auto j = run_once(ctx, b, n, batch, s.comm, s.compression, s.data);
                         if (!j) {
                             if (sw.reshape) restore_links(ctx);
                             return Error{what + ": " + j.error().message};
@@ -242,8 +256,9 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                         if (b.format == "text")
                             std::fprintf(
                                 stderr,
-                                "  %-10s %-8s %-16s nodes %2d round %d batch %4d: %9.1f samples/s%s\n",
-                                bw.c_str(), r.comm.c_str(), r.compression.c_str(), n, round, batch,
+                                "  %-10s %-8s %-16s%s nodes %2d round %d batch %4d: %9.1f samples/s%s\n",
+                                bw.c_str(), r.comm.c_str(), r.compression.c_str(),
+                                b.data.empty() ? "" : (" " + r.input).c_str(), n, round, batch,
                                 r.samples_per_s,
                                 r.bytes_per_step >= 0
                                     ? (", " + std::to_string(r.bytes_per_step / 1e6) + " MB/step").c_str()
@@ -257,6 +272,8 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                 std::string label = "batch " + std::to_string(batch) + (sw.rates.size() > 1 ? ", " + bw : "");
                 if (!s.comm.empty())
                     label += ", " + s.comm + (s.compression == "none" ? "" : " " + s.compression);
+                if (!b.data.empty())
+                    label += s.data ? ", " + b.data + " (" + b.data_source + ")" : ", synthetic";
                 series.push_back(label);
                 double base = 0;
                 for (auto& point : runs[si]) {
@@ -279,6 +296,12 @@ int bench_train(const Invocation& inv, const TrainBenchArgs& b) {
     auto& ctx = *inv.cluster->ctx;
     auto sweep = read_sweep(ctx, b);
     if (!sweep) return inv.fail(sweep.error().message, exit_code::k_bad_input);
+    if (!b.data.empty()) {
+        if (auto s = check_data_source(ctx.spec, b.data_source); !s)
+            return inv.fail(s.error().message, exit_code::k_bad_input);
+        if (auto s = ensure_bench_dataset(ctx, b.dataset, b.data_source, b.python); !s)
+            return inv.fail(s.error().message, exit_code::k_failure);
+    }
     std::vector<TrainRow> rows;
     std::vector<std::string> series;
     if (auto s = run_sweep(ctx, b, *sweep, rows, series); !s)
@@ -286,15 +309,8 @@ int bench_train(const Invocation& inv, const TrainBenchArgs& b) {
 
     if (auto s = make_dirs(b.out_dir, 0755); !s) return inv.fail(s.error().message, exit_code::k_failure);
     auto tables = tabulate(ctx.state.cluster, b, rows);
-    write_train_files(b, sweep->nodes.size(), rows, series, tables);
-    SystemProcessRunner proc;
-    auto plot =
-        proc.run({.argv = {"gnuplot", b.out_dir + "/train.gnuplot"}, .timeout = std::chrono::seconds(60)});
-    bool plotted = plot && plot->success();
-    if (!plotted)
-        std::cerr << "ddl bench train: no chart: "
-                  << (plot ? describe_failure({.argv = {"gnuplot"}}, *plot) : plot.error().message)
-                  << " (install gnuplot-nox)\n";
+    write_train_files(b, tables);
+    const bool plotted = draw_train_chart(b, sweep->nodes.size(), rows, series);
     if (b.format == "json")
         std::cout << tables.json.dump(2) << "\n";
     else if (b.format == "csv")

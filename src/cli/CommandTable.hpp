@@ -90,6 +90,7 @@ CommandBody tunnel_command();          // TunnelCommand.cpp
 CommandBody run_command();             // RunCommand.cpp
 CommandBody bench_allreduce_command(); // BenchAllreduceCommand.cpp
 CommandBody bench_train_command();     // BenchTrainCommand.cpp
+CommandBody bench_io_command();        // BenchIoCommand.cpp
 CommandBody smoke_test_command();      // SmokeTestCommand.cpp
 CommandBody gc_command();              // GcCommand.cpp
 CommandBody sync_command();            // SyncCommand.cpp

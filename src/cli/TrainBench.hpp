@@ -1,6 +1,7 @@
 #pragma once
 // `ddl bench train`'s pieces shared by the sweep (BenchTrainCommand.cpp) and its report
 // (TrainBenchReport.cpp).
+#include "cli/BenchData.hpp"
 #include "cli/Launch.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,10 @@ struct TrainBenchArgs {
     std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
     int steps = 10;
     int warmup = 2;
+    std::string data;                  // pytorch: "", files or shards: also train from the bench dataset
+    std::string data_source = "local"; // where that dataset is read: local (staged) or shared
+    int data_workers = 2;              // DataLoader workers per rank
+    BenchDataset dataset;              // what --data reads (generated once if absent)
     std::string out_dir = "bench-train";
     std::string format = "text";
 };
@@ -35,6 +40,7 @@ struct TrainRow {
     std::string comm; // pytorch: what averaged the gradients (ddl/tcp, gloo, nccl); synthetic: ddl's ring
     std::string
         compression; // pytorch: none, fp16, powersgd:…, topk:… (ddl's, or PyTorch's hook on gloo/nccl)
+    std::string input = "synthetic"; // pytorch --data: "shards, 2 workers" etc.
     int nodes = 0;
     int ranks = 0;
     int batch = 0;
@@ -53,10 +59,19 @@ struct TrainTables {
     nlohmann::json json;
 };
 TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const std::vector<TrainRow>& rows);
-// train.csv, train.json, one CSV per chart series (nodes_per_series rows each) and the gnuplot script.
-void write_train_files(const TrainBenchArgs& b, std::size_t nodes_per_series,
-                       const std::vector<TrainRow>& rows, const std::vector<std::string>& series,
-                       const TrainTables& t);
+// train.csv and train.json.
+void write_train_files(const TrainBenchArgs& b, const TrainTables& t);
+// The chart (ScalingChart): one series per label, nodes_per_series rows each in sweep order.
+bool draw_train_chart(const TrainBenchArgs& b, std::size_t nodes_per_series,
+                      const std::vector<TrainRow>& rows, const std::vector<std::string>& series);
 void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& rows, bool plotted);
+// --data: for each row read from the dataset, its throughput against the synthetic row of the same point
+// (bandwidth, comm, compression, nodes, batch): "gap" = 1 - data / synthetic.
+struct InputGap {
+    const TrainRow* data;
+    const TrainRow* synthetic;
+    double gap;
+};
+std::vector<InputGap> input_gaps(const std::vector<TrainRow>& rows);
 
 } // namespace ddl::cli

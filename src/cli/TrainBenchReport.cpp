@@ -1,8 +1,10 @@
 // `ddl bench train`'s report: the table, train.csv, train.json and the chart (gnuplot) of the sweep's rows.
+#include "cli/ScalingChart.hpp"
 #include "cli/TrainBench.hpp"
 #include "util/Files.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace ddl::cli {
@@ -19,37 +21,6 @@ std::string human_duration(double s) {
     else
         std::snprintf(buf, sizeof buf, "%.1f s", s);
     return buf;
-}
-
-// Two charts as a scaling paper draws them: throughput and efficiency against whole node counts, axes
-// from zero, one line with markers per series, the ideal (linear scaling from the series' own 1-node
-// throughput; efficiency 1) dashed in the series' colour, the legend below the plots.
-std::string gnuplot_script(const std::string& dir, const std::vector<std::string>& series, bool images,
-                           int max_nodes) {
-    std::string s =
-        "set terminal pngcairo size 1400,600 font 'sans,10'\nset output '" + dir +
-        "/train.png'\nset datafile separator ','\nset key below maxrows 4\nset grid\nset xtics 1\n"
-        "set format x '%.0f'\nset xrange [0:" +
-        std::to_string(max_nodes) +
-        ".3]\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\nset multiplot layout 1,2\n";
-    auto plot = [&](const std::string& title, const std::string& ylabel, int column, bool per_series_ideal) {
-        s += "set title '" + title + "'\nset xlabel 'nodes'\nset ylabel '" + ylabel + "'\nplot ";
-        for (std::size_t i = 0; i < series.size(); ++i) {
-            const std::string file = "'" + dir + "/series-" + std::to_string(i) + ".csv'";
-            const std::string colour = " lc " + std::to_string(i + 1);
-            s += (i ? ", " : "") + file + " using 1:" + std::to_string(column) +
-                 " with linespoints lw 2 pt " + std::to_string(i % 8 + 4) + " ps 1.4" + colour + " title '" +
-                 series[i] + "'";
-            if (per_series_ideal)
-                s += ", " + file + " using 1:4 with lines dt 2" + colour +
-                     (i == 0 ? " title 'ideal (dashed): N x the line''s 1-node throughput'" : " notitle");
-        }
-        if (!per_series_ideal) s += ", 1 with lines dt 2 lc rgb 'black' title 'ideal'";
-        s += "\n";
-    };
-    plot("Training throughput", images ? "images/s (all ranks)" : "samples/s (all ranks)", 2, true);
-    plot("Scaling efficiency", "throughput(N) / (N x throughput(1))", 3, false);
-    return s + "unset multiplot\n";
 }
 
 // Seconds for one epoch and for the whole training at this row's throughput (0 without a data set).
@@ -78,7 +49,7 @@ TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const 
     TrainTables t;
     t.csv =
         "bandwidth,comm,compression,nodes,ranks,batch_per_rank,samples_per_s,samples_per_s_rank,step_s,comm_"
-        "exposed_s,efficiency,epoch_s,train_s,bytes_per_step,iface_bytes_per_step\n";
+        "exposed_s,efficiency,epoch_s,train_s,bytes_per_step,iface_bytes_per_step,input\n";
     const bool torch = b.framework == "pytorch";
     t.json = nlohmann::json{{"cluster", cluster},
                             {"framework", b.framework},
@@ -88,6 +59,24 @@ TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const 
                             {"rounds", b.rounds},
                             {"results", nlohmann::json::array()}};
     if (torch) t.json["image_size"] = b.image_size;
+    if (!b.data.empty()) {
+        t.json["data"] = {{"format", b.data},
+                          {"source", b.data_source},
+                          {"workers", b.data_workers},
+                          {"dataset", b.dataset.name()},
+                          {"images", b.dataset.images}};
+        t.json["input_gaps"] = nlohmann::json::array();
+        for (const auto& g : input_gaps(rows))
+            t.json["input_gaps"].push_back({{"bandwidth", g.data->bandwidth},
+                                            {"comm", g.data->comm},
+                                            {"compression", g.data->compression},
+                                            {"nodes", g.data->nodes},
+                                            {"batch_per_rank", g.data->batch},
+                                            {"input", g.data->input},
+                                            {"samples_per_s", g.data->samples_per_s},
+                                            {"synthetic_samples_per_s", g.synthetic->samples_per_s},
+                                            {"gap", g.gap}});
+    }
     if (b.dataset_images > 0) {
         t.json["dataset_images"] = b.dataset_images;
         t.json["epochs"] = b.epochs;
@@ -99,10 +88,12 @@ TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const 
                       r.bandwidth.c_str(), r.comm.c_str(), r.compression.c_str(), r.nodes, r.ranks, r.batch,
                       r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s, r.efficiency, epoch,
                       train);
-        t.csv += line + csv_bytes(r.bytes_per_step) + "," + csv_bytes(r.iface_bytes_per_step) + "\n";
+        t.csv += line + csv_bytes(r.bytes_per_step) + "," + csv_bytes(r.iface_bytes_per_step) + ",\"" +
+                 r.input + "\"\n";
         nlohmann::json j{{"bandwidth", r.bandwidth},
                          {"comm", r.comm},
                          {"compression", r.compression},
+                         {"input", r.input},
                          {"epoch_s", epoch},
                          {"train_s", train},
                          {"nodes", r.nodes},
@@ -122,44 +113,51 @@ TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const 
     return t;
 }
 
-void write_train_files(const TrainBenchArgs& b, std::size_t nodes_per_series,
-                       const std::vector<TrainRow>& rows, const std::vector<std::string>& series,
-                       const TrainTables& t) {
+void write_train_files(const TrainBenchArgs& b, const TrainTables& t) {
     (void)write_file_atomic(b.out_dir + "/train.csv", t.csv, 0644);
     (void)write_file_atomic(b.out_dir + "/train.json", t.json.dump(2) + "\n", 0644);
-    // One small CSV per line of the chart (nodes, throughput, efficiency, ideal throughput), in sweep order.
-    char line[256];
+}
+
+bool draw_train_chart(const TrainBenchArgs& b, std::size_t nodes_per_series,
+                      const std::vector<TrainRow>& rows, const std::vector<std::string>& series) {
+    ScalingChart c{.dir = b.out_dir,
+                   .stem = "train",
+                   .png = b.out_dir + "/train.png",
+                   .title = "Training throughput",
+                   .ylabel = b.framework == "pytorch" ? "images/s (all ranks)" : "samples/s (all ranks)",
+                   .series = {}};
     for (std::size_t si = 0; si < series.size(); ++si) {
-        std::string data;
-        const double base = rows[si * nodes_per_series].samples_per_s / rows[si * nodes_per_series].nodes;
+        ScalingSeries s{.label = series[si], .points = {}};
         for (std::size_t k = 0; k < nodes_per_series; ++k) {
             const auto& r = rows[si * nodes_per_series + k];
-            std::snprintf(line, sizeof line, "%d,%.2f,%.4f,%.2f\n", r.nodes, r.samples_per_s, r.efficiency,
-                          base * r.nodes);
-            data += line;
+            s.points.push_back({.nodes = r.nodes, .throughput = r.samples_per_s, .efficiency = r.efficiency});
         }
-        (void)write_file_atomic(b.out_dir + "/series-" + std::to_string(si) + ".csv", data, 0644);
+        c.series.push_back(std::move(s));
     }
-    int max_nodes = 1;
-    for (const auto& r : rows)
-        max_nodes = std::max(max_nodes, r.nodes);
-    (void)write_file_atomic(b.out_dir + "/train.gnuplot",
-                            gnuplot_script(b.out_dir, series, b.framework == "pytorch", max_nodes), 0644);
+    return draw_scaling_chart(c, "ddl bench train");
 }
 
 void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& rows, bool plotted) {
     const bool torch = b.framework == "pytorch";
     if (torch)
-        std::printf(
-            "# PyTorch DDP, torchvision %s on synthetic %dx%d images, %d steps (+%d warm-up), median of %d "
-            "alternating round(s); efficiency = thr(N) / (N * thr(1)); MB/step: rank 0's bytes sent, "
-            "counted by libddlcomm (ddl) and on its interface (all traffic)\n",
-            b.model.c_str(), b.image_size, b.image_size, b.steps, b.warmup, b.rounds);
+        std::printf("# PyTorch DDP, torchvision %s on %s %dx%d images, %d steps (+%d warm-up), median of %d "
+                    "alternating round(s); efficiency = thr(N) / (N * thr(1)); MB/step: rank 0's bytes sent, "
+                    "counted by libddlcomm (ddl) and on its interface (all traffic)\n",
+                    b.model.c_str(),
+                    b.data.empty() ? "synthetic"
+                                   : ("synthetic and dataset " + b.dataset.name() + " (" + b.data + " from " +
+                                      b.data_source + ", " + std::to_string(b.data_workers) +
+                                      " loader workers per rank; exposed(s) then "
+                                      "includes waiting for input)")
+                                         .c_str(),
+                    b.image_size, b.image_size, b.steps, b.warmup, b.rounds);
     else
         std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
                     "* thr(1))\n",
                     b.profile.c_str(), b.steps, b.warmup);
     const bool ttt = b.dataset_images > 0;
+    const bool data = !b.data.empty();
+    if (data) std::printf("%-20s ", "input");
     std::printf("%-12s %-9s %-17s %6s %6s %7s %14s %12s %10s %12s %10s", "bandwidth", "comm", "compression",
                 "nodes", "ranks", "batch", torch ? "images/s" : "samples/s", "per rank", "step(s)",
                 "exposed(s)", "effic.");
@@ -167,6 +165,7 @@ void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& row
     std::printf("%s\n", ttt ? "        epoch   time-to-train" : "");
     for (const auto& r : rows) {
         const auto [epoch, train] = time_to_train(b, r);
+        if (data) std::printf("%-20s ", r.input.c_str());
         std::printf("%-12s %-9s %-17s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%", r.bandwidth.c_str(),
                     r.comm.c_str(), r.compression.empty() ? "-" : r.compression.c_str(), r.nodes, r.ranks,
                     r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s,
@@ -180,7 +179,29 @@ void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& row
     if (ttt)
         std::printf("# time-to-train: %lld images per epoch x %d epochs at the measured throughput\n",
                     b.dataset_images, b.epochs);
+    for (const auto& g : input_gaps(rows))
+        std::printf(
+            "# input pipeline, %d node(s), batch %d, %s: %.1f images/s from the dataset (%s, %s) against "
+            "%.1f synthetic: %.1f%% %s\n",
+            g.data->nodes, g.data->batch, g.data->comm.c_str(), g.data->samples_per_s, g.data->input.c_str(),
+            b.data_source.c_str(), g.synthetic->samples_per_s, 100 * std::abs(g.gap),
+            g.gap >= 0 ? "slower" : "faster");
     std::printf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(), plotted ? ", train.png" : "");
+}
+
+std::vector<InputGap> input_gaps(const std::vector<TrainRow>& rows) {
+    std::vector<InputGap> out;
+    for (const auto& d : rows) {
+        if (d.input == "synthetic") continue;
+        for (const auto& s : rows)
+            if (s.input == "synthetic" && s.bandwidth == d.bandwidth && s.comm == d.comm &&
+                s.compression == d.compression && s.nodes == d.nodes && s.batch == d.batch &&
+                s.samples_per_s > 0) {
+                out.push_back({&d, &s, 1 - d.samples_per_s / s.samples_per_s});
+                break;
+            }
+    }
+    return out;
 }
 
 } // namespace ddl::cli

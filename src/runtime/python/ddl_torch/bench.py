@@ -10,6 +10,10 @@ powersgd:rank=R (ddl's compressor, or PyTorch's powerSGD_hook at rank R with sta
 it takes with error feedback, in one DDP bucket: with several it aborts or hangs on Gloo); topk:ratio=F (ddl
 only). Keep --warmup at 2 or more so that the timed steps
 are compressed ones.
+--data DIR (a dataset of python3 -m ddl_data) --data-format files|shards --data-workers W: the batches
+come from that dataset through a DataLoader with W worker processes (decoded JPEGs, random crops of
+--image-size), each rank reading its share, instead of one random batch; the step then includes waiting for
+the input pipeline, and the difference to the synthetic run is that pipeline's cost.
 Rank 0 prints one JSON line (--json) or a sentence: ranks, images/s over all ranks and per rank, the mean
 step time, and the step time of the same steps without gradient exchange (DDP's no_sync), whose
 difference is the communication the backward pass did not hide; bytes per step that rank 0 sent: counted
@@ -95,6 +99,9 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--comm", choices=["ddl", "gloo", "nccl"], default="ddl")
     p.add_argument("--compression", default="none")
+    p.add_argument("--data", help="a ddl_data dataset folder; default: one synthetic batch")
+    p.add_argument("--data-format", choices=["files", "shards"], default="shards")
+    p.add_argument("--data-workers", type=int, default=2)
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
 
@@ -116,8 +123,18 @@ def main():
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     data = torch.randn(a.batch, 3, a.image_size, a.image_size, device=device)
     target = torch.randint(0, 1000, (a.batch,), device=device)
+    batches = None
+    if a.data:
+        from ddl_data.loaders import make_loader
+
+        batches = iter(make_loader(a.data, a.data_format, a.batch, a.data_workers, rank, world, a.image_size,
+                                   repeat=True))
 
     def step():
+        nonlocal data, target
+        if batches is not None:
+            images, classes, _ = next(batches)
+            data, target = images.to(device, non_blocking=True), classes.to(device, non_blocking=True)
         opt.zero_grad()
         F.cross_entropy(ddp(data), target).backward()
         opt.step()
@@ -145,6 +162,7 @@ def main():
             "model": a.model,
             "comm": backend,
             "compression": a.compression,
+            "input": f"{a.data_format}, {a.data_workers} workers" if a.data else "synthetic",
             "ranks": world,
             "batch": a.batch,
             "image_size": a.image_size,
