@@ -12,10 +12,10 @@ Follows:
     replace; the ids of aws_key_pair and aws_placement_group are their names.
   - The module's validation blocks and preconditions (src/targets/aws/terraform/variables.tf, security.tf,
     main.tf), as far as a stand-in can evaluate them.
-  - The EC2 API Reference's Describe* item shapes, through tests/fakes/aws_api.py.
+  - The EC2 API Reference's Describe* item shapes, through tests/fakes/aws_region.py.
 
-The simulated region: with FAKE_AWS_RESOURCES set (the registry tests/fakes/aws_api.py serves; its
-docstring has the format), the module's resources are also written there as the EC2 API's Describe*
+The simulated region: with FAKE_AWS_RESOURCES set (the registry tests/fakes/aws_api.py serves;
+tests/fakes/aws_region.py has the format), the module's resources are also written there as the EC2 API's Describe*
 actions show them, each with a fresh EC2 id that is also the id the state records: the VPC (with its main
 route table), subnet, internet gateway (attached), route table with its association, the two security
 groups with their rules, the key pair, placement group and the instances (running, launchTime, groupSet,
@@ -133,10 +133,10 @@ def check_env(json_mode, values):
 
 
 def signed_ec2_call(endpoint, region, key, secret, token):
-    """One SigV4-signed DescribeImages to the stand-in, signed with tests/fakes/aws_api.py's own signer."""
+    """One SigV4-signed DescribeImages to the stand-in, signed with its own signer (tests/fakes/aws_sigv4.py)."""
     import ssl
     import urllib.request
-    aws_api = api_module("aws_api")
+    sigv4 = api_module("aws_sigv4")
     body = b"Action=DescribeImages&Version=2016-11-15&Owner.1=self"
     host = endpoint.split("://", 1)[1].rstrip("/")
     amz_date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -144,9 +144,9 @@ def signed_ec2_call(endpoint, region, key, secret, token):
     if token:
         headers["x-amz-security-token"] = token
     signed = sorted(headers)
-    creq = aws_api.canonical_request("POST", "/", "", {k: [v] for k, v in headers.items()}, signed, body)
+    creq = sigv4.canonical_request("POST", "/", "", {k: [v] for k, v in headers.items()}, signed, body)
     scope = "%s/%s/ec2/aws4_request" % (amz_date[:8], region)
-    sig = aws_api.signature(secret, amz_date[:8], region, "ec2", aws_api.string_to_sign(amz_date, scope, creq))
+    sig = sigv4.signature(secret, amz_date[:8], region, "ec2", sigv4.string_to_sign(amz_date, scope, creq))
     req = urllib.request.Request(endpoint.rstrip("/") + "/", data=body, method="POST")
     for k, v in headers.items():
         if k != "host":
@@ -211,8 +211,8 @@ def registry_path():
 
 
 def aws_region():
-    """tests/fakes/aws_api.py (the region's registry and EC2's item shapes) with a simulated region."""
-    return api_module("aws_api") if registry_path() else None
+    """tests/fakes/aws_region.py (the region's registry and EC2's item shapes) with a simulated region."""
+    return api_module("aws_region") if registry_path() else None
 
 
 def aws_tags(c, name, **extra):

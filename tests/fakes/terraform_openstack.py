@@ -15,8 +15,8 @@ Follows:
     tests/fakes/openstack_api.py names (Nova "List Servers Detailed", "Show Keypair Details", "List Server
     Groups"; Neutron "List networks/subnets/ports/routers/floating IPs/security groups").
 
-The shared cloud: with FAKE_OPENSTACK_RESOURCES set (the registry tests/fakes/openstack_api.py serves; its
-docstring has the format), the module's resources are also written there as the cloud's APIs would show
+The shared cloud: with FAKE_OPENSTACK_RESOURCES set (the registry tests/fakes/openstack_api.py serves;
+tests/fakes/openstack_registry.py has the format), the module's resources are also written there as the cloud's APIs would show
 them, each with a fresh id that is also the id the state records: the key pair (Nova refuses a second one
 of the same name, 409, as here), server group, network, subnet, router, the router interface's port
 (device_owner network:router_interface), the security group with its rules, the servers' ports
@@ -126,8 +126,8 @@ def registry_path():
 
 
 def cloud():
-    """tests/fakes/openstack_api.py (the registry and the api-ref's resource shapes) with a shared cloud."""
-    return api_module("openstack_api") if registry_path() else None
+    """tests/fakes/openstack_registry.py (the registry and the api-ref's resource shapes) with a shared cloud."""
+    return api_module("openstack_registry") if registry_path() else None
 
 
 def create(addr, st, values):
