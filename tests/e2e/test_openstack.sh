@@ -149,7 +149,7 @@ python3 - "$FAKE_OPENSTACK_RESOURCES" "$DDL_SOURCE_DIR/tests/fakes" <<'PY' || fa
 import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[2])
-from openstack_api import registry
+from openstack_registry import registry
 with registry(sys.argv[1], write=True) as reg:
     for s in reg["servers"]:
         if s["metadata"].get("ddl_cluster") == "osfull":
