@@ -30,7 +30,7 @@ import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, state_id
+from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
 
 NAME = "aws"
 LOCK = ("registry.terraform.io/hashicorp/aws", "5.100.0")
@@ -206,8 +206,7 @@ def attributes(addr, v):
 
 def registry_path():
     """The simulated region's registry (FAKE_AWS_RESOURCES), or None without one."""
-    path = os.environ.get("FAKE_AWS_RESOURCES")
-    return os.path.abspath(path) if path else None
+    return registry_from_env("FAKE_AWS_RESOURCES")
 
 
 def aws_region():

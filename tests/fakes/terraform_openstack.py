@@ -33,7 +33,7 @@ import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, state_id
+from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
 
 NAME = "openstack"
 LOCK = ("registry.terraform.io/terraform-provider-openstack/openstack", "3.0.0")
@@ -121,8 +121,7 @@ def attributes(addr, v):
 
 def registry_path():
     """The shared cloud's registry (FAKE_OPENSTACK_RESOURCES), or None without one."""
-    path = os.environ.get("FAKE_OPENSTACK_RESOURCES")
-    return os.path.abspath(path) if path else None
+    return registry_from_env("FAKE_OPENSTACK_RESOURCES")
 
 
 def cloud():

@@ -344,6 +344,12 @@ def nodes_dir(values, registry):
     return os.path.abspath(".fake-nodes")
 
 
+def registry_from_env(variable):
+    """The absolute path of a shared cloud's registry named by the environment VARIABLE, or None."""
+    path = os.environ.get(variable)
+    return os.path.abspath(path) if path else None
+
+
 def api_module(name):
     """tests/fakes/<name>.py, the API stand-in whose registry and item shapes a shared cloud uses."""
     import importlib

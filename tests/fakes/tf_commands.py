@@ -133,6 +133,19 @@ def set_outputs(st, values):
 
 # ---- subcommands ---------------------------------------------------------------------------------------
 
+def configured(provider, json_mode):
+    """What plan and destroy do first: the data directory must exist, the -json stream opens with the
+    version, the module decides the mode (tests/fakes/terraform_<provider>.py), its inputs are read and
+    checked, and the provider is configured."""
+    require_init(json_mode)
+    if json_mode:
+        ui_version()
+    P = provider()
+    values = load_inputs(json_mode, P)
+    P.check_env(json_mode, values)
+    return P, values
+
+
 def cmd_version(provider, args):
     flags, _ = parse_flags(args, {"json"}, set())
     if flags.get("json"):
@@ -173,12 +186,7 @@ def cmd_init(provider, args):
 def cmd_plan(provider, args):
     flags, _ = parse_flags(args, {"input", "json", "no-color", "refresh", "detailed-exitcode", "lock"}, {"out", "lock-timeout"})
     json_mode = flags.get("json", False)
-    require_init(json_mode)
-    if json_mode:
-        ui_version()
-    P = provider()  # the module decides the mode: tests/fakes/terraform_<provider>.py
-    values = load_inputs(json_mode, P)
-    P.check_env(json_mode, values)
+    P, values = configured(provider, json_mode)
     P.preconditions(json_mode, values)
     st = load_state()
     have = {r["addr"]: r for r in st["resources"]}
@@ -290,12 +298,7 @@ def cmd_destroy(provider, args):
     if not flags.get("auto-approve"):
         sys.stderr.write("\nError: Destroy cancelled: no -auto-approve and input is disabled\n")
         sys.exit(1)
-    require_init(json_mode)
-    if json_mode:
-        ui_version()
-    P = provider()  # the module decides the mode: tests/fakes/terraform_<provider>.py
-    values = load_inputs(json_mode, P)
-    P.check_env(json_mode, values)
+    P, values = configured(provider, json_mode)
     st = load_state()
     remaining = int(os.environ.get("FAKE_TF_FAIL_DESTROY", "0") or 0)
     counter = ".fake-failed-destroys"
