@@ -44,8 +44,7 @@ expect_in quota.log "quota: 8 On-Demand G and VT vCPUs (quota L-DB2E81BA) reques
   "pre-flight names the quota"
 expect_in quota.log "AWS credentials from $WORK/home/.aws/credentials \[temp\]" \
   "the spec's profile gives the credentials"
-grep -q '"signed_headers": \["host", "x-amz-date", "x-amz-security-token"\]' "$AWS_CFG.requests" ||
-  fail "the session token is signed"
+expect_in "$AWS_CFG.requests" '"signed_headers": \["host", "x-amz-date", "x-amz-security-token"\]' "the session token is signed"
 ok "pre-flight with a profile's temporary credentials refuses vCPUs beyond the On-Demand G and VT quota (exit $rc)"
 ddl destroy -y awsbad >/dev/null 2>&1 || true
 ddl destroy -y awsquota >/dev/null 2>&1 || true
@@ -109,9 +108,9 @@ for kind in ("vpcs", "subnets", "internet_gateways", "route_tables", "security_g
 PY
 rm -rf "$STATE/awsleak"
 gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
-grep -q "^would destroy awsleak (found on target aws, created 0 h ago: 2 instance(s) in region us-east-1" gc-dry.log &&
-  grep -q "^ddl gc: not touched: awsfull (aws: its state is in " gc-dry.log ||
-  { cat gc-dry.log; fail "gc --spec --dry-run: what it would remove and what it leaves"; }
+expect_in gc-dry.log "^would destroy awsleak (found on target aws, created 0 h ago: 2 instance(s) in region us-east-1" \
+  "gc --spec --dry-run: what it would remove"
+expect_in gc-dry.log "^ddl gc: not touched: awsfull (aws: its state is in " "gc --spec --dry-run: what it leaves"
 [ "$(python3 -c 'import json,sys; print(sum(i["instanceState"]["name"] == "running" for i in json.load(open(sys.argv[1]))["instances"]))' "$FAKE_AWS_RESOURCES")" = 5 ] ||
   fail "gc --dry-run removed something"
 gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }

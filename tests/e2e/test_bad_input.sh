@@ -112,7 +112,7 @@ K="$WORK/pubkey"; mkdir -p "$K"
 ssh-keygen -q -t ed25519 -N '' -C e2e -f "$K/key" >/dev/null
 for v in "$K/key" /bin/true /dev/null; do expect 2 "${G[@]}" render "$K/os.yaml" --out "$K/out" --public-key "$v"; done
 expect 2 "${G[@]}" render "$K/os.yaml" --out "$K/out" --public-key "$K/key"
-grep -q "holds a private key" "$LOGS/err" || fail "a private key given as --public-key: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" "holds a private key" "a private key given as --public-key"
 [ ! -e "$K/out" ] || fail "render wrote files with a refused --public-key"
 expect 0 "${G[@]}" render "$K/os.yaml" --out "$K/out" --public-key "$K/key.pub"
 grep -qF "$(cut -d' ' -f2 "$K/key.pub")" "$K/out/openstack/terraform/terraform.tfvars.json" ||
@@ -122,9 +122,10 @@ grep -rq "PRIVATE" "$K/out" && fail "a private key reached the rendered files"
 # Messages for CLI mistakes: help as a command, a FIFO or a folder as the spec (no hang), the spec on
 # stdin, a non-number where seconds are wanted, the state folder given as a file.
 expect 0 help
-grep -q "^  deploy" "$LOGS/out" && grep -q "Exit codes: 0 done" "$LOGS/out" || fail "ddl help: $(head -c 300 "$LOGS/out")"
+expect_in "$LOGS/out" "^  deploy" "ddl help does not list deploy"
+expect_in "$LOGS/out" "Exit codes: 0 done" "ddl help does not give the exit codes"
 expect 0 help deploy
-grep -q -- "--force-configure" "$LOGS/out" || fail "ddl help deploy: $(head -c 300 "$LOGS/out")"
+expect_in "$LOGS/out" "--force-configure" "ddl help deploy does not list --force-configure"
 expect 2 help no-such-command
 # Completion from the command table: a command from its prefix, a deploy flag, the spec file.
 "$DDL" completion bash >"$K/ddl.bash" || fail "ddl completion bash"
@@ -142,9 +143,10 @@ mkdir -p "$K/cst/alpha" "$K/cst/beta" && echo '{}' >"$K/cst/alpha/state.json" &&
 [ "$(complete_words ddl hostfile --format m)" = mpich ] || fail "completion of hostfile --format"
 # A mistyped command: exit 2, the nearest commands named.
 expect 2 deplyo good.yaml
-grep -q '"deplyo" is not a ddl command' "$LOGS/err" && grep -q "did you mean deploy?" "$LOGS/err" || fail "mistyped command: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" '"deplyo" is not a ddl command' "mistyped command"
+expect_in "$LOGS/err" "did you mean deploy?" "mistyped command: no suggestion"
 expect 2 --state-dir "$K/cst" stauts
-grep -q "did you mean status?" "$LOGS/err" || fail "mistyped command after a global option: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" "did you mean status?" "mistyped command after a global option"
 # Under --output json a failure is also a JSON object on stdout, with its exit code.
 expect 2 --state-dir "$K/cst" --output json status no-such
 python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["error"]
@@ -162,13 +164,13 @@ done
 expect 2 completion fish
 mkfifo "$K/fifo.yaml"
 expect 2 validate "$K/fifo.yaml"
-grep -q "is not a regular file" "$LOGS/err" || fail "a FIFO as the spec: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" "is not a regular file" "a FIFO as the spec"
 expect 2 validate "$K"
 "$DDL" validate - <"$K/os.yaml" >"$LOGS/out" 2>&1 || fail "ddl validate - (stdin): $(cat "$LOGS/out")"
 expect 2 "${G[@]}" deploy "$K/os.yaml" --ssh-timeout abc
-grep -q "must be a whole number of seconds" "$LOGS/err" || fail "--ssh-timeout abc: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" "must be a whole number of seconds" "--ssh-timeout abc"
 expect 2 --state-dir "$K/os.yaml" status
-grep -q "is not a folder" "$LOGS/err" || fail "--state-dir naming a file: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" "is not a folder" "--state-dir naming a file"
 
 # Output paths: empty is bad input; an unwritable one is a runtime failure (exit 1) that writes nothing.
 expect 2 "${G[@]}" render good.yaml --out ""
@@ -178,11 +180,11 @@ expect 2 "${G[@]}" bench train --cluster fltb --out ""
 expect 2 "${G[@]}" smoke-test good.yaml --junit ""
 # smoke-test takes the spec to deploy, or --cluster for a deployed one: not both, not neither.
 expect 2 "${G[@]}" smoke-test
-grep -q "or --cluster NAME to check a deployed cluster" "$LOGS/err" || fail "smoke-test without a spec: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" "or --cluster NAME to check a deployed cluster" "smoke-test without a spec"
 expect 2 "${G[@]}" smoke-test good.yaml --cluster fltb
 expect 2 "${G[@]}" smoke-test --cluster fltb --keep-on-failure
 expect 2 "${G[@]}" smoke-test --cluster no-such-cluster
-grep -q 'no cluster "no-such-cluster"' "$LOGS/err" || fail "smoke-test --cluster naming no cluster: $(cat "$LOGS/err")"
+expect_in "$LOGS/err" 'no cluster "no-such-cluster"' "smoke-test --cluster naming no cluster"
 for v in "/nonexistent-ddl/x" "$BAD8/x" "$HUGE/x" "/proc/version/x"; do expect 1 init -o "$v"; done
 
 # Spec values: each key gets each kind of garbage; `ddl validate` must answer exit 2 with a located error.

@@ -19,16 +19,15 @@ openstack_spec osfull 2
 
 # Before anything exists: the plan lists the nodes and Terraform's resources to create, and writes nothing.
 ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a new cluster"; }
-grep -q "^  + create node worker2 (flavor g1.small)$" plan.txt &&
-  grep -q '^  + create resource openstack_compute_instance_v2.worker\[1\]$' plan.txt &&
-  grep -q '^  + create resource openstack_compute_keypair_v2.cluster$' plan.txt ||
-  { cat plan.txt plan.err; fail "plan of a new cluster: nodes and resources"; }
+expect_in plan.txt "^  + create node worker2 (flavor g1.small)$" "plan of a new cluster: the node worker2"
+expect_in plan.txt '^  + create resource openstack_compute_instance_v2.worker\[1\]$' "plan of a new cluster: worker2's server"
+expect_in plan.txt '^  + create resource openstack_compute_keypair_v2.cluster$' "plan of a new cluster: the key pair"
 [ ! -e "$STATE/osfull" ] || fail "plan of a new cluster wrote to the state folder"
 ok "plan of a new cluster: its nodes and the Terraform resources to create; nothing written"
 
 FAKE_TF_FAIL_APPLY=1 ddl deploy osfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
-grep -q "openstack_compute_instance_v2.worker\[0\] (create): Error creating OpenStack server" fail.log \
-  || { cat fail.log; fail "apply failure names the resource and the provider's message"; }
+expect_in fail.log "openstack_compute_instance_v2.worker\[0\] (create): Error creating OpenStack server" \
+  "apply failure names the resource and the provider's message"
 ok "a failed apply names the resource and the provider's message"
 
 ddl -v deploy osfull.yaml >deploy.log 2>&1 || { cat deploy.log; fail "resumed deploy"; }
@@ -64,8 +63,8 @@ ok "a second deploy converges"
 sed -i 's|allowed_cidrs: \[10.0.0.0/8\]|allowed_cidrs: [10.0.0.0/9]|' osfull.yaml
 rc=0; ddl deploy osfull.yaml </dev/null >cidr.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat cidr.log; fail "a re-deploy deleting a rule without -y: exit $rc, expected 2"; }
-grep -q 'delete openstack_networking_secgroup_rule_v2.ssh\["10.0.0.0/8"\]' cidr.log && grep -q "run again with -y" cidr.log ||
-{ cat cidr.log; fail "the refused re-deploy does not show the plan and the flag"; }
+expect_in cidr.log 'delete openstack_networking_secgroup_rule_v2.ssh\["10.0.0.0/8"\]' "the refused re-deploy does not show the plan"
+expect_in cidr.log "run again with -y" "the refused re-deploy does not name the flag"
 has_rule() { python3 -c 'import json,sys; sys.exit(0 if any(r["addr"] == "openstack_networking_secgroup_rule_v2.ssh[\"%s\"]" % sys.argv[2] for r in json.load(open(sys.argv[1]))["resources"]) else 1)' "$STATE/osfull/terraform/terraform.tfstate" "$1"; }
 has_rule 10.0.0.0/8 || fail "the refused re-deploy changed the cluster"
 ddl deploy -y osfull.yaml >cidr.log 2>&1 || { cat cidr.log; fail "re-deploy with -y"; }
@@ -78,15 +77,15 @@ sed -i 's|workers: {count: 2, flavor: g1.small}|workers: {count: 2, flavor: m1.s
 tfstate="$STATE/osfull/terraform/terraform.tfstate"
 before=$(sha256sum <"$tfstate")
 ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a flavor change"; }
-grep -q '^  ~ update node worker1 (flavor g1.small -> flavor m1.small)$' plan.txt &&
-  grep -q '^  ~ update resource openstack_compute_instance_v2.worker\[0\]$' plan.txt &&
-  grep -q '^Nodes: 0 to create, 2 to update, 0 to replace, 0 to delete (1 unchanged).$' plan.txt &&
-  grep -q '^Resources: 0 to add, 2 to change, 0 to destroy.$' plan.txt ||
-  { cat plan.txt plan.err; fail "plan of a flavor change"; }
+expect_in plan.txt '^  ~ update node worker1 (flavor g1.small -> flavor m1.small)$' "plan of a flavor change: the node"
+expect_in plan.txt '^  ~ update resource openstack_compute_instance_v2.worker\[0\]$' "plan of a flavor change: the server"
+expect_in plan.txt '^Nodes: 0 to create, 2 to update, 0 to replace, 0 to delete (1 unchanged).$' \
+  "plan of a flavor change: the nodes' totals"
+expect_in plan.txt '^Resources: 0 to add, 2 to change, 0 to destroy.$' "plan of a flavor change: the resources' totals"
 [ "$(sha256sum <"$tfstate")" = "$before" ] || fail "ddl plan changed the Terraform state"
 [ "$(ddl_on_tty "Type yes to go on: " no deploy osfull.yaml 2>tty.log)" = 1 ] || { cat tty.log; fail "a declined re-deploy"; }
-grep -q "update openstack_compute_instance_v2.worker\[1\]" tty.log && grep -q "not approved: nothing was changed" tty.log ||
-{ cat tty.log; fail "the deploy's question does not show the plan"; }
+expect_in tty.log "update openstack_compute_instance_v2.worker\[1\]" "the deploy's question does not show the plan"
+expect_in tty.log "not approved: nothing was changed" "the declined deploy does not say nothing was changed"
 [ "$(sha256sum <"$tfstate")" = "$before" ] || fail "a declined re-deploy changed the Terraform state"
 [ "$(ddl_on_tty "Type yes to go on: " yes deploy osfull.yaml 2>tty.log)" = 0 ] || { cat tty.log; fail "an approved re-deploy"; }
 ddl plan osfull.yaml | grep -q "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (3 unchanged).$" ||
@@ -96,11 +95,11 @@ ok "a flavor change: plan shows the in-place updates; deploy asks on a terminal 
 # One worker fewer: only that worker's resources go, the rest of the cluster stays and answers.
 sed -i 's|workers: {count: 2, flavor: m1.small}|workers: {count: 1, flavor: m1.small}|' osfull.yaml
 ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a worker fewer"; }
-grep -q '^  - delete node worker2 (flavor m1.small)$' plan.txt &&
-  grep -q '^  - delete resource openstack_compute_instance_v2.worker\[1\]$' plan.txt &&
-  grep -q '^Nodes: 0 to create, 0 to update, 0 to replace, 1 to delete (2 unchanged).$' plan.txt &&
-  grep -q '^Resources: 0 to add, 0 to change, 2 to destroy.$' plan.txt ||
-  { cat plan.txt plan.err; fail "plan of a worker fewer"; }
+expect_in plan.txt '^  - delete node worker2 (flavor m1.small)$' "plan of a worker fewer: the node"
+expect_in plan.txt '^  - delete resource openstack_compute_instance_v2.worker\[1\]$' "plan of a worker fewer: the server"
+expect_in plan.txt '^Nodes: 0 to create, 0 to update, 0 to replace, 1 to delete (2 unchanged).$' \
+  "plan of a worker fewer: the nodes' totals"
+expect_in plan.txt '^Resources: 0 to add, 0 to change, 2 to destroy.$' "plan of a worker fewer: the resources' totals"
 ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with a worker fewer"; }
 [ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "exec after the shrink"
@@ -123,9 +122,9 @@ for kind in ("networks", "subnets", "routers", "ports", "security_groups", "floa
 PY
 rm -rf "$STATE/osleak"
 gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
-grep -q "^would destroy osleak (found on target openstack, created 0 h ago: 2 server(s) on cloud fakecloud" gc-dry.log &&
-  grep -q "^ddl gc: not touched: osfull (openstack: its state is in " gc-dry.log ||
-  { cat gc-dry.log; fail "gc --spec --dry-run: what it would remove and what it leaves"; }
+expect_in gc-dry.log "^would destroy osleak (found on target openstack, created 0 h ago: 2 server(s) on cloud fakecloud" \
+  "gc --spec --dry-run: what it would remove"
+expect_in gc-dry.log "^ddl gc: not touched: osfull (openstack: its state is in " "gc --spec --dry-run: what it leaves"
 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["servers"]))' "$FAKE_OPENSTACK_RESOURCES")" = 4 ] ||
   fail "gc --dry-run removed something"
 gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }
@@ -149,15 +148,16 @@ python3 - "$FAKE_OPENSTACK_RESOURCES" "$DDL_SOURCE_DIR/tests/fakes" <<'PY' || fa
 import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[2])
-from openstack_api import registry
+from openstack_registry import registry
 with registry(sys.argv[1], write=True) as reg:
     for s in reg["servers"]:
         if s["metadata"].get("ddl_cluster") == "osfull":
             s["metadata"].pop("ddl_state", None)
 PY
 gc_other -y >gc-old.log 2>&1 || { cat gc-old.log; fail "gc with servers that record no state folder"; }
-grep -q "not touched: osfull (openstack: it records no state folder" gc-old.log && grep -q "^gc: 0 destroyed, 0 failed" gc-old.log ||
-{ cat gc-old.log; fail "gc did not leave alone a cluster that records no state folder"; }
+expect_in gc-old.log "not touched: osfull (openstack: it records no state folder" \
+  "gc did not leave alone a cluster that records no state folder"
+expect_in gc-old.log "^gc: 0 destroyed, 0 failed" "gc with a cluster that records no state folder: its totals"
 [ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "osfull after a gc that should have left it alone"
 ok "gc --spec names and leaves alone a cluster whose servers record no state folder"

@@ -29,16 +29,18 @@ ok "pre-flight failure: clear quota message, nothing created"
 openstack_spec ospre-s3 2
 printf '  state_backend: {type: s3, bucket: tfstate, key: ospre-s3.tfstate, endpoint: "https://s3.example.org"}\n' >>ospre-s3.yaml
 rc=0; FAKE_TF_VERSION=1.5.7 ddl deploy ospre-s3.yaml >s3.log 2>&1 || rc=$?
-[ "$rc" != 0 ] && grep -q "openstack.state_backend: an S3-compatible endpoint needs Terraform 1.6.3 or newer" s3.log \
-  || { cat s3.log; fail "an S3 endpoint with Terraform 1.5.7 was not refused"; }
+[ "$rc" != 0 ] || { cat s3.log; fail "an S3 endpoint with Terraform 1.5.7 was not refused"; }
+expect_in s3.log "openstack.state_backend: an S3-compatible endpoint needs Terraform 1.6.3 or newer" \
+  "the refusal of an S3 endpoint with Terraform 1.5.7 does not say why"
 ddl destroy -y ospre-s3 >/dev/null 2>&1 || true
 ok "an S3-compatible state store with Terraform 1.5.7 is refused before anything is made"
 # GitLab's state through the environment: without TF_HTTP_ADDRESS and the lock addresses, refused.
 openstack_spec ospre-http 2
 printf '  state_backend: {type: http}\n' >>ospre-http.yaml
 rc=0; env -u TF_HTTP_ADDRESS -u TF_HTTP_LOCK_ADDRESS -u TF_HTTP_UNLOCK_ADDRESS "$DDL" --state-dir "$STATE" deploy ospre-http.yaml >http.log 2>&1 || rc=$?
-[ "$rc" != 0 ] && grep -q "type http without an address takes the state's address from the environment, but TF_HTTP_ADDRESS is not set" http.log \
-  || { cat http.log; fail "http backend without an address or TF_HTTP_ADDRESS was not refused"; }
+[ "$rc" != 0 ] || { cat http.log; fail "http backend without an address or TF_HTTP_ADDRESS was not refused"; }
+expect_in http.log "type http without an address takes the state's address from the environment, but TF_HTTP_ADDRESS is not set" \
+  "the refusal of an http backend without an address does not say why"
 ddl render ospre-http.yaml --out "$WORK/r-http" >/dev/null || fail "render with the http backend"
 python3 - "$WORK/r-http/openstack/terraform/backend.tf.json" <<'PY' || fail "http backend rendered with an address"
 import json, sys
@@ -57,7 +59,7 @@ ddl -v deploy ospre.yaml --only provision --skip-preflight >skip.log 2>&1 || { c
 expect_in skip.log "pre-flight checks of the cloud skipped (--skip-preflight)" "skip noted"
 if grep -q "quota:" skip.log; then fail "pre-flight ran despite --skip-preflight"; fi
 ddl destroy -y ospre >sd.log 2>&1 || { cat sd.log; fail "destroy after --skip-preflight"; }
-grep -q "^down --id ospre" "$NODES_LOG" || fail "instances of the skipped-preflight deploy not removed"
+expect_in "$NODES_LOG" "^down --id ospre" "instances of the skipped-preflight deploy not removed"
 rm -f "$NODES_LOG"
 ok "--skip-preflight goes straight to Terraform"
 
@@ -79,7 +81,7 @@ nodes = {n["name"]: n for n in json.load(open(sys.argv[1]))["nodes"]}
 assert nodes["master"]["address"] == "192.0.2.10" and nodes["master"].get("jump", "") == "", nodes["master"]
 assert nodes["worker2"]["address"] == "10.77.0.4" and nodes["worker2"]["jump"] == "master", nodes["worker2"]
 PY
-grep -q '"OS_CLIENT_CONFIG_FILE"' "$FAKE_TF_LOG" || fail "terraform got no OS_CLIENT_CONFIG_FILE"
+expect_in "$FAKE_TF_LOG" '"OS_CLIENT_CONFIG_FILE"' "terraform got no OS_CLIENT_CONFIG_FILE"
 [ "$(stat -c %a "$STATE/ospre/terraform/terraform.tfvars.json")" = 600 ] || fail "tfvars not 0600"
 assert_no_secret
 ok "provision through the Terraform stand-in; workers behind the master; no secret written"
@@ -91,7 +93,7 @@ ok "re-running provision converges (nothing to add)"
 FAKE_TF_FAIL_DESTROY=1 ddl -v destroy -y ospre >d.log 2>&1 || { cat d.log; fail "destroy"; }
 expect_in d.log "openstack_networking_secgroup_v2.cluster (delete): Error deleting" "destroy failure named"
 expect_in d.log "attempt 2 of 3" "destroy retried"
-grep -q "^down --id ospre" "$NODES_LOG" || fail "instances not removed"
+expect_in "$NODES_LOG" "^down --id ospre" "instances not removed"
 [ ! -e "$STATE/ospre" ] || fail "state left after destroy"
 assert_no_secret
 ok "destroy retries past a failure and removes everything"

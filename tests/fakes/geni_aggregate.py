@@ -36,251 +36,30 @@ slivers expire after 10 minutes unless provisioned (the reference aggregate's po
 Nodes are real local nodes made with $DDL_FAKE_NODES (tests/fakes/geni_nodes.py, shared with the jFed CLI
 stand-in) at Provision, admitting the keys of geni_users; Delete and expiry remove them.
 
+Split by job: this file (the aggregate, AM API v3, and the HTTPS transport) and geni_authorities.py (the
+member and slice authorities, the credentials, the slices' state).
+
 Usage: geni_aggregate.py --port-file F --cert server.pem --key server.key --ca ca.pem --state DIR
   [--projects p1,p2] [--log FILE]. Environment: DDL_FAKE_NODES. Python 3 standard library only.
 """
 import argparse
-import datetime as dt
-import hashlib
-import hmac
 import http.server
 import os
 import re
 import secrets
 import ssl
 import sys
-import xml.etree.ElementTree as ET
 import xmlrpc.client
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import geni_nodes  # noqa: E402
+from geni_authorities import (ALLOCATE_LEASE, AUTHENTICATION_ERROR, NONE, SLICE_URN, USER_URN, Refused,  # noqa: E402
+                              World, ma_call, now, parse_time, rfc3339, sa_call, verified)
 
 # AM API v3 error codes (Common Concepts, "Error Codes").
 SUCCESS, BADARGS, ERROR, FORBIDDEN, BADVERSION = 0, 1, 2, 3, 4
 SEARCHFAILED, UNSUPPORTED, EXPIRED, ALREADYEXISTS, OUTOFRANGE = 12, 13, 15, 17, 19
-# Common Federation API v2 error codes ("API Error Handling").
-NONE, AUTHENTICATION_ERROR, AUTHORIZATION_ERROR, ARGUMENT_ERROR, DUPLICATE_ERROR = 0, 1, 2, 3, 5
-NOT_IMPLEMENTED_ERROR = 100
-
-SLICE_NAME = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9]{0,18}")
-USER_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-:_]+)\+user\+([A-Za-z0-9._\-]+)")
-SLICE_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-_]+):([A-Za-z0-9\-_]+)\+slice\+(.+)")
-PROJECT_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-_]+)\+project\+([A-Za-z0-9\-_]+)")
-ALLOCATE_LEASE = dt.timedelta(minutes=10)
-SLICE_DEFAULT = dt.timedelta(hours=2)
-SLICE_MAX = dt.timedelta(days=14)
-KEY = secrets.token_bytes(32)
-
-
-def now():
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-
-
-def rfc3339(t):
-    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text):
-    if isinstance(text, xmlrpc.client.DateTime):
-        text = text.value
-    text = str(text)
-    for fmt in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S%z", "%Y%m%dT%H:%M:%S"):
-        try:
-            t = dt.datetime.strptime(text, fmt)
-            return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
-        except ValueError:
-            pass
-    raise ValueError(f"{text!r} is not an RFC 3339 time")
-
-
-class Refused(Exception):
-    def __init__(self, code, output):
-        super().__init__(output)
-        self.code, self.output = code, output
-
-
-# --- credentials -----------------------------------------------------------------------------------------
-
-def _sign(owner, target, expires):
-    return hmac.new(KEY, f"{owner}|{target}|{expires}".encode(), hashlib.sha256).hexdigest()
-
-
-def issue(owner, target, expires):
-    cred = (f'<?xml version="1.0"?><signed-credential><credential xml:id="ref0"><type>privilege</type>'
-            f'<owner_urn>{owner}</owner_urn><target_urn>{target}</target_urn><expires>{rfc3339(expires)}</expires>'
-            f'<privileges><privilege><name>*</name><can_delegate>false</can_delegate></privilege></privileges>'
-            f'</credential><signatures><Signature>{_sign(owner, target, rfc3339(expires))}</Signature>'
-            f'</signatures></signed-credential>')
-    return {"geni_type": "geni_sfa", "geni_version": "3", "geni_value": cred}
-
-
-def verified(credentials, caller, target):
-    """The expiry of a valid credential of `caller` for `target` in the list, or a reason it has none."""
-    if not isinstance(credentials, list):
-        return None, "credentials must be a list"
-    reasons = []
-    for c in credentials:
-        if not isinstance(c, dict) or c.get("geni_type") != "geni_sfa" or str(c.get("geni_version")) != "3":
-            reasons.append("not a geni_sfa version 3 credential")
-            continue
-        try:
-            root = ET.fromstring(c.get("geni_value", ""))
-            body = root.find("credential")
-            owner, tgt, exp = (body.findtext("owner_urn"), body.findtext("target_urn"), body.findtext("expires"))
-            sig = root.findtext("signatures/Signature")
-        except (ET.ParseError, AttributeError):
-            reasons.append("a credential that is not SFA XML")
-            continue
-        if not sig or not hmac.compare_digest(sig, _sign(owner, tgt, exp)):
-            reasons.append("a credential not signed by a trusted authority")
-        elif owner != caller:
-            reasons.append(f"a credential of {owner}, not of the caller {caller}")
-        elif tgt != target:
-            reasons.append(f"a credential for {tgt}, not {target}")
-        elif parse_time(exp) <= now():
-            reasons.append(f"a credential that expired at {exp}")
-        else:
-            return parse_time(exp), None
-    return None, "; ".join(reasons) or "no credential given"
-
-
-# --- state -----------------------------------------------------------------------------------------------
-
-class World:
-    def __init__(self, state_dir, projects, log_path):
-        self.state_dir, self.projects, self.log_path = state_dir, projects, log_path
-        self.slices = {}   # slice urn -> {name, project_urn, owner, expiration, created}
-        self.slivers = {}  # slice urn -> {names, authority, slivers: [{urn, client_id, alloc, op, expires}], nodes, id}
-
-    def log(self, line):
-        if self.log_path:
-            with open(self.log_path, "a", encoding="utf-8") as f:
-                f.write(line + "\n")
-
-    def expire(self):
-        t = now()
-        for urn, rec in list(self.slivers.items()):
-            if any(s["expires"] <= t for s in rec["slivers"]) or self.slices[urn]["expiration"] <= t:
-                self.drop(urn)
-
-    def drop(self, urn):
-        rec = self.slivers.pop(urn, None)
-        if rec and rec.get("nodes") is not None:
-            geni_nodes.remove_nodes(os.path.join(self.state_dir, "nodes"), rec["id"])
-
-    def live_slice(self, urn):
-        s = self.slices.get(urn)
-        return s if s and s["expiration"] > now() else None
-
-
-# --- member and slice authorities --------------------------------------------------------------------------
-
-def user_cred_expiry(world, caller):
-    return now() + dt.timedelta(days=30)
-
-
-def ma_call(world, caller, method, params):
-    if method == "get_credentials":
-        member_urn, credentials, options = params
-        if member_urn != caller:
-            raise Refused(AUTHORIZATION_ERROR, f"{caller} may not get the credentials of {member_urn}")
-        return [issue(caller, caller, user_cred_expiry(world, caller))]
-    if method == "get_version":
-        return {"VERSION": "2", "SERVICES": ["MEMBER"], "CREDENTIAL_TYPES": [{"type": "geni_sfa", "version": "3"}]}
-    raise Refused(NOT_IMPLEMENTED_ERROR, f"{method} is not implemented by this member authority stand-in")
-
-
-def need_user_cred(credentials, caller):
-    _, why = verified(credentials, caller, caller)
-    if why:
-        raise Refused(AUTHORIZATION_ERROR, f"no valid user credential: {why}")
-
-
-def slice_fields(urn, s):
-    return {"SLICE_URN": urn, "SLICE_NAME": s["name"], "SLICE_PROJECT_URN": s["project_urn"],
-            "SLICE_EXPIRATION": rfc3339(s["expiration"]), "SLICE_EXPIRED": s["expiration"] <= now(),
-            "SLICE_CREATION": rfc3339(s["created"])}
-
-
-def sa_call(world, caller, authority, method, params):
-    if method == "get_version":
-        return {"VERSION": "2", "SERVICES": ["SLICE"], "CREDENTIAL_TYPES": [{"type": "geni_sfa", "version": "3"}]}
-    if method == "create":
-        kind, credentials, options = params
-        if kind != "SLICE":
-            raise Refused(NOT_IMPLEMENTED_ERROR, f"create of {kind} is not implemented by this stand-in")
-        need_user_cred(credentials, caller)
-        fields = (options or {}).get("fields", {})
-        name, project_urn = fields.get("SLICE_NAME"), fields.get("SLICE_PROJECT_URN")
-        if not name or not project_urn:
-            raise Refused(ARGUMENT_ERROR, "SLICE_NAME and SLICE_PROJECT_URN are required at creation")
-        if not SLICE_NAME.fullmatch(name):
-            raise Refused(ARGUMENT_ERROR, f"slice name {name!r}: at most 19 letters, digits or '-', no leading '-'")
-        m = PROJECT_URN.fullmatch(project_urn)
-        if not m or m.group(1) != authority:
-            raise Refused(ARGUMENT_ERROR, f"{project_urn!r} is not a project of authority {authority}")
-        if m.group(2) not in world.projects:
-            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of project {m.group(2)}")
-        urn = f"urn:publicid:IDN+{authority}:{m.group(2)}+slice+{name}"
-        if world.live_slice(urn):
-            raise Refused(DUPLICATE_ERROR, f"slice {urn} already exists")
-        expiration = now() + SLICE_DEFAULT
-        if "SLICE_EXPIRATION" in fields:
-            expiration = parse_time(fields["SLICE_EXPIRATION"])
-            if expiration <= now() or expiration > now() + SLICE_MAX:
-                raise Refused(ARGUMENT_ERROR, f"SLICE_EXPIRATION {fields['SLICE_EXPIRATION']} is outside "
-                                              f"now .. now + {SLICE_MAX.days} days")
-        world.slices[urn] = {"name": name, "project_urn": project_urn, "owner": caller,
-                             "expiration": expiration, "created": now()}
-        world.log(f"SA create {urn}")
-        return slice_fields(urn, world.slices[urn])
-    if method == "lookup":
-        kind, credentials, options = params
-        if kind != "SLICE":
-            raise Refused(NOT_IMPLEMENTED_ERROR, f"lookup of {kind} is not implemented by this stand-in")
-        need_user_cred(credentials, caller)
-        match = (options or {}).get("match", {})
-        want = match.get("SLICE_URN")
-        want = [want] if isinstance(want, str) else want
-        out = {}
-        for urn, s in world.slices.items():
-            if want is not None and urn not in want:
-                continue
-            if "SLICE_EXPIRED" in match and (s["expiration"] <= now()) != bool(match["SLICE_EXPIRED"]):
-                continue
-            if s["owner"] == caller:
-                out[urn] = slice_fields(urn, s)
-        return out
-    if method == "update":
-        kind, urn, credentials, options = params
-        if kind != "SLICE":
-            raise Refused(NOT_IMPLEMENTED_ERROR, f"update of {kind} is not implemented by this stand-in")
-        need_user_cred(credentials, caller)
-        s = world.live_slice(urn)
-        if not s or s["owner"] != caller:
-            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn}")
-        fields = (options or {}).get("fields", {})
-        if set(fields) - {"SLICE_EXPIRATION", "SLICE_DESCRIPTION"}:
-            raise Refused(ARGUMENT_ERROR, f"fields {sorted(set(fields))} cannot be updated")
-        if "SLICE_EXPIRATION" in fields:
-            t = parse_time(fields["SLICE_EXPIRATION"])
-            if t < s["expiration"]:
-                raise Refused(ARGUMENT_ERROR, "a slice's expiration may only be extended, never reduced")
-            if t > s["created"] + SLICE_MAX:
-                raise Refused(ARGUMENT_ERROR, f"at most {SLICE_MAX.days} days after the slice's creation")
-            s["expiration"] = t
-            world.log(f"SA update {urn} {rfc3339(t)}")
-        return None
-    if method == "get_credentials":
-        urn, credentials, options = params
-        need_user_cred(credentials, caller)
-        s = world.live_slice(urn)
-        if not s:
-            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn} (never created, or expired)")
-        if s["owner"] != caller:
-            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of slice {urn}")
-        return [issue(caller, urn, s["expiration"])]
-    raise Refused(NOT_IMPLEMENTED_ERROR, f"{method} is not implemented by this slice authority stand-in")
 
 
 # --- aggregate ---------------------------------------------------------------------------------------------

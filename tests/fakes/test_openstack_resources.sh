@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Follows: the OpenStack api-ref pages tests/fakes/openstack_api.py names for the shared cloud: Compute
+# Follows: the OpenStack api-ref pages tests/fakes/openstack_cloud.py names for the shared cloud: Compute
 # "List Servers Detailed", "Show Server Details", "Delete Server", "Delete Keypair", "List/Delete Server
 # Groups" (https://docs.openstack.org/api-ref/compute/); Networking "List/Delete" networks, subnets, ports,
 # routers, floating IPs, security groups, "Remove interface from router"
 # (https://docs.openstack.org/api-ref/network/v2/) and Neutron's "Resource tags", "Filtering with tags"
 # (https://docs.openstack.org/neutron/latest/admin/ops-resource-tags.html); the 409 types and messages as
-# Neutron's code raises them (the stand-in's docstring names the files).
+# Neutron's code raises them (openstack_cloud.py names the files).
 # Checks the shared cloud of the two OpenStack stand-ins with curl: a registry seeded by hand is listed
 # (tag and attribute filters, server paging), each Neutron refusal of a delete in the wrong order comes
 # with its status and NeutronError type, the order that works empties it, a deleted server takes its
@@ -53,7 +53,7 @@ export DDL_FAKE_NODES="$work/nodes-stub"
 import json, sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[1])
-import openstack_api as api
+import openstack_registry as api
 reg_path, work = sys.argv[2], sys.argv[3]
 with api.registry(reg_path, write=True) as reg:
     T = ["ddl", "ddl-cluster=c1"]

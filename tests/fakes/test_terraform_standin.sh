@@ -5,7 +5,8 @@
 # unset variables are errors.
 # Checks tests/fakes/terraform refuses what Terraform refuses, in Terraform's words and exit status: an
 # unknown command, a flag the subcommand does not define, a variable the module does not declare, a
-# required variable left unset. (The e2e suites test_openstack and test_aws drive its accepted paths.)
+# required variable left unset; and it refuses a module of a provider it does not model. (The e2e suites
+# test_openstack and test_aws drive its accepted paths.)
 # Usage: test_terraform_standin.sh [SOURCE_DIR]
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -30,4 +31,10 @@ echo '{"nonsense": 1}' >terraform.tfvars.json
 expect 1 'Value for undeclared variable' plan -input=false -no-color
 echo '{}' >terraform.tfvars.json
 expect 1 'No value for required variable' plan -input=false -no-color
-echo "ok: the Terraform stand-in refuses $((n - 1)) calls as Terraform does (and accepts init)"
+# The mode is the module's provider block: a module of a provider the stand-in does not model is refused,
+# not planned as another provider's.
+mkdir other && cd other
+printf 'provider "google" {\n  project = "p"\n}\n' >main.tf
+expect 1 'configures neither provider "aws" nor provider "openstack"' init -input=false
+cd ..
+echo "ok: the Terraform stand-in refuses $((n - 2)) calls as Terraform does and a module it does not model (and accepts init)"

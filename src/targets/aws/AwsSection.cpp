@@ -1,7 +1,7 @@
 #include "targets/aws/AwsSection.hpp"
 
+#include "targets/TerraformSection.hpp"
 #include "util/Net.hpp"
-#include "util/Strings.hpp"
 
 #include <regex>
 
@@ -132,12 +132,7 @@ public:
     bool flavor_required() const override { return true; }
 
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
-        // The master's SSH port faces the internet: who may reach it is never left to a default.
-        auto access = doc["access"];
-        bool had_cidrs = access.IsDefined() && access.IsMap() && access["allowed_cidrs"].IsDefined();
-        if (spec.access.allowed_cidrs.empty() && !had_cidrs)
-            r.diags().error(r.pos(doc), "missing required key \"access.allowed_cidrs\"",
-                            "list the networks allowed to reach the master over SSH, e.g. [203.0.113.0/24]");
+        require_allowed_cidrs(r, doc, spec);
         auto nodes = doc["nodes"];
         if (!nodes.IsDefined() || !nodes.IsMap()) return;
         for (const char* group : {"master", "workers"}) {
@@ -178,13 +173,7 @@ public:
         parse_market(r, n, a);
         if (auto v = r.integer(n, "root_volume_gb", p, 8, 16384)) a.root_volume_gb = static_cast<int>(*v);
         if (auto v = r.choice(n, "root_volume_type", p, {"gp3", "gp2"})) a.root_volume_type = *v;
-        if (auto v = r.string(n, "terraform", p)) {
-            if (*v != "terraform" && *v != "tofu" && !starts_with(*v, "/"))
-                bad(r, n, "terraform", "terraform, tofu or an absolute path", *v,
-                    "leave it out to use terraform, else tofu, from PATH");
-            else
-                a.terraform = *v;
-        }
+        read_terraform_tool(r, n, p, a.terraform);
     }
 };
 

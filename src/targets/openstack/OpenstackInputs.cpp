@@ -1,6 +1,6 @@
 #include "targets/openstack/OpenstackInputs.hpp"
 
-#include "util/Strings.hpp"
+#include "terraform/TerraformInputs.hpp"
 
 namespace ddl {
 
@@ -10,30 +10,18 @@ const std::map<std::string, std::string>& openstack_module_files();
 nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_key,
                                        const std::string& state_dir) {
     const auto& o = s.target_section<OpenstackSpec>();
-    std::string key = trim(public_key);
-    // worker_flavor must be non-empty even without workers; the master's flavor is then never used.
-    std::string worker_flavor = s.workers.flavor.empty() ? s.master.flavor : s.workers.flavor;
-    // nlohmann::json objects are ordered by key, so the file has the same bytes every time.
-    nlohmann::json vars = {{"cluster_name", s.name},
-                           {"cloud", o.cloud},
-                           {"ssh_user", s.access.user},
-                           {"image_name", o.image},
-                           {"master_flavor", s.master.flavor},
-                           {"worker_flavor", worker_flavor},
-                           {"worker_count", s.workers.count},
-                           {"boot_volume_gb", o.boot_volume_gb},
-                           {"external_network", o.external_network},
-                           {"network_name", o.network},
-                           {"network_cidr", o.network_cidr},
-                           {"dns_nameservers", o.dns_nameservers},
-                           {"allowed_cidrs", s.access.allowed_cidrs},
-                           {"allow_any_source", s.access.allow_any_source},
-                           {"anti_affinity", o.anti_affinity}};
-    // Without a key the variable is left to the user, as Terraform users pass one: -var, TF_VAR_public_key.
-    if (!key.empty()) vars["public_key"] = key;
-    // Nova metadata values hold 255 characters: a longer path is not recorded (gc then leaves the cluster
-    // alone).
-    if (!state_dir.empty() && state_dir.size() <= 255) vars["state_dir"] = state_dir;
+    // state_dir is a Nova metadata value, which holds 255 characters.
+    nlohmann::json vars = shared_tfvars(s, public_key, state_dir, 255);
+    vars.update({{"cloud", o.cloud},
+                 {"image_name", o.image},
+                 {"master_flavor", s.master.flavor},
+                 {"worker_flavor", worker_flavor_or_master(s)},
+                 {"boot_volume_gb", o.boot_volume_gb},
+                 {"external_network", o.external_network},
+                 {"network_name", o.network},
+                 {"network_cidr", o.network_cidr},
+                 {"dns_nameservers", o.dns_nameservers},
+                 {"anti_affinity", o.anti_affinity}});
     return vars;
 }
 

@@ -1,8 +1,8 @@
 #include "targets/openstack/OpenstackSection.hpp"
 
 #include "core/Url.hpp"
+#include "targets/TerraformSection.hpp"
 #include "util/Net.hpp"
-#include "util/Strings.hpp"
 
 namespace ddl {
 
@@ -34,13 +34,8 @@ public:
     std::string starter_body() const override { return openstack_starter_body(); }
     bool uses_node_groups() const override { return true; }
     bool flavor_required() const override { return true; }
-    // A cloud's SSH port faces the internet: who may reach it is never left to a default.
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
-        auto access = doc["access"];
-        bool had_cidrs = access.IsDefined() && access.IsMap() && access["allowed_cidrs"].IsDefined();
-        if (spec.access.allowed_cidrs.empty() && !had_cidrs)
-            r.diags().error(r.pos(doc), "missing required key \"access.allowed_cidrs\"",
-                            "list the networks allowed to reach the master over SSH, e.g. [203.0.113.0/24]");
+        require_allowed_cidrs(r, doc, spec);
     }
 
     void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
@@ -93,15 +88,7 @@ public:
             if (auto v = r.string(b, "region", bp)) o.state_backend.region = *v;
             r.url(b, "endpoint", bp, true, "e.g. https://s3.example.org", o.state_backend.endpoint);
         }
-        if (auto v = r.string(n, "terraform", p)) {
-            if (*v != "terraform" && *v != "tofu" && !starts_with(*v, "/"))
-                r.diags().error(r.pos(n["terraform"]),
-                                "openstack.terraform must be terraform, tofu or an absolute path (got \"" +
-                                    SectionReader::printable(*v) + "\")",
-                                "leave it out to use terraform, else tofu, from PATH");
-            else
-                o.terraform = *v;
-        }
+        read_terraform_tool(r, n, p, o.terraform);
     }
 };
 

@@ -273,7 +273,9 @@ TEST_CASE(
     "the stand-in refuses an unknown tfvars variable and a missing required one, as Terraform words it") {
     TempDir dir;
     const std::string& work = dir.path();
+    // The provider block picks the stand-in's mode (tests/fakes/terraform_openstack.py).
     for (const auto& [name, text] : std::map<std::string, std::string>{
+             {"versions.tf", "provider \"openstack\" {\n  cloud = \"c\"\n}\n"},
              {"variables.tf", "variable \"a\" {\n  type = string\n}\nvariable \"b\" {\n  type = string\n  "
                               "default = \"\"\n}\n"},
              {"terraform.tfvars.json", R"({"b": "x", "c": 1})"}})
