@@ -2,6 +2,7 @@
 // (src/runtime/tools/ddl-run, docs/jobs.md); the controller only asks it over the cluster's SSH.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/Datasets.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/JobRecords.hpp"
 #include "cli/Launch.hpp"
@@ -16,12 +17,6 @@
 
 namespace ddl::cli {
 namespace {
-
-const NodeState* master_of(const Context& ctx) {
-    for (const auto& n : ctx.state.nodes)
-        if (n.group == "master") return &n;
-    return ctx.state.nodes.empty() ? nullptr : &ctx.state.nodes.front();
-}
 
 // Runs `command` on the master; its output, or an exit code after saying why (exit 2 when ddl-run refused
 // the input, as it says in its one line).
@@ -138,6 +133,8 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
                         exit_code::k_bad_input);
     auto env = resolve_spec_env(ctx.spec);
     if (!env) return inv.fail(env.error().message, exit_code::k_bad_input);
+    for (auto& [k, v] : dataset_env(ctx.spec))
+        (*env)[k] = v;
     for (auto& [k, v] : env_from_args(a.env))
         (*env)[k] = v;
     const std::string workdir = ctx.spec.work.workdir.empty() ? std::string() : remote_workdir(ctx.spec);
