@@ -27,7 +27,7 @@ tar -czf web.tar.gz -C web set
 mkdir serve && mv web.tar.gz serve/
 python3 -m http.server --bind 127.0.0.1 --directory serve 0 >http.log 2>&1 &
 HTTP_PID=$!
-trap 'kill $HTTP_PID 2>/dev/null || true; cleanup' EXIT
+trap 'rc=$?; set +e; kill "$HTTP_PID" 2>/dev/null; (exit $rc); cleanup' EXIT
 for _ in $(seq 50); do grep -q "port" http.log && break; sleep 0.1; done
 PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' http.log | head -1)
 [ -n "$PORT" ] || { cat http.log; fail "http.server did not start"; }
@@ -38,19 +38,22 @@ spec data 3 "datasets:" \
   "  - {name: web, source: \"http://127.0.0.1:$PORT/web.tar.gz\", to: local}"
 ddl deploy data.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
 
-# A stage killed after 400 of the 900 files it sends (3 nodes x 300): what arrived stays, nothing is marked.
+# A stage killed when rsync has named 400 of the 900 files it sends (3 nodes x 300): what arrived stays,
+# nothing is marked.
 rc=0
 DDL_TEST_KILL_AT='data:imgs:file#400' "$DDL" --state-dir "$STATE" data stage data imgs >k.log 2>&1 || rc=$?
 [ $rc = 137 ] || { cat k.log; fail "stage was not killed at data:imgs:file#400 (exit $rc)"; }
-# The killed ddl's rsyncs stop at their next write to its closed pipe.
-for _ in $(seq 100); do pgrep -f "rsync .*$WORK/imgs/" >/dev/null || break; sleep 0.1; done
-pgrep -f "rsync .*$WORK/imgs/" >/dev/null && fail "rsync still running after the stage was killed"
+# The killed ddl's rsyncs stop at their next write to its closed pipe, and their receivers on the nodes
+# (processes of this machine too) after them.
+busy() { pgrep -f "rsync .*$WORK/imgs/" >/dev/null || pgrep -f "rsync --server .*/var/lib/ddl/data/imgs/" >/dev/null; }
+for _ in $(seq 100); do busy || break; sleep 0.1; done
+busy && fail "rsync still running after the stage was killed"
 present=0
 for node in master worker1 worker2; do
   n=$(find "$STATE/data/nodes/$node/data/imgs" -path '*/.ddl-partial' -prune -o -type f -print | wc -l)
   present=$((present + n))
 done
-[ "$present" -ge 300 ] && [ "$present" -lt 900 ] || fail "after the kill the nodes hold $present of 900 files"
+[ "$present" -gt 0 ] && [ "$present" -lt 900 ] || fail "after the kill the nodes hold $present of 900 files"
 rc=0
 ddl data status data imgs >st.log 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "not staged" st.log || { cat st.log; fail "status after the kill: exit $rc"; }
@@ -61,10 +64,10 @@ j = json.load(open(sys.argv[1]))["datasets"][0]
 present = int(sys.argv[2])
 sent = sum(n["sent_files"] for n in j["nodes"])
 assert j["files"] == 300 and len(j["nodes"]) == 3, j
-assert sent <= 900 - present + 3 and sent >= 900 - present, (sent, present)
+assert sent == 900 - present, (sent, present)
 assert all(n["resent"] == 0 for n in j["nodes"]), j
 PY
-ok "a stage killed after 400 files keeps them ($present on the nodes, nothing marked); the next sends the rest"
+ok "a stage killed halfway keeps what arrived ($present on the nodes, nothing marked); the next sends the rest"
 
 ddl --output json data stage data >all.json 2>all.log || { cat all.log; fail "stage every dataset"; }
 grep -q "data web: downloading http://127.0.0.1:$PORT/web.tar.gz" all.log || { cat all.log; fail "web not downloaded"; }
@@ -120,7 +123,7 @@ rc=0
 ddl data status data imgs >st3.log 2>&1 || rc=$?
 [ $rc = 1 ] && [ "$(grep -c ' stale ' st3.log)" = 3 ] || { cat st3.log; fail "a changed source is not stale (exit $rc)"; }
 ddl --output json data stage data imgs >ch.json 2>ch.log || { cat ch.log; fail "stage after a source change"; }
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; assert d["source_hashed"]==1 and [n["sent_files"] for n in d["nodes"]]==[1,1,1], d' ch.json ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; assert [n["sent_files"] for n in d["nodes"]]==[1,1,1], d' ch.json ||
   fail "a changed source file was not sent once per node"
 ok "a changed source file: stale in status, then sent once to each node"
 
