@@ -226,13 +226,11 @@ Result<Manifest> source_manifest(Context& ctx, const DatasetSpec& d, const Sourc
         const NodeState* m = master_of(ctx);
         if (!m) return Error{"cluster " + ctx.state.cluster + " has no nodes"};
         const std::string parent = src.cache.substr(0, src.cache.rfind('/'));
-        auto r =
-            ctx.remote.exec(ctx.endpoint(*m),
-                            root_shell_command("mkdir -p " + shell_quote(parent) + " && chown " +
-                                               shell_quote(m->user.empty() ? ctx.spec.access.user : m->user) +
-                                               " " + shell_quote(parent)) +
-                                " && " + shell_join(argv),
-                            k_hash_timeout);
+        const std::string user = m->user.empty() ? ctx.spec.access.user : m->user;
+        const std::string make = root_shell_command("mkdir -p " + shell_quote(parent) + " && chown " +
+                                                    shell_quote(user) + " " + shell_quote(parent));
+        // In a subshell: root_shell_command ends in exec.
+        auto r = ctx.remote.exec(ctx.endpoint(*m), "(" + make + ") && " + shell_join(argv), k_hash_timeout);
         if (!r) return r.error();
         if (!r->ok())
             return Error{"dataset " + d.name + ": cannot list " + src.dir + " on the master" +

@@ -35,7 +35,8 @@ PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' http.log | head -1)
 spec data 3 "datasets:" \
   "  - {name: imgs, source: ./imgs, to: local, format: files}" \
   "  - {name: imgs_shared, source: ./imgs, to: shared}" \
-  "  - {name: web, source: \"http://127.0.0.1:$PORT/web.tar.gz\", to: local}"
+  "  - {name: web, source: \"http://127.0.0.1:$PORT/web.tar.gz\", to: local}" \
+  "  - {name: from_shared, source: \"shared:sets/imgs\", to: local}"
 ddl deploy data.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
 
 # A stage killed when rsync has named 400 of the 900 files it sends (3 nodes x 300): what arrived stays,
@@ -69,6 +70,8 @@ assert all(n["resent"] == 0 for n in j["nodes"]), j
 PY
 ok "a stage killed halfway keeps what arrived ($present on the nodes, nothing marked); the next sends the rest"
 
+# The shared folder of namespace nodes is the cluster's state folder's shared/ (the local stand-in for NFS).
+mkdir -p "$STATE/data/shared/sets" && cp -a imgs "$STATE/data/shared/sets/"
 ddl --output json data stage data >all.json 2>all.log || { cat all.log; fail "stage every dataset"; }
 grep -q "data web: downloading http://127.0.0.1:$PORT/web.tar.gz" all.log || { cat all.log; fail "web not downloaded"; }
 python3 - all.json <<'PY' || { cat all.log; fail "the report of the first full stage"; }
@@ -78,14 +81,16 @@ assert [n["sent_files"] for n in d["imgs"]["nodes"]] == [0, 0, 0], d["imgs"]
 assert d["imgs_shared"]["path"] == "/shared/ddl-data/imgs_shared" and len(d["imgs_shared"]["nodes"]) == 1
 assert d["imgs_shared"]["nodes"][0]["sent_files"] == 300, d["imgs_shared"]
 assert d["web"]["files"] == 20 and [n["sent_files"] for n in d["web"]["nodes"]] == [20, 20, 20], d["web"]
+assert [n["sent_files"] for n in d["from_shared"]["nodes"]] == [300, 300, 300], d["from_shared"]
 PY
 for node in master worker1 worker2; do
   [ -f "$STATE/data/nodes/$node/data/web/part/07.bin" ] || fail "web's archive root not staged on $node"
   cmp -s imgs/c3/img_0123.jpg "$STATE/data/nodes/$node/data/imgs/c3/img_0123.jpg" || fail "imgs differs on $node"
+  cmp -s imgs/c3/img_0123.jpg "$STATE/data/nodes/$node/data/from_shared/c3/img_0123.jpg" || fail "from_shared differs on $node"
 done
 ddl data status data >st2.log 2>&1 || { cat st2.log; fail "status after staging"; }
-[ "$(grep -c ' current ' st2.log)" = 7 ] || { cat st2.log; fail "not every copy is current"; }
-ok "staged to each node's own disk, to the shared folder once, and from an archive over HTTP; status: current"
+[ "$(grep -c ' current ' st2.log)" = 10 ] || { cat st2.log; fail "not every copy is current"; }
+ok "staged to each node's own disk, to the shared folder once, from an archive over HTTP and from the shared folder; status: current"
 
 ddl --output json data stage data >again.json 2>again.log || { cat again.log; fail "second stage"; }
 python3 - again.json <<'PY' || { cat again.log; fail "a second stage sent or hashed something"; }
