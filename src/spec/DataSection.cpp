@@ -71,6 +71,13 @@ void read_source(SectionReader& r, const YAML::Node& d, const std::string& path,
         return;
     }
     out.kind = DatasetSpec::Source::folder;
+    if (src->find("://") != std::string::npos) {
+        r.diags().error(r.pos(node),
+                        path + ".source must be an http or https URL (got \"" +
+                            SectionReader::printable(*src) + "\")",
+                        "ddl downloads archives over HTTP(S) only; a folder is a path without \"://\"");
+        return;
+    }
     if (trim(*src).empty() || src->find('\n') != std::string::npos) {
         r.diags().error(r.pos(node), path + ".source must be a folder's path (got \"" +
                                          SectionReader::printable(*src) + "\")");
