@@ -118,10 +118,18 @@ assert nodes["worker1"]["sent_files"] == 0 and nodes["worker1"]["resent"] == 1, 
 assert nodes["worker1"]["hashed"] == 2 and nodes["master"]["hashed"] == 0, nodes
 PY
 cmp -s imgs/c5/img_0005.jpg "$STATE/data/nodes/worker1/data/imgs/c5/img_0005.jpg" || fail "the file was not repaired"
+# The same on worker2's copy of the dataset read from the shared folder: the node fetches it again itself.
+f=/var/lib/ddl/data/from_shared/c2/img_0002.jpg
+ddl exec --cluster data --nodes worker2 -- sh -c "cp -p $f /tmp/ddl-e2e-ref.$$ && printf XXXX | dd of=$f bs=1 seek=10 conv=notrunc 2>/dev/null && touch -r /tmp/ddl-e2e-ref.$$ $f && rm /tmp/ddl-e2e-ref.$$" ||
+  fail "corrupting the file"
+ddl --output json data stage data from_shared >fix2.json 2>fix2.log || { cat fix2.log; fail "stage from_shared after the corruption"; }
+python3 -c 'import json,sys; n={x["node"]: x for x in json.load(open(sys.argv[1]))["datasets"][0]["nodes"]}; assert n["worker2"]["resent"]==1 and n["master"]["resent"]==0, n' fix2.json ||
+  { cat fix2.log; fail "the corrupted copy of from_shared was not sent again"; }
+cmp -s imgs/c2/img_0002.jpg "$STATE/data/nodes/worker2/data/from_shared/c2/img_0002.jpg" || fail "from_shared not repaired"
 ddl --output json data stage data imgs --verify >v.json 2>v.log || { cat v.log; fail "stage --verify"; }
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; assert d["source_hashed"]==300 and all(n["hashed"]==300 and n["resent"]==0 for n in d["nodes"]), d' v.json ||
   fail "--verify did not hash every file"
-ok "a file corrupted on worker1 (size and mtime kept) is found by its hash and sent again; --verify hashes all"
+ok "a file corrupted on a node (size and mtime kept) is found by its hash and sent again (from here, and from the shared folder); --verify hashes all"
 
 echo more >>imgs/c0/img_0000.jpg
 rc=0
