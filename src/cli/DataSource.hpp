@@ -4,14 +4,16 @@
 // or a folder in the cluster's shared folder, read on the master.
 #include "provision/Context.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace ddl::cli {
 
 struct SourceDir {
-    std::string dir;        // the folder whose contents are the dataset
-    bool in_cluster = false; // `dir` is in the shared folder, seen by every node (a shared: source); else here
-    std::string cache;      // the manifest cache for `dir`, on the same side
+    std::string dir; // the folder whose contents are the dataset
+    // `dir` is in the shared folder, seen by every node (a shared: source); else on this machine.
+    bool in_cluster = false;
+    std::string cache; // the manifest cache for `dir`, on the same side
     bool downloaded = false;
     std::uint64_t downloaded_bytes = 0;
 };
