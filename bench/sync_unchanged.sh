@@ -5,12 +5,8 @@
 #
 # Usage: bench/sync_unchanged.sh [DDL]   (default: build-dev/src/ddl, else build/src/ddl)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-ddl_bin=${1:-$root/build-dev/src/ddl}
-[ -x "$ddl_bin" ] || ddl_bin=$root/build/src/ddl
-work=$(mktemp -d /tmp/ddl-sync-bench.XXXXXX)
-state=$work/state
-ddl() { "$ddl_bin" --state-dir "$state" "$@"; }
+# shellcheck source=ddl_local.sh
+. "$(dirname "$0")/ddl_local.sh" ddl-sync-bench "${1:-}"
 trap 'ddl destroy -y syncb >/dev/null 2>&1 || true; rm -rf "$work" /var/lib/ddl/jobs/syncb /var/lib/ddl/sync/syncb.done' EXIT
 mkdir -p "$work/tree"
 python3 - "$work/tree" <<'PY'
@@ -26,11 +22,6 @@ with open(os.path.join(root, "big.bin"), "wb") as out:
     out.write(os.urandom(24 * 1024 * 1024))
 PY
 printf 'apiVersion: ddl/v1\nname: syncb\ntarget: local\nlocal: {nodes: 2}\nworkdir: tree\n' >"$work/syncb.yaml"
-export DDL_DATA_DIR=$work/data
-mkdir -p "$DDL_DATA_DIR/playbooks"
-cp -r "$root/playbooks/ansible.cfg" "$root/playbooks/callback_plugins" "$DDL_DATA_DIR/playbooks/"
-printf -- '- name: Reach every node\n  hosts: all\n  gather_facts: false\n  tasks:\n    - name: Node answers\n      ansible.builtin.ping:\n' \
-  >"$DDL_DATA_DIR/playbooks/site.yml"
 echo "tree: $(find "$work/tree" -type f | wc -l) files, $(du -sm "$work/tree" | cut -f1) MiB"
 start=$(date +%s.%N)
 ddl deploy "$work/syncb.yaml" >"$work/deploy.log" 2>&1 || { cat "$work/deploy.log"; exit 1; }

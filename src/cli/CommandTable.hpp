@@ -95,6 +95,8 @@ CommandBody smoke_test_command();      // SmokeTestCommand.cpp
 CommandBody gc_command();              // GcCommand.cpp
 CommandBody sync_command();            // SyncCommand.cpp
 CommandBody cp_command();              // CpCommand.cpp
+CommandBody data_stage_command();      // DataCommand.cpp
+CommandBody data_status_command();     // DataCommand.cpp
 CommandBody jobs_command();            // JobsCommand.cpp
 CommandBody logs_command();            // JobsCommand.cpp
 CommandBody cancel_command();          // JobsCommand.cpp

@@ -2,6 +2,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
+#include "cli/DataSource.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/OptionGroups.hpp"
 #include "cli/PrintDiagnostics.hpp"
@@ -166,6 +167,10 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
     if (rc == exit_code::k_ok && !spec.work.workdir.empty() && a.only.empty()) {
         ctx.spec.work = spec.work; // with the workdir found from the spec file's folder
         rc = deliver_workdir(inv, ctx, true, nullptr);
+    }
+    if (rc == exit_code::k_ok) {
+        if (auto s = record_dataset_sources(ctx, spec); !s)
+            inv.say("cannot record the datasets' folders: " + s.error().message);
     }
     if (rc == exit_code::k_ok)
         ctx.progress.note("cluster " + spec.name + " is ready: `ddl status " + spec.name +

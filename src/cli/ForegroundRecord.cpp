@@ -2,6 +2,7 @@
 
 #include "cli/JobRecords.hpp"
 #include "cli/Launch.hpp"
+#include "cli/OpenCluster.hpp"
 #include "core/Log.hpp"
 #include "util/Strings.hpp"
 
@@ -16,12 +17,6 @@ constexpr auto k_hold_limit = std::chrono::hours(24 * 365);
 constexpr auto k_hold_grace = std::chrono::seconds(5);
 
 } // namespace
-
-const NodeState* master_of(const Context& ctx) {
-    for (const auto& n : ctx.state.nodes)
-        if (n.group == "master") return &n;
-    return ctx.state.nodes.empty() ? nullptr : &ctx.state.nodes.front();
-}
 
 ForegroundRecord::ForegroundRecord(Context& ctx, const RunArgs& a) : m_ctx(ctx) {
     const NodeState* m = master_of(ctx);

@@ -12,10 +12,6 @@ namespace ddl::cli {
 
 struct RunArgs;
 
-// The master node of a deployed cluster (the first node when no node is in group "master"); nullptr
-// when the state has no nodes.
-const NodeState* master_of(const Context& ctx);
-
 class ForegroundRecord {
 public:
     // Records the run as running and starts the hold; a master without the job list (a runtime older than

@@ -2,10 +2,12 @@
 // (src/runtime/tools/ddl-run, docs/jobs.md); the controller only asks it over the cluster's SSH.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/Datasets.hpp"
 #include "cli/ForegroundRecord.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/JobRecords.hpp"
 #include "cli/Launch.hpp"
+#include "cli/OpenCluster.hpp"
 #include "cli/OpenSsh.hpp"
 #include "cli/WorkdirSync.hpp"
 #include "core/Diagnostics.hpp"
@@ -133,6 +135,8 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
                         exit_code::k_bad_input);
     auto env = resolve_spec_env(ctx.spec);
     if (!env) return inv.fail(env.error().message, exit_code::k_bad_input);
+    for (auto& [k, v] : dataset_env(ctx.spec))
+        (*env)[k] = v;
     for (auto& [k, v] : env_from_args(a.env))
         (*env)[k] = v;
     const std::string workdir = ctx.spec.work.workdir.empty() ? std::string() : remote_workdir(ctx.spec);

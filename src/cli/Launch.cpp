@@ -1,6 +1,7 @@
 #include "cli/Launch.hpp"
 
 #include "cli/Capabilities.hpp"
+#include "cli/Datasets.hpp"
 #include "runtime/Hostfile.hpp"
 #include "util/Strings.hpp"
 
@@ -111,6 +112,8 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     opts.startup_timeout = std::chrono::seconds(a.startup_timeout_s);
     if (ctx.spec.runtime.backend != Backend::auto_select)
         opts.extra_env["DDL_BACKEND"] = to_string(ctx.spec.runtime.backend);
+    for (auto& [name, value] : dataset_env(ctx.spec))
+        opts.extra_env[name] = std::move(value);
     if (auto s = check_env_args(a.env); !s) return s.error();
     for (auto& [name, value] : env_from_args(a.env))
         opts.extra_env[name] = std::move(value);

@@ -123,4 +123,10 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
     return oc;
 }
 
+const NodeState* master_of(const Context& ctx) {
+    for (const auto& n : ctx.state.nodes)
+        if (n.group == "master") return &n;
+    return ctx.state.nodes.empty() ? nullptr : &ctx.state.nodes.front();
+}
+
 } // namespace ddl::cli

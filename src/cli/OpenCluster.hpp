@@ -27,6 +27,9 @@ struct OpenCluster {
     std::unique_ptr<TargetDriver> driver;
 };
 
+// The cluster's master node (the first node when none is in the master group); nullptr without nodes.
+const NodeState* master_of(const Context& ctx);
+
 // An existing cluster from `state_dir` (ref: name, spec file or empty for the only one); locked when
 // `mutate`, its holder described by `what`. On failure *rc (when given) is the exit code: bad input when
 // ref names no cluster, a runtime failure otherwise.

@@ -2,6 +2,7 @@
 // cluster whose ranks are a job step, as that step.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/Datasets.hpp"
 #include "cli/Invoke.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
@@ -63,7 +64,10 @@ int run_as_job_step(const Invocation& inv, Context& ctx, const RunArgs& a) {
     if (!a.hostfile.empty() || a.max_nodes > 0 || !a.iface.empty() || a.port > 0)
         return inv.fail("on a slurm cluster the job's allocation decides the hosts; only -np and -x apply",
                         exit_code::k_bad_input);
-    auto cmd = job_step_command(ctx, a.np, a.command, env_from_args(a.env));
+    auto env = dataset_env(ctx.spec);
+    for (auto& [name, value] : env_from_args(a.env))
+        env[name] = std::move(value);
+    auto cmd = job_step_command(ctx, a.np, a.command, env);
     if (!cmd) return inv.fail(cmd.error().message, exit_code::k_bad_input);
     log::info("running " + printable_argv(*cmd));
     for (const auto& name : cmd->env_unset)

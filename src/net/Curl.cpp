@@ -73,7 +73,60 @@ size_t collect_header(char* data, size_t size, size_t n, void* out) {
     return size * n;
 }
 
+struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+struct Sink {
+    std::FILE* file;
+    std::uint64_t bytes = 0;
+};
+
+size_t write_file(char* data, size_t size, size_t n, void* ud) {
+    auto* sink = static_cast<Sink*>(ud);
+    const size_t wrote = std::fwrite(data, 1, size * n, sink->file);
+    sink->bytes += wrote;
+    return wrote;
+}
+
 } // namespace
+
+Result<std::uint64_t> http_download(const std::string& url, const std::string& path,
+                                    std::chrono::milliseconds timeout) {
+    global_init();
+    CurlPtr c(curl_easy_init());
+    if (!c) return Error{"cannot initialise libcurl"};
+    const std::string part = path + ".part";
+    Sink sink{nullptr};
+    long status = 0;
+    CURLcode rc = CURLE_OK;
+    {
+        std::unique_ptr<std::FILE, FileCloser> f(std::fopen(part.c_str(), "wb"));
+        if (!f) return Error{"cannot write " + part};
+        sink.file = f.get();
+        curl_easy_setopt(c.get(), CURLOPT_URL, url.c_str());
+        curl_easy_setopt(c.get(), CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(c.get(), CURLOPT_MAXREDIRS, 10L);
+        curl_easy_setopt(c.get(), CURLOPT_FAILONERROR, 1L);
+        curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+        curl_easy_setopt(c.get(), CURLOPT_WRITEFUNCTION, write_file);
+        curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &sink);
+        curl_easy_setopt(c.get(), CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(c.get(), CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        rc = curl_easy_perform(c.get());
+        curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &status);
+        if (std::fflush(f.get()) != 0 && rc == CURLE_OK) rc = CURLE_WRITE_ERROR;
+    }
+    if (rc != CURLE_OK) {
+        std::remove(part.c_str());
+        if (rc == CURLE_HTTP_RETURNED_ERROR)
+            return Error{"GET " + url + ": HTTP status " + std::to_string(status)};
+        return Error{"GET " + url + ": " + curl_easy_strerror(rc)};
+    }
+    if (std::rename(part.c_str(), path.c_str()) != 0) return Error{"cannot rename " + part + " to " + path};
+    return sink.bytes;
+}
 
 Result<HttpResponse> http_request(const HttpRequest& req) {
     global_init();

@@ -4,6 +4,7 @@
 #include "util/Result.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +43,12 @@ struct HttpRequest {
 // The response, whatever its status; an Error only when no response came (DNS, TCP, TLS, timeout),
 // naming the method, URL and libcurl's reason.
 Result<HttpResponse> http_request(const HttpRequest& req);
+
+// GETs `url` (http or https, redirects followed) into the file `path`, written as it arrives into
+// `path`.part and renamed into place when complete; returns the bytes written. An Error when no response
+// came or the status is not 2xx, naming the URL; `timeout` bounds the whole transfer.
+Result<std::uint64_t> http_download(const std::string& url, const std::string& path,
+                                    std::chrono::milliseconds timeout);
 
 class HttpClient {
 public:

@@ -124,6 +124,21 @@ struct LifeSpec {
     CostSpec cost;
 };
 
+// A dataset the cluster's jobs read (spec key datasets; docs/spec.md): where it comes from and where
+// `ddl data stage` puts it. Jobs find it in DDL_DATA_<NAME>.
+struct DatasetSpec {
+    enum class Source { folder, shared, url };
+    std::string name;   // [a-z][a-z0-9_]*
+    std::string source; // as written
+    Source kind = Source::folder;
+    // folder: absolute on this machine when the spec came from a file (else as written); shared: the path
+    // inside the cluster's shared folder (no leading /); url: the URL.
+    std::string location;
+    bool to_shared = false; // to: shared (the shared folder) or local (every node's disk)
+    std::string format;     // "", files or shards: the layout the data has (nothing is converted)
+    bool operator==(const DatasetSpec&) const = default;
+};
+
 struct Spec {
     std::string api_version = "ddl/v1";
     std::string name;
@@ -138,8 +153,9 @@ struct Spec {
     RuntimeSpec runtime;
     HostfileFormat hostfile_format = HostfileFormat::openmpi;
     SmokeSpec smoke;
-    WorkSpec work; // not in to_json: a change of code, setup or env redeploys nothing
-    LifeSpec life; // not in to_json: the lifetime and prices change nothing on the nodes
+    WorkSpec work;                     // not in to_json: a change of code, setup or env redeploys nothing
+    LifeSpec life;                     // not in to_json: the lifetime and prices change nothing on the nodes
+    std::vector<DatasetSpec> datasets; // not in to_json: staged by `ddl data stage`, not by deploy
 
     // The target's section as its own type T; a logic error when the spec is of another target.
     template <class T> const T& target_section() const {

@@ -7,6 +7,12 @@
 #include <pwd.h>
 
 namespace ddl {
+namespace {
+
+// Each node's own disk for datasets staged to: local (cli/Datasets.cpp puts them there).
+const char* k_data_dir = "/var/lib/ddl/data";
+
+} // namespace
 
 std::string LocalMesh::root_ssh_dir() {
     const passwd* pw = getpwuid(0);
@@ -30,14 +36,15 @@ Result<std::string> LocalMesh::authorized_line() const {
 }
 
 std::vector<std::pair<std::string, std::string>> LocalMesh::mounts(const std::string& node) const {
-    std::vector<std::pair<std::string, std::string>> out{{node_dir(node) + "/dot_ssh", root_ssh_dir()}};
+    std::vector<std::pair<std::string, std::string>> out{{node_dir(node) + "/dot_ssh", root_ssh_dir()},
+                                                         {node_dir(node) + "/data", k_data_dir}};
     if (m_ctx.spec.services.nfs)
         out.emplace_back(m_ctx.cluster_dir() + "/shared", m_ctx.spec.services.nfs_mount);
     return out;
 }
 
 std::vector<std::string> LocalMesh::mountpoints() const {
-    std::vector<std::string> out{root_ssh_dir()};
+    std::vector<std::string> out{root_ssh_dir(), k_data_dir};
     if (m_ctx.spec.services.nfs) out.push_back(m_ctx.spec.services.nfs_mount);
     return out;
 }

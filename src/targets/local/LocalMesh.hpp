@@ -1,8 +1,9 @@
 #pragma once
 // What makes namespace nodes of the local target behave like separate machines for tools that run on
 // them: node-to-node SSH as mpirun, mpiexec and horovodrun use it (each node's own ~/.ssh with the
-// cluster's mesh key and every node's host key pinned), and a folder shared by all nodes at the spec's
-// NFS mount path (the local stand-in for the NFS roles, which namespace nodes do not get).
+// cluster's mesh key and every node's host key pinned), a folder shared by all nodes at the spec's NFS
+// mount path (the local stand-in for the NFS roles, which namespace nodes do not get), and each node's
+// own /var/lib/ddl/data (where datasets staged to: local go, one copy per node as on separate disks).
 // Container nodes get both from the Ansible roles instead.
 #include "provision/Context.hpp"
 #include "targets/local/LocalPlan.hpp"

@@ -71,6 +71,7 @@ Status LocalTarget::write_node_files(const Context& ctx, const LocalPlan& plan, 
         if (!line) return line.error();
         authorized_keys += *line;
         if (auto s = make_dirs(dir + "/dot_ssh", 0700); !s) return s;
+        if (auto s = make_dirs(dir + "/data", 0755); !s) return s;
     }
     auto host_key = ensure_keypair(dir + "/ssh_host_ed25519_key", "host-" + node.name);
     if (!host_key) return host_key.error();
