@@ -1,6 +1,8 @@
 // The benchmarks' dataset on the nodes: its two places, making it once, copying it, dropping caches.
 #include "cli/BenchData.hpp"
 
+#include "cli/Datasets.hpp"
+#include "cli/OpenCluster.hpp"
 #include "remote/RemoteExecutor.hpp"
 #include "util/Strings.hpp"
 
@@ -13,12 +15,6 @@ namespace {
 
 constexpr const char* k_local_root = "/var/lib/ddl/data";
 constexpr const char* k_manifest = "ddl-data.json";
-
-const NodeState& master_of(const Context& ctx) {
-    for (const auto& n : ctx.state.nodes)
-        if (n.group == "master") return n;
-    return ctx.state.nodes.front();
-}
 
 // The generator's command line writing into a temporary folder beside `dir`, renamed into place.
 std::string generate_into(const BenchDataset& d, const std::string& dir, const std::string& python) {
@@ -57,8 +53,10 @@ std::string BenchDataset::name() const {
 }
 
 std::string bench_data_path(const Spec& spec, const std::string& source, const std::string& name) {
-    if (source == "shared") return spec.services.nfs_mount + "/ddl-data/" + name;
-    return std::string(k_local_root) + "/" + name;
+    DatasetSpec d;
+    d.name = name;
+    d.to_shared = source == "shared";
+    return dataset_path(spec, d);
 }
 
 Status check_data_source(const Spec& spec, const std::string& source) {
@@ -74,7 +72,7 @@ Status ensure_bench_dataset(Context& ctx, const BenchDataset& d, const std::stri
     const std::string shared = bench_data_path(ctx.spec, "shared", d.name());
     const std::string local = bench_data_path(ctx.spec, "local", d.name());
     if (ctx.spec.services.nfs) {
-        auto r = run_on(ctx, master_of(ctx), unless_present(shared, generate_into(d, shared, python)),
+        auto r = run_on(ctx, *master_of(ctx), unless_present(shared, generate_into(d, shared, python)),
                         generate_timeout(d));
         if (!r) return Error{"making the dataset in the shared folder: " + r.error().message};
         std::fprintf(stderr, "dataset %s: %s on the master (%s)\n", d.name().c_str(),

@@ -7,6 +7,7 @@
 // synthetic input, and the gap between the two.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/Datasets.hpp"
 #include "cli/Launch.hpp"
 #include "cli/OptionChecks.hpp"
 #include "cli/OptionGroups.hpp"
@@ -59,10 +60,9 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub.add_option(
-           "--data", tb.data,
-           "pytorch: also train from the bench dataset in this form (files or shards), side by side with "
-           "synthetic input")
-        ->check(CLI::IsMember({"files", "shards"}));
+        "--data", tb.data,
+        "pytorch: also train from the bench dataset in this form (files or shards), or from the spec's "
+        "dataset of this name (staged by ddl data stage), side by side with synthetic input");
     sub.add_option("--data-source", tb.data_source,
                    "--data: local (each node's copy) or shared (the shared folder)")
         ->check(CLI::IsMember({"local", "shared"}))
@@ -117,9 +117,8 @@ Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes
                      "--compression",
                      compression};
         if (data)
-            a.command.insert(a.command.end(),
-                             {"--data", bench_data_path(ctx.spec, b.data_source, b.dataset.name()),
-                              "--data-format", b.data, "--data-workers", std::to_string(b.data_workers)});
+            a.command.insert(a.command.end(), {"--data", b.data_path, "--data-format", b.data_format,
+                                               "--data-workers", std::to_string(b.data_workers)});
     } else {
         a.command = {"ddl-train-bench", "--profile", b.profile};
     }
@@ -246,7 +245,7 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                         const std::string what =
                             std::to_string(n) + " node(s), batch " + std::to_string(batch) +
                             (s.comm.empty() ? "" : ", " + s.comm + ", " + s.compression) +
-                            (s.data ? ", " + b.data : "");
+                            (s.data ? ", " + b.data_format : "");
                         auto j = run_once(ctx, b, n, batch, s.comm, s.compression, s.data);
                         if (!j) {
                             if (sw.reshape) restore_links(ctx);
@@ -273,7 +272,7 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                 if (!s.comm.empty())
                     label += ", " + s.comm + (s.compression == "none" ? "" : " " + s.compression);
                 if (!b.data.empty())
-                    label += s.data ? ", " + b.data + " (" + b.data_source + ")" : ", synthetic";
+                    label += s.data ? ", " + b.data_format + " (" + b.data_source + ")" : ", synthetic";
                 series.push_back(label);
                 double base = 0;
                 for (auto& point : runs[si]) {
@@ -292,15 +291,50 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
     return {};
 }
 
-int bench_train(const Invocation& inv, const TrainBenchArgs& b) {
+// --data: the bench dataset (files or shards: made where --data-source says unless it is there) or a
+// dataset of the spec (its staged folder and its format); b.data_path/format/name/source set.
+Status resolve_data_input(Context& ctx, TrainBenchArgs& b) {
+    if (b.data == "files" || b.data == "shards") {
+        if (auto s = check_data_source(ctx.spec, b.data_source); !s) return s;
+        if (auto s = ensure_bench_dataset(ctx, b.dataset, b.data_source, b.python); !s) return s;
+        b.data_path = bench_data_path(ctx.spec, b.data_source, b.dataset.name());
+        b.data_format = b.data;
+        b.data_name = b.dataset.name();
+        return {};
+    }
+    const DatasetSpec* d = find_dataset(ctx.spec, b.data);
+    if (!d) {
+        std::string names;
+        for (const auto& x : ctx.spec.datasets)
+            names += (names.empty() ? "" : ", ") + x.name;
+        return refusal_error(
+            "--data " + b.data + ": neither files, shards nor a dataset of cluster " + ctx.state.cluster +
+            (names.empty() ? " (its spec has none)" : " (it has: " + names + ")") +
+            "; files or shards train from the bench dataset, a dataset of the spec's datasets: "
+            "from its copy staged by ddl data stage");
+    }
+    if (d->format.empty())
+        return refusal_error("--data " + d->name +
+                             ": the dataset sets no format; add format: files "
+                             "(train/<class>/*.jpg) or format: shards (shards/*.tar), the layouts python3 -m "
+                             "ddl_data generate writes, to dataset " +
+                             d->name + " in the spec");
+    b.data_path = dataset_path(ctx.spec, *d);
+    b.data_format = d->format;
+    b.data_name = d->name;
+    b.data_source = d->to_shared ? "shared" : "local";
+    return {};
+}
+
+int bench_train(const Invocation& inv, const TrainBenchArgs& given) {
     auto& ctx = *inv.cluster->ctx;
+    TrainBenchArgs b = given;
     auto sweep = read_sweep(ctx, b);
     if (!sweep) return inv.fail(sweep.error().message, exit_code::k_bad_input);
     if (!b.data.empty()) {
-        if (auto s = check_data_source(ctx.spec, b.data_source); !s)
-            return inv.fail(s.error().message, exit_code::k_bad_input);
-        if (auto s = ensure_bench_dataset(ctx, b.dataset, b.data_source, b.python); !s)
-            return inv.fail(s.error().message, exit_code::k_failure);
+        if (auto s = resolve_data_input(ctx, b); !s)
+            return inv.fail(s.error().message,
+                            s.error().refused ? exit_code::k_bad_input : exit_code::k_failure);
     }
     std::vector<TrainRow> rows;
     std::vector<std::string> series;

@@ -27,10 +27,14 @@ struct TrainBenchArgs {
     std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
     int steps = 10;
     int warmup = 2;
-    std::string data;                  // pytorch: "", files or shards: also train from the bench dataset
-    std::string data_source = "local"; // where that dataset is read: local (staged) or shared
+    // pytorch: "", files or shards (the bench dataset, generated once if absent), or the name of one of
+    // the spec's datasets (staged by `ddl data stage`): also train from it, beside synthetic input.
+    std::string data;
+    std::string data_source = "local"; // where the bench dataset is read: local (staged) or shared
     int data_workers = 2;              // DataLoader workers per rank
-    BenchDataset dataset;              // what --data reads (generated once if absent)
+    BenchDataset dataset;              // the bench dataset's size and seed
+    // What --data resolves to (resolve_data_input): the folder the ranks read, its layout, its name.
+    std::string data_path, data_format, data_name;
     std::string out_dir = "bench-train";
     std::string format = "text";
 };

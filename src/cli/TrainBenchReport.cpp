@@ -60,11 +60,12 @@ TrainTables tabulate(const std::string& cluster, const TrainBenchArgs& b, const 
                             {"results", nlohmann::json::array()}};
     if (torch) t.json["image_size"] = b.image_size;
     if (!b.data.empty()) {
-        t.json["data"] = {{"format", b.data},
+        t.json["data"] = {{"format", b.data_format},
                           {"source", b.data_source},
                           {"workers", b.data_workers},
-                          {"dataset", b.dataset.name()},
-                          {"images", b.dataset.images}};
+                          {"dataset", b.data_name},
+                          {"path", b.data_path}};
+        if (b.data_name == b.dataset.name()) t.json["data"]["images"] = b.dataset.images;
         t.json["input_gaps"] = nlohmann::json::array();
         for (const auto& g : input_gaps(rows))
             t.json["input_gaps"].push_back({{"bandwidth", g.data->bandwidth},
@@ -145,8 +146,8 @@ void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& row
                     "counted by libddlcomm (ddl) and on its interface (all traffic)\n",
                     b.model.c_str(),
                     b.data.empty() ? "synthetic"
-                                   : ("synthetic and dataset " + b.dataset.name() + " (" + b.data + " from " +
-                                      b.data_source + ", " + std::to_string(b.data_workers) +
+                                   : ("synthetic and dataset " + b.data_name + " (" + b.data_format +
+                                      " from " + b.data_source + ", " + std::to_string(b.data_workers) +
                                       " loader workers per rank; exposed(s) then "
                                       "includes waiting for input)")
                                          .c_str(),

@@ -5,16 +5,20 @@
 # DataLoader on 1 and 2 nodes at once, and reports a table, CSV, JSON and a chart; `ddl bench train --data`
 # trains resnet18 from the shards beside synthetic input and reports the gap. Tiny sizes: this checks the
 # path, not the figures (bench/io_bench.sh measures them). On namespace nodes the shared folder is a bind
-# mount of the master's folder and /var/lib/ddl is the machine's: both reads hit this machine's disk.
+# mount of the master's folder and each node's /var/lib/ddl/data a folder of the cluster's state: both
+# reads hit this machine's disk.
 source "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
 "$py" -c 'import torch, torchvision, PIL' 2>/dev/null || fail "python3-torch/python3-torchvision/python3-pil missing (scripts/install-deps.sh installs them)"
 seed=$(($$ % 100000))
 ds="synth-48x4-s$seed"
-# The nodes' copies are this machine's /var/lib/ddl/data (namespace nodes): removed with the cluster.
+# Each namespace node's /var/lib/ddl/data is a folder of the cluster's state (removed with the cluster);
+# earlier layouts kept it in this machine's /var/lib/ddl/data.
 remove_copies() { rm -rf "/var/lib/ddl/data/$ds" /var/lib/ddl/data/"$ds".part.*; }
 trap 'rc=$?; remove_copies; set +e; (exit $rc); cleanup' EXIT
-spec bio 2 "  bandwidth: 1gbit" "runtime:" "  interface: eth0"
+spec bio 2 "  bandwidth: 1gbit" "runtime:" "  interface: eth0" "datasets:" \
+  "  - {name: imgs, source: \"shared:ddl-data/$ds\", to: local, format: shards}" \
+  "  - {name: raw, source: \"shared:ddl-data/$ds\", to: local}"
 ddl deploy bio.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
 ddl exec --cluster bio -- test -f /opt/ddl/python/ddl_data/loaders.py || fail "ddl_data not installed with the runtime"
 
@@ -24,7 +28,8 @@ ddl --output json bench io bio "${io[@]}" --workers 2 --nodes 2 --out bi --chart
 expect_in bi.err "dataset $ds: generated on the master" "the dataset was not generated on the master"
 expect_in bi.err "dataset $ds: copied from the shared folder on" "the dataset was not copied to the nodes"
 [ -f "$WORK/state/bio/shared/ddl-data/$ds/ddl-data.json" ] || fail "no dataset in the shared folder"
-[ "$(ls /var/lib/ddl/data/"$ds"/shards | wc -l)" = 4 ] || fail "the local copy lacks its 4 shards"
+[ "$(ddl exec --cluster bio --nodes worker1 -- sh -c "ls /var/lib/ddl/data/$ds/shards | wc -l")" = "[worker1] 4" ] ||
+  fail "worker1's local copy lacks its 4 shards"
 python3 - bi.json bi/io.json <<'PY' || { cat bi.json; fail "bench io results"; }
 import json, sys
 out, saved = (json.load(open(p)) for p in sys.argv[1:])
@@ -68,6 +73,24 @@ assert len(j["input_gaps"]) == 1 and j["input_gaps"][0]["samples_per_s"] > 0, j[
 PY
 expect_in tr.out "^# input pipeline, 1 node(s), batch 4" "no gap line"
 ok "bench train --data shards: resnet18 from the staged shards beside synthetic input, the gap reported"
+
+# A dataset of the spec, staged from the bench dataset in the shared folder: --data names it.
+ddl data stage bio imgs >st.log 2>&1 || { cat st.log; fail "data stage imgs"; }
+ddl bench train --cluster bio --framework pytorch --model resnet18 --image-size 32 --batch 4 --nodes 1 --steps 2 \
+  --warmup 1 --python "$py" -x OMP_NUM_THREADS=1 --data imgs --data-workers 1 --out tn \
+  >tn.out 2>tn.err || { cat tn.out tn.err; fail "bench train --data imgs"; }
+python3 - tn/train.json <<'PY' || { cat tn.out; fail "bench train --data imgs results"; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = j["data"]
+assert d["dataset"] == "imgs" and d["format"] == "shards" and d["path"] == "/var/lib/ddl/data/imgs", d
+assert sorted(r["input"] for r in j["results"]) == ["shards, 1 workers", "synthetic"], j["results"]
+PY
+ddl bench train --cluster bio --framework pytorch --data raw >bad.out 2>&1 && fail "--data raw (no format) accepted"
+expect_in bad.out "the dataset sets no format; add format: files" "--data raw: no reason"
+ddl bench train --cluster bio --framework pytorch --data nosuch >bad.out 2>&1 && fail "--data nosuch accepted"
+expect_in bad.out "neither files, shards nor a dataset of cluster bio (it has: imgs, raw)" "--data nosuch: no reason"
+ok "bench train --data NAME trains from the spec's dataset staged by ddl data stage; no format or no such dataset refused"
 
 ddl bench io bio --format tfrecord >bad.out 2>&1 && fail "--format tfrecord accepted"
 expect_in bad.out "each must be files or shards" "--format tfrecord: no reason"
