@@ -8,13 +8,14 @@
 #include <ctime>
 
 namespace ddl::cli {
-namespace {
 
 std::optional<time_point> parse_iso_utc(const std::string& iso) {
     std::tm tm{};
     if (iso.empty() || !strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
     return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
+
+namespace {
 
 std::string fixed2(double v) {
     char buf[64];

@@ -13,6 +13,9 @@ namespace ddl::cli {
 
 using time_point = std::chrono::system_clock::time_point;
 
+// "2026-11-27T12:00:00Z" (seconds and beyond ignored past the 19th character); nullopt where it is not one.
+std::optional<time_point> parse_iso_utc(const std::string& iso);
+
 // When the cluster was created: the state's created_at, else (states written before it was recorded) the
 // earliest phase's finish; nullopt when neither is there.
 std::optional<time_point> created_time(const ClusterState& state);

@@ -25,9 +25,26 @@ void price(SectionReader& r, const YAML::Node& map, const std::string& key, doub
         out = v;
 }
 
+// autostop: {idle_minutes: N, action: destroy|stop}.
+void read_autostop(SectionReader& r, const YAML::Node& a, AutostopSpec& out, const TargetKind* kind) {
+    if (!r.expect_map(a, "autostop", "e.g. autostop: {idle_minutes: 60, action: destroy}")) return;
+    r.check_keys(a, "autostop", {"idle_minutes", "action"});
+    if (!a["idle_minutes"].IsDefined())
+        r.diags().error(r.pos(a), "autostop needs idle_minutes",
+                        "how long the cluster may stay idle, e.g. autostop: {idle_minutes: 60}");
+    // A week at most: longer is what lifetime is for.
+    if (auto m = r.integer(a, "idle_minutes", "autostop", 1, 7 * 24 * 60))
+        out.idle_minutes = static_cast<int>(*m);
+    if (auto x = r.choice(a, "action", "autostop", {"destroy", "stop"})) {
+        out.action = *x;
+        if (*x == "stop" && kind != nullptr)
+            if (auto no = kind->refuse_stop()) r.diags().error(r.pos(a["action"]), no->message, no->hint);
+    }
+}
+
 } // namespace
 
-void read_life(SectionReader& r, const YAML::Node& doc, LifeSpec& out) {
+void read_life(SectionReader& r, const YAML::Node& doc, LifeSpec& out, const TargetKind* kind) {
     if (auto text = r.string(doc, "lifetime", "")) {
         auto s = parse_duration_s(*text);
         if (!s || *s < 60)
@@ -39,6 +56,7 @@ void read_life(SectionReader& r, const YAML::Node& doc, LifeSpec& out) {
         else
             out.lifetime_s = *s;
     }
+    if (const YAML::Node a = doc["autostop"]; a.IsDefined()) read_autostop(r, a, out.autostop, kind);
     const YAML::Node c = doc["cost"];
     if (!c.IsDefined()) return;
     if (!r.expect_map(c, "cost", "e.g. cost: {per_node_hour: 1.2, per_gpu_hour: 2.5, currency: EUR}")) return;

@@ -118,9 +118,20 @@ struct CostSpec {
     double hourly(int nodes, int gpus) const { return nodes * per_node_hour + gpus * per_gpu_hour; }
 };
 
-// How long the cluster may live and what it costs (spec keys lifetime, cost; docs/spec.md).
+// What happens to a cluster idle for a while (spec key autostop): the master's idle clock
+// (/opt/ddl/bin/ddl-idle) records since when it is idle; `ddl gc --expired` acts once it has been idle for
+// idle_minutes.
+struct AutostopSpec {
+    int idle_minutes = 0;           // 0: no autostop
+    std::string action = "destroy"; // "destroy", or "stop" where the target can stop and start keeping disks
+    bool set() const { return idle_minutes > 0; }
+};
+
+// How long the cluster may live, when it ends for idleness and what it costs (spec keys lifetime,
+// autostop, cost; docs/spec.md).
 struct LifeSpec {
     long long lifetime_s = 0; // 0: no lifetime (the cluster stays until destroyed)
+    AutostopSpec autostop;
     CostSpec cost;
 };
 

@@ -43,9 +43,9 @@ Result<std::string> with_cluster_name(const std::string& text, const std::string
 
 namespace {
 
-const std::vector<std::string> k_common_keys{"apiVersion", "name",     "target",  "nodes",    "access",
-                                             "gpu",        "services", "runtime", "hostfile", "smoke",
-                                             "workdir",    "setup",    "env",     "lifetime", "cost"};
+const std::vector<std::string> k_common_keys{
+    "apiVersion", "name",  "target",  "nodes", "access", "gpu",      "services", "runtime",
+    "hostfile",   "smoke", "workdir", "setup", "env",    "lifetime", "autostop", "cost"};
 
 // Walks the document section by section; each function reads one map of the spec.
 class Loader {
@@ -110,7 +110,7 @@ public:
         }
         if (auto sm = doc["smoke"]; sm.IsDefined()) read_smoke(m_r, sm, m_s.smoke);
         read_work(m_r, doc, m_r.file(), m_s.work);
-        read_life(m_r, doc, m_s.life);
+        read_life(m_r, doc, m_s.life, m_kind);
         check_driver_branch(m_r, doc, m_s);
         if (m_kind) m_kind->check(m_r, doc, m_s);
     }
