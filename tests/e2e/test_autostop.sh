@@ -13,7 +13,8 @@
 # driver. It follows the query interface of NVIDIA's System Management Interface documentation
 # (nvidia-smi(1), "--query-gpu" and "--format", https://docs.nvidia.com/deploy/nvidia-smi/index.html):
 # `nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits` prints one line per GPU with the
-# percentage alone; any other query is refused with exit 2, as nvidia-smi refuses an invalid field.
+# percentage alone; any other arguments are refused with exit 2 (its "RETURN VALUE" section: "a supplied
+# argument or flag is invalid").
 source "$(dirname "$0")/lib.sh"
 command -v podman >/dev/null || fail "podman missing (scripts/install-deps.sh installs it)"
 
@@ -57,7 +58,11 @@ on_master test -s /var/lib/ddl/idle/ast.json || fail "the timer made no decision
 on_master systemctl stop ddl-idle.timer || fail "stopping the timer" # the ticks below are the test's own
 ok "configure installs the idle clock: its timer runs and records a decision by itself"
 
-tick() { on_master /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || { cat tick.out; fail "ddl-idle tick"; }; }
+# One decision of the clock, which must have asked both nodes (worker1 over the mesh's ssh).
+tick() {
+  on_master /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || { cat tick.out; fail "ddl-idle tick"; }
+  grep -q '"unanswered": \[\]' tick.out || { cat tick.out; fail "a node did not answer the idle clock"; }
+}
 expect_status() { # PATTERN WHAT: the clock's line of `ddl status` (read from the master)
   ddl status ast >st.out 2>&1 || { cat st.out; fail "status"; }
   grep -Eq "$1" st.out || { cat st.out tick.out; fail "$2"; }
@@ -93,12 +98,14 @@ r['idle_since'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - 
 json.dump(r, open(p, 'w'))" || fail "planting idle_since"
 }
 plant_idle_since 120
-ddl exec --cluster ast --nodes worker1 -- sh -c 'cat > /usr/local/bin/nvidia-smi && chmod 755 /usr/local/bin/nvidia-smi' <<'EOF' || fail "stand-in nvidia-smi"
+cat >nvidia-smi <<'EOF'
 #!/bin/sh
 # Stand-in (tests/e2e/test_autostop.sh): one GPU at 90 %, in nvidia-smi's --query-gpu CSV form.
 [ "$*" = "--query-gpu=utilization.gpu --format=csv,noheader,nounits" ] || { echo "Invalid combination of input arguments." >&2; exit 2; }
 echo 90
 EOF
+ddl exec --cluster ast --nodes worker1 -- sh -c "echo $(base64 -w0 nvidia-smi) | base64 -d >/usr/local/bin/nvidia-smi &&
+  chmod 755 /usr/local/bin/nvidia-smi" || fail "the stand-in nvidia-smi on worker1"
 tick
 expect_status "^busy: .*: GPU utilisation 90% \(above 10%\)$" "a GPU at 90 % does not keep the cluster busy"
 ddl gc --expired -y >gc.out 2>&1 || { cat gc.out; fail "gc --expired"; }
