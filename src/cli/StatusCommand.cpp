@@ -59,11 +59,18 @@ void add_options(CLI::App& sub, StatusArgs& a) {
     sub.add_flag("--no-check", a.no_check, "Do not check whether the nodes answer now");
 }
 
-// The master's idle clock: read now (kept for `ddl list`), or with --no-check the record read last.
+// The master's idle clock: read now (kept for `ddl list`), or the record read last with --no-check or when
+// the master does not answer.
 std::optional<IdleRecord> idle_clock(const Invocation& inv, const StatusArgs& a,
+                                     const std::vector<std::string>& reach,
                                      std::chrono::system_clock::time_point now) {
-    const auto dir = inv.cluster->store.cluster_dir(inv.cluster->state.cluster);
-    if (a.no_check || !check_nodes_over_ssh(inv.cluster->ctx->spec, "status")) return last_idle_record(dir);
+    const auto& st = inv.cluster->state;
+    const auto dir = inv.cluster->store.cluster_dir(st.cluster);
+    const NodeState* m = master_node(st);
+    const bool master_silent = m && static_cast<std::size_t>(m - st.nodes.data()) < reach.size() &&
+                               reach[static_cast<std::size_t>(m - st.nodes.data())] != "up";
+    if (a.no_check || master_silent || !check_nodes_over_ssh(inv.cluster->ctx->spec, "status"))
+        return last_idle_record(dir);
     auto r = read_idle_clock(*inv.cluster->ctx, dir, now);
     if (r) return *r;
     std::cerr << "ddl status: " << r.error().message << "\n";
@@ -79,7 +86,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
     const auto used = usage_so_far(st, spec, now);
     const auto reach = a.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
     warn_unreachable(st, reach);
-    const auto idle = idle_clock(inv, a, now);
+    const auto idle = idle_clock(inv, a, reach, now);
     if (inv.g.json) {
         auto j = st.to_json();
         for (std::size_t i = 0; i < reach.size() && i < j["nodes"].size(); ++i)
