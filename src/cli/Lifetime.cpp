@@ -66,12 +66,6 @@ nlohmann::json usage_json(const Usage& u, const CostSpec& cost) {
     return j;
 }
 
-std::map<std::string, double> usage_figures(const Usage& u, const CostSpec& cost) {
-    std::map<std::string, double> out{{"node_hours", u.node_hours}, {"gpu_hours", u.gpu_hours}};
-    if (cost.set()) out["cost"] = u.node_hours * cost.per_node_hour + u.gpu_hours * cost.per_gpu_hour;
-    return out;
-}
-
 std::string usage_text(const Usage& u, const CostSpec& cost) {
     std::string out = std::to_string(u.nodes) + " nodes, " + std::to_string(u.gpus) +
                       " GPUs: " + fixed2(u.node_hours) + " node-hours, " + fixed2(u.gpu_hours) + " GPU-hours";

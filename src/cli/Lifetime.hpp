@@ -6,7 +6,6 @@
 #include "state/ClusterState.hpp"
 
 #include <chrono>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -33,8 +32,6 @@ struct Usage {
 Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now);
 // {"node_hours", "gpu_hours", and with a price table "cost": {"amount", "per_hour", "currency"}}.
 nlohmann::json usage_json(const Usage& u, const CostSpec& cost);
-// The smoke test's history figures: node_hours, gpu_hours, and with a price table cost (its amount).
-std::map<std::string, double> usage_figures(const Usage& u, const CostSpec& cost);
 // "3 nodes, 4 GPUs: 1.50 node-hours, 2.00 GPU-hours (cost 6.80 EUR so far, 13.60 EUR per hour)".
 std::string usage_text(const Usage& u, const CostSpec& cost);
 // "4.70 EUR per hour (3 nodes at 1.20, 4 GPUs at 0.50)" for a plan; empty without a price table.

@@ -220,9 +220,6 @@ int smoke_deployed(const Invocation& inv, const SmokeArgs& a, const SmokeInputs&
     SmokeReport report;
     report.cluster = ctx.state.cluster;
     run_checks(ctx, a, in.history, report);
-    // The cluster's node-hours and GPU-hours since its creation.
-    report.figures.merge(usage_figures(usage_so_far(ctx.state, ctx.spec, std::chrono::system_clock::now()),
-                                       ctx.spec.life.cost));
     if (!a.history.empty()) {
         if (auto s = append_history(a.history, report, utc_now_iso()); !s) inv.say(s.error().message);
     }
@@ -297,7 +294,6 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
     }
 
     // Destroy always, unless asked to keep a failed cluster for debugging.
-    const ClusterState used = ctx.state; // its nodes, for the run's node-hours and GPU-hours after destroy
     bool keep = a.keep_on_failure && !report.passed();
     if (keep) {
         ctx.progress.note("keeping cluster " + spec.name +
@@ -310,9 +306,6 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
              since(t0), drc == exit_code::k_ok ? "" : "destroy failed; state kept for `ddl destroy`"});
         if (drc == exit_code::k_ok) logs = "(removed with the cluster; this report holds the results)";
     }
-    // What the run used, from its deploy to the end of its destroy.
-    report.figures.merge(
-        usage_figures(usage_so_far(used, spec, std::chrono::system_clock::now()), spec.life.cost));
     if (!a.history.empty()) {
         if (auto s = append_history(a.history, report, utc_now_iso()); !s) inv.say(s.error().message);
     }
