@@ -2,6 +2,7 @@
 // CUDA chosen, OS), and when the testbed ends the nodes on its own.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/ForegroundRecord.hpp"
 #include "cli/IdleClock.hpp"
 #include "cli/LeaseText.hpp"
 #include "cli/Lifetime.hpp"
@@ -66,7 +67,7 @@ std::optional<IdleRecord> idle_clock(const Invocation& inv, const StatusArgs& a,
                                      std::chrono::system_clock::time_point now) {
     const auto& st = inv.cluster->state;
     const auto dir = inv.cluster->store.cluster_dir(st.cluster);
-    const NodeState* m = master_node(st);
+    const NodeState* m = master_of(*inv.cluster->ctx);
     const bool master_silent = m && static_cast<std::size_t>(m - st.nodes.data()) < reach.size() &&
                                reach[static_cast<std::size_t>(m - st.nodes.data())] != "up";
     if (a.no_check || master_silent || !check_nodes_over_ssh(inv.cluster->ctx->spec, "status"))
