@@ -109,3 +109,22 @@ TEST_CASE("autostop.action: stop is refused where the target cannot stop and sta
         }
     }
 }
+
+TEST_CASE("prices by flavor and GPU model are read, and a bad one is reported at its value") {
+    auto r = load_spec_string(k_head + "cost:\n  per_node_hour: 1\n  per_flavor: {g1.xlarge: 3.2}\n"
+                                       "  per_gpu_model: {A100: 2.9, V100: 1.1}\n  currency: EUR\n",
+                              "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec);
+    CHECK(r.spec->life.cost.per_flavor.at("g1.xlarge") == 3.2);
+    CHECK(r.spec->life.cost.per_gpu_model.size() == 2);
+    auto bad = load_spec_string(
+        k_head + "cost:\n  per_flavor: {g1.xlarge: lots}\n  per_gpu_model: [A100]\n  currency: EUR\n",
+        "c.yaml");
+    const auto text = bad.diagnostics.format_text();
+    INFO(text);
+    CHECK(bad.diagnostics.all().size() == 2);
+    CHECK(text.find("c.yaml:5:27: error: cost.per_flavor.g1.xlarge must be a number from 0 to 1000000") !=
+          std::string::npos);
+    CHECK(text.find("c.yaml:6:18: error: cost.per_gpu_model must be a map") != std::string::npos);
+}
