@@ -6,7 +6,7 @@ import os
 import sys
 import unittest
 
-TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "runtime", "tools")
+TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "src", "runtime", "tools")
 _spec = importlib.util.spec_from_loader("ddl_idle", importlib.machinery.SourceFileLoader(
     "ddl_idle", os.path.join(TOOLS, "ddl-idle")))
 idle = importlib.util.module_from_spec(_spec)
