@@ -8,13 +8,14 @@
 #include <ctime>
 
 namespace ddl::cli {
-namespace {
 
 std::optional<time_point> parse_iso_utc(const std::string& iso) {
     std::tm tm{};
     if (iso.empty() || !strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
     return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
+
+namespace {
 
 std::string fixed2(double v) {
     char buf[64];
@@ -44,42 +45,74 @@ std::optional<time_point> lifetime_end(const ClusterState& state, const LifeSpec
 Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now) {
     Usage u;
     u.nodes = static_cast<int>(state.nodes.size());
-    for (const auto& n : state.nodes)
-        u.gpus += n.probed ? n.gpus : expected_gpus(spec, n);
+    for (const auto& n : state.nodes) {
+        UsedNode used{.flavor = n.group == "master" ? spec.master.flavor : spec.workers.flavor,
+                      .gpus = n.probed ? n.gpus : expected_gpus(spec, n),
+                      .gpu_name = n.gpu_names.empty() ? "" : n.gpu_names.front()};
+        u.gpus += used.gpus;
+        u.each.push_back(std::move(used));
+    }
     auto created = created_time(state);
     if (!created || now <= *created) return u;
-    const double hours = std::chrono::duration<double>(now - *created).count() / 3600.0;
-    u.node_hours = hours * u.nodes;
-    u.gpu_hours = hours * u.gpus;
+    u.hours = std::chrono::duration<double>(now - *created).count() / 3600.0;
+    u.node_hours = u.hours * u.nodes;
+    u.gpu_hours = u.hours * u.gpus;
     return u;
+}
+
+double hourly_cost(const Usage& u, const CostSpec& cost) {
+    double per_hour = 0;
+    for (const auto& n : u.each)
+        per_hour += cost.node_price(n.flavor) + n.gpus * cost.gpu_price(n.gpu_name);
+    return per_hour;
 }
 
 nlohmann::json usage_json(const Usage& u, const CostSpec& cost) {
     nlohmann::json j{
         {"nodes", u.nodes}, {"gpus", u.gpus}, {"node_hours", u.node_hours}, {"gpu_hours", u.gpu_hours}};
     j["cost"] = nullptr;
-    if (cost.set())
-        j["cost"] = {{"amount", u.node_hours * cost.per_node_hour + u.gpu_hours * cost.per_gpu_hour},
-                     {"per_hour", cost.hourly(u.nodes, u.gpus)},
-                     {"currency", cost.currency}};
+    if (cost.set()) {
+        const double per_hour = hourly_cost(u, cost);
+        j["cost"] = {{"amount", u.hours * per_hour}, {"per_hour", per_hour}, {"currency", cost.currency}};
+    }
     return j;
 }
 
 std::string usage_text(const Usage& u, const CostSpec& cost) {
     std::string out = std::to_string(u.nodes) + " nodes, " + std::to_string(u.gpus) +
                       " GPUs: " + fixed2(u.node_hours) + " node-hours, " + fixed2(u.gpu_hours) + " GPU-hours";
-    if (cost.set())
-        out += " (cost " + fixed2(u.node_hours * cost.per_node_hour + u.gpu_hours * cost.per_gpu_hour) + " " +
-               cost.currency + " so far, " + fixed2(cost.hourly(u.nodes, u.gpus)) + " " + cost.currency +
-               " per hour)";
+    if (cost.set()) {
+        const double per_hour = hourly_cost(u, cost);
+        out += " (cost " + fixed2(u.hours * per_hour) + " " + cost.currency + " so far, " + fixed2(per_hour) +
+               " " + cost.currency + " per hour)";
+    }
     return out;
 }
 
-std::string hourly_text(int nodes, int gpus, const CostSpec& cost) {
+std::string hourly_text(const Spec& spec) {
+    const auto& cost = spec.life.cost;
     if (!cost.set()) return "";
-    return fixed2(cost.hourly(nodes, gpus)) + " " + cost.currency + " per hour (" + std::to_string(nodes) +
-           " nodes at " + fixed2(cost.per_node_hour) + ", " + std::to_string(gpus) + " GPUs at " +
-           fixed2(cost.per_gpu_hour) + ")";
+    const int nodes = spec.node_count(), gpus = spec.total_gpus();
+    // Flavors priced by name: each node group on its own (the groups size the cluster where they have
+    // flavors).
+    std::string parts;
+    double per_hour = gpus * cost.per_gpu_hour;
+    const bool by_flavor =
+        cost.per_flavor.count(spec.master.flavor) + cost.per_flavor.count(spec.workers.flavor) > 0;
+    if (by_flavor) {
+        for (const auto* g : {&spec.master, &spec.workers}) {
+            if (g->count == 0) continue;
+            per_hour += g->count * cost.node_price(g->flavor);
+            parts += std::to_string(g->count) + (g->count == 1 ? " node" : " nodes") +
+                     (g->flavor.empty() ? "" : " of " + g->flavor) + " at " +
+                     fixed2(cost.node_price(g->flavor)) + ", ";
+        }
+    } else {
+        per_hour += nodes * cost.per_node_hour;
+        parts = std::to_string(nodes) + " nodes at " + fixed2(cost.per_node_hour) + ", ";
+    }
+    return fixed2(per_hour) + " " + cost.currency + " per hour (" + parts + std::to_string(gpus) +
+           " GPUs at " + fixed2(cost.per_gpu_hour) + ")";
 }
 
 std::string lifetime_text(time_point end, time_point now) {

@@ -1,7 +1,9 @@
 // `ddl list`: every cluster in the state folder, with its target, nodes, how far its deploy got, its age
-// and whether a command holds its lock (issue #19).
+// and whether a command holds its lock (issue #19), and whether it was idle when the master's idle clock was
+// last read (`ddl status`, `ddl gc --expired`).
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/IdleClock.hpp"
 #include "cli/LeaseText.hpp"
 #include "cli/Lifetime.hpp"
 #include "core/Diagnostics.hpp"
@@ -43,7 +45,19 @@ struct Row {
     std::optional<std::chrono::system_clock::time_point> lease_end; // when the testbed ends the nodes
     std::optional<std::chrono::system_clock::time_point> life_end;  // when the spec's lifetime ends
     nlohmann::json usage;                                           // usage_json; null: unreadable
+    std::optional<IdleRecord> idle;                                 // the idle clock's record as last read
 };
+
+// The IDLE column: how long idle ("14m"), or "busy"; from a record too old to tell about now, what it said
+// then with a "?" ("14m?", "busy?").
+std::string idle_cell(const std::optional<IdleRecord>& idle, std::chrono::system_clock::time_point now) {
+    if (!idle || !idle->checked_at) return "-";
+    if (auto s = idle_for_s(*idle, now)) return short_age(*s);
+    const auto then = *idle->checked_at;
+    if (!idle->idle_since) return now - then > std::chrono::seconds(3LL * idle->period_s) ? "busy?" : "busy";
+    return short_age(std::chrono::duration_cast<std::chrono::seconds>(then - *idle->idle_since).count()) +
+           "?";
+}
 
 Row row_for(const StateStore& store, const std::string& name) {
     Row r;
@@ -60,6 +74,7 @@ Row row_for(const StateStore& store, const std::string& name) {
     const Spec spec = stored_spec(*st);
     r.life_end = lifetime_end(*st, spec.life);
     r.usage = usage_json(usage_so_far(*st, spec, std::chrono::system_clock::now()), spec.life.cost);
+    r.idle = last_idle_record(store.cluster_dir(name));
     // Age from the first phase's finish (render): when the cluster was first deployed.
     std::optional<long long> oldest;
     for (const auto& [phase, ps] : st->phases) {
@@ -96,6 +111,7 @@ int list(const Invocation& inv) {
         r.lock = store.lock_holder(name);
         rows.push_back(r);
     }
+    const auto now = std::chrono::system_clock::now();
     if (inv.g.json) {
         auto out = nlohmann::json::array();
         for (const auto& r : rows) {
@@ -109,7 +125,8 @@ int list(const Invocation& inv) {
                  {"lease_end", r.lease_end ? nlohmann::json(iso_utc(*r.lease_end)) : nlohmann::json(nullptr)},
                  {"lifetime_end",
                   r.life_end ? nlohmann::json(iso_utc(*r.life_end)) : nlohmann::json(nullptr)},
-                 {"usage", r.usage}});
+                 {"usage", r.usage},
+                 {"idle", r.idle ? idle_json_at(*r.idle, now) : nlohmann::json(nullptr)}});
         }
         std::cout << out.dump(2) << "\n";
         return exit_code::k_ok;
@@ -120,23 +137,27 @@ int list(const Invocation& inv) {
     }
     // The lease column only where a cluster has an end: its target ends the nodes by itself (GPULab, Virtual
     // Wall) or its spec sets a lifetime.
-    const auto now = std::chrono::system_clock::now();
-    bool leases = false;
+    bool leases = false, idles = false;
     for (auto& r : rows) {
         // The column shows whichever ends first: the testbed's lease or the spec's lifetime.
         if (r.life_end && (!r.lease_end || *r.life_end < *r.lease_end)) r.lease_end = r.life_end;
         leases = leases || r.lease_end.has_value();
+        idles = idles || r.idle.has_value();
     }
-    std::printf("%-24s %-12s %5s %6s  %-28s %-s%s\n", "NAME", "TARGET", "NODES", "AGE", "STATE",
-                leases ? "LOCK                 " : "LOCK", leases ? "LEASE LEFT" : "");
+    // The idle column only where the idle clock of a cluster was read (`ddl status`, `ddl gc --expired`).
+    std::printf("%-24s %-12s %5s %6s  %-28s %-s%s%s\n", "NAME", "TARGET", "NODES", "AGE", "STATE",
+                leases || idles ? "LOCK                 " : "LOCK", leases ? "LEASE LEFT" : "",
+                idles ? (leases ? " IDLE" : "IDLE") : "");
     for (const auto& r : rows) {
         std::string lock = r.lock ? "held by " + *r.lock : "-";
         std::string lease;
-        if (leases) {
+        if (leases || idles) {
             lock.resize(std::max<std::size_t>(lock.size(), 20), ' ');
             lock += " ";
-            lease = !r.lease_end ? "-" : *r.lease_end > now ? time_left(*r.lease_end, now) : "ended";
         }
+        if (leases) lease = !r.lease_end ? "-" : *r.lease_end > now ? time_left(*r.lease_end, now) : "ended";
+        if (leases && idles) lease.resize(std::max<std::size_t>(lease.size(), 10), ' ');
+        if (idles) lease += (leases ? " " : "") + idle_cell(r.idle, now);
         std::printf("%-24s %-12s %5d %6s  %-28s %s%s\n", r.name.c_str(),
                     r.target.empty() ? "-" : r.target.c_str(), r.nodes,
                     r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(), lock.c_str(),

@@ -115,8 +115,7 @@ int plan(const Invocation& inv, const PlanArgs& a) {
         auto settings = config_changes(*deployed, spec);
         out.changes.insert(out.changes.end(), settings.begin(), settings.end());
     }
-    if (auto hourly = hourly_text(spec.node_count(), spec.total_gpus(), spec.life.cost); !hourly.empty())
-        out.notes.push_back("cost: " + hourly);
+    if (auto hourly = hourly_text(spec); !hourly.empty()) out.notes.push_back("cost: " + hourly);
     if (spec.life.lifetime_s > 0)
         out.notes.push_back(
             "lifetime: " +

@@ -2,6 +2,8 @@
 // CUDA chosen, OS), and when the testbed ends the nodes on its own.
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
+#include "cli/ForegroundRecord.hpp"
+#include "cli/IdleClock.hpp"
 #include "cli/LeaseText.hpp"
 #include "cli/Lifetime.hpp"
 #include "cli/OptionGroups.hpp"
@@ -58,6 +60,24 @@ void add_options(CLI::App& sub, StatusArgs& a) {
     sub.add_flag("--no-check", a.no_check, "Do not check whether the nodes answer now");
 }
 
+// The master's idle clock: read now (kept for `ddl list`), or the record read last with --no-check or when
+// the master does not answer.
+std::optional<IdleRecord> idle_clock(const Invocation& inv, const StatusArgs& a,
+                                     const std::vector<std::string>& reach,
+                                     std::chrono::system_clock::time_point now) {
+    const auto& st = inv.cluster->state;
+    const auto dir = inv.cluster->store.cluster_dir(st.cluster);
+    const NodeState* m = master_of(*inv.cluster->ctx);
+    const bool master_silent = m && static_cast<std::size_t>(m - st.nodes.data()) < reach.size() &&
+                               reach[static_cast<std::size_t>(m - st.nodes.data())] != "up";
+    if (a.no_check || master_silent || !check_nodes_over_ssh(inv.cluster->ctx->spec, "status"))
+        return last_idle_record(dir);
+    auto r = read_idle_clock(*inv.cluster->ctx, dir, now);
+    if (r) return *r;
+    std::cerr << "ddl status: " << r.error().message << "\n";
+    return last_idle_record(dir);
+}
+
 int status(const Invocation& inv, const StatusArgs& a) {
     const auto& st = inv.cluster->state;
     const auto lease = lease_end(st);
@@ -67,6 +87,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
     const auto used = usage_so_far(st, spec, now);
     const auto reach = a.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
     warn_unreachable(st, reach);
+    const auto idle = idle_clock(inv, a, reach, now);
     if (inv.g.json) {
         auto j = st.to_json();
         for (std::size_t i = 0; i < reach.size() && i < j["nodes"].size(); ++i)
@@ -75,6 +96,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
         j["lease_end"] = lease ? nlohmann::json(iso_utc(*lease)) : nlohmann::json(nullptr);
         j["lifetime_end"] = life_end ? nlohmann::json(iso_utc(*life_end)) : nlohmann::json(nullptr);
         j["usage"] = usage_json(used, spec.life.cost);
+        j["idle"] = idle ? idle_json_at(*idle, now) : nlohmann::json(nullptr);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
         std::cout << j.dump(2) << "\n";
@@ -86,6 +108,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
     if (lease) std::printf("\n%s", lease_text(lease).c_str());
     if (life_end) std::printf("\n%s", lifetime_text(*life_end, now).c_str());
     std::printf("\nused: %s", usage_text(used, spec.life.cost).c_str());
+    if (idle) std::printf("\n%s", idle_text(*idle, spec.life.autostop, now).c_str());
     std::printf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "SSH", "GPUS",
                 "CPUS", "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).

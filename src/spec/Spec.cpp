@@ -1,5 +1,7 @@
 #include "spec/Spec.hpp"
 
+#include "util/Strings.hpp"
+
 namespace ddl {
 
 std::string to_string(HostfileFormat f) {
@@ -24,6 +26,24 @@ std::string to_string(Backend b) {
         return "tcp";
     }
     return "auto";
+}
+
+double CostSpec::node_price(const std::string& flavor) const {
+    auto it = per_flavor.find(flavor);
+    return it != per_flavor.end() ? it->second : per_node_hour;
+}
+
+double CostSpec::gpu_price(const std::string& gpu_name) const {
+    const std::string name = to_lower(gpu_name);
+    std::size_t best = 0;
+    double price = per_gpu_hour;
+    for (const auto& [model, p] : per_gpu_model) {
+        if (model.size() > best && name.find(to_lower(model)) != std::string::npos) {
+            best = model.size();
+            price = p;
+        }
+    }
+    return price;
 }
 
 int Spec::node_count() const {

@@ -4,6 +4,7 @@
 #include "spec/TargetSection.hpp"
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -108,19 +109,37 @@ struct WorkSpec {
     std::vector<EnvVar> env;
 };
 
-// What the cluster's hours cost (spec key cost): a price per node-hour and per GPU-hour, added up.
+// What the cluster's hours cost (spec key cost): a price per node-hour and per GPU-hour, added up; a node
+// of a flavor in per_flavor, a GPU whose model is in per_gpu_model, has that price instead.
 struct CostSpec {
     double per_node_hour = 0;
     double per_gpu_hour = 0;
-    std::string currency; // as written ("EUR"); empty: no price table
+    std::map<std::string, double> per_flavor;    // by its node group's flavor (machine size, instance type)
+    std::map<std::string, double> per_gpu_model; // by a part of the GPU's name ("A100"), case-insensitive
+    std::string currency;                        // as written ("EUR"); empty: no price table
+    // A node-hour of a node of `flavor` (empty: none named).
+    double node_price(const std::string& flavor) const;
+    // A GPU-hour of a GPU named `gpu_name` (as probed; empty: not known): the longest key it contains.
+    double gpu_price(const std::string& gpu_name) const;
     bool set() const { return !currency.empty(); }
     // What `nodes` nodes with `gpus` GPUs in all cost per hour.
     double hourly(int nodes, int gpus) const { return nodes * per_node_hour + gpus * per_gpu_hour; }
 };
 
-// How long the cluster may live and what it costs (spec keys lifetime, cost; docs/spec.md).
+// What happens to a cluster idle for a while (spec key autostop): the master's idle clock
+// (/opt/ddl/bin/ddl-idle) records since when it is idle; `ddl gc --expired` acts once it has been idle for
+// idle_minutes.
+struct AutostopSpec {
+    int idle_minutes = 0;           // 0: no autostop
+    std::string action = "destroy"; // "destroy", or "stop" where the target can stop and start keeping disks
+    bool set() const { return idle_minutes > 0; }
+};
+
+// How long the cluster may live, when it ends for idleness and what it costs (spec keys lifetime,
+// autostop, cost; docs/spec.md).
 struct LifeSpec {
     long long lifetime_s = 0; // 0: no lifetime (the cluster stays until destroyed)
+    AutostopSpec autostop;
     CostSpec cost;
 };
 

@@ -45,8 +45,8 @@ Result<std::string> with_cluster_name(const std::string& text, const std::string
 namespace {
 
 const std::vector<std::string> k_common_keys{
-    "apiVersion", "name",  "target",  "nodes", "access", "gpu",      "services", "runtime",
-    "hostfile",   "smoke", "workdir", "setup", "env",    "lifetime", "cost",     "datasets"};
+    "apiVersion", "name",    "target", "nodes", "access",   "gpu",      "services", "runtime", "hostfile",
+    "smoke",      "workdir", "setup",  "env",   "lifetime", "autostop", "cost",     "datasets"};
 
 // Walks the document section by section; each function reads one map of the spec.
 class Loader {
@@ -111,7 +111,7 @@ public:
         }
         if (auto sm = doc["smoke"]; sm.IsDefined()) read_smoke(m_r, sm, m_s.smoke);
         read_work(m_r, doc, m_r.file(), m_s.work);
-        read_life(m_r, doc, m_s.life);
+        read_life(m_r, doc, m_s.life, m_kind);
         read_datasets(m_r, doc, m_r.file(), m_s);
         check_driver_branch(m_r, doc, m_s);
         if (m_kind) m_kind->check(m_r, doc, m_s);

@@ -50,6 +50,13 @@ public:
         (void)spec;
         return std::nullopt;
     }
+    // Why autostop.action: stop cannot work: the target cannot stop its machines and start them again
+    // keeping their disks; nullopt where it can (docs/spec.md, "autostop").
+    virtual std::optional<Refusal> refuse_stop() const {
+        return Refusal{"autostop.action: stop is not available on target " + name() +
+                           ": it cannot stop its machines and start them again keeping their disks",
+                       "use action: destroy"};
+    }
     // The container engine when the spec names none.
     virtual std::string default_container_engine() const { return "docker"; }
     // Why `engine` cannot run the training container here; nullopt: it can.

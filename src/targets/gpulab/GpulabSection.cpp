@@ -18,6 +18,11 @@ namespace {
 
 class GpulabKind : public TargetKind {
 public:
+    std::optional<Refusal> refuse_stop() const override {
+        return Refusal{"autostop.action: stop is not available on target gpulab: a GPULab job's container, "
+                       "and its disk, end with the job",
+                       "use action: destroy (the jobs end and their GPUs go back to the cluster)"};
+    }
     std::string name() const override { return "gpulab"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<GpulabSpec>(); }
     std::string starter_body() const override { return gpulab_starter_body(); }

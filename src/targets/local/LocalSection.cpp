@@ -15,6 +15,12 @@ namespace {
 
 class LocalKind : public TargetKind {
 public:
+    std::optional<Refusal> refuse_stop() const override {
+        return Refusal{
+            "autostop.action: stop is not available on target local: local nodes are namespaces or "
+            "containers on this machine; ddl does not stop them and start them again with their disks",
+            "use action: destroy (the cluster is redeployed with ddl deploy)"};
+    }
     std::string name() const override { return "local"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<LocalSpec>(); }
     bool section_required() const override { return false; }

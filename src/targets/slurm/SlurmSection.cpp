@@ -19,6 +19,11 @@ namespace {
 
 class SlurmKind : public TargetKind {
 public:
+    std::optional<Refusal> refuse_stop() const override {
+        return Refusal{"autostop.action: stop is not available on target slurm: a Slurm allocation ends with "
+                       "its job; its nodes are not kept for it stopped with their disks",
+                       "use action: destroy (the job ends and its nodes go back to the partition)"};
+    }
     std::string name() const override { return "slurm"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<SlurmSpec>(); }
     std::string starter_body() const override { return slurm_starter_body(); }

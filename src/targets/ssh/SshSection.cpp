@@ -27,6 +27,11 @@ namespace {
 
 class SshKind : public TargetKind {
 public:
+    std::optional<Refusal> refuse_stop() const override {
+        return Refusal{"autostop.action: stop is not available on target ssh: the ssh target's hosts are not "
+                       "ddl's to power off and on again",
+                       "use action: destroy (it removes what ddl put on the hosts), or no autostop"};
+    }
     std::string name() const override { return "ssh"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<SshTargetSpec>(); }
     std::string starter_body() const override { return ssh_starter_body(); }

@@ -31,6 +31,11 @@ namespace {
 
 class VirtualwallKind : public TargetKind {
 public:
+    std::optional<Refusal> refuse_stop() const override {
+        return Refusal{"autostop.action: stop is not available on target virtualwall: a Virtual Wall slice's "
+                       "nodes are released when it is deleted and cannot be held powered off",
+                       "use action: destroy (the slice is deleted and its nodes go back to the testbed)"};
+    }
     std::string name() const override { return "virtualwall"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<VirtualwallSpec>(); }
     std::string starter_body() const override { return virtualwall_starter_body(); }

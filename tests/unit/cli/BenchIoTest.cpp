@@ -125,10 +125,16 @@ TEST_CASE("bench train --data sets each dataset row against the synthetic row of
     CHECK(gaps[0].gap == Approx(0.2));
     TrainBenchArgs b;
     b.framework = "pytorch";
-    b.data = "shards";
+    b.data = "imgs"; // a dataset of the spec, resolved to its folder and layout
+    b.data_format = "shards";
+    b.data_name = "imgs";
+    b.data_path = "/var/lib/ddl/data/imgs";
     auto t = tabulate("c1", b, rows);
     CHECK(t.csv.find(",input\n") != std::string::npos);
     CHECK(t.csv.find(",\"shards, 2 workers\"\n") != std::string::npos);
     CHECK(t.json["data"]["format"] == "shards");
+    CHECK(t.json["data"]["dataset"] == "imgs");
+    CHECK(t.json["data"]["path"] == "/var/lib/ddl/data/imgs");
+    CHECK_FALSE(t.json["data"].contains("images")); // known for the bench dataset only
     CHECK(t.json["input_gaps"][0]["gap"].get<double>() == Approx(0.2));
 }

@@ -67,8 +67,43 @@ TEST_CASE("node-hours, GPU-hours and cost grow with the nodes, their GPUs and th
     CHECK(usage_json(u, CostSpec{})["cost"].is_null());
     CHECK(usage_text(u, cost) ==
           "2 nodes, 6 GPUs: 3.00 node-hours, 9.00 GPU-hours (cost 26.10 EUR so far, 17.40 EUR per hour)");
-    CHECK(hourly_text(3, 4, cost) == "13.60 EUR per hour (3 nodes at 1.20, 4 GPUs at 2.50)");
-    CHECK(hourly_text(3, 4, CostSpec{}).empty());
     // Before its creation (a clock behind the state's): nothing used yet.
     CHECK(usage_so_far(st, spec, k_created - std::chrono::minutes(5)).gpu_hours == 0);
+}
+
+TEST_CASE("a price table by flavor and GPU model prices each node by its group's flavor and its GPUs") {
+    auto st = two_nodes();
+    st.nodes[0].gpu_names = {"NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"};
+    Spec spec;
+    spec.master.flavor = "g1.xlarge";
+    spec.workers.gpus = 2;
+    spec.life.cost = {.per_node_hour = 1.2,
+                      .per_gpu_hour = 2.5,
+                      .per_flavor = {{"g1.xlarge", 3.0}},
+                      .per_gpu_model = {{"a100", 2.0}, {"A100-SXM4", 2.2}},
+                      .currency = "EUR"};
+    // The longest model name the GPU's name holds, whatever the case; an unknown name: per_gpu_hour.
+    CHECK(spec.life.cost.gpu_price("NVIDIA A100-SXM4-80GB") == Approx(2.2));
+    CHECK(spec.life.cost.gpu_price("NVIDIA A100-PCIE-40GB") == Approx(2.0));
+    CHECK(spec.life.cost.gpu_price("") == Approx(2.5));
+    CHECK(spec.life.cost.node_price("m1.small") == Approx(1.2));
+    const auto u = usage_so_far(st, spec, k_created + std::chrono::minutes(90));
+    // master: 3.00 + 4 x 2.20; the worker (no flavor, 2 GPUs as the spec asks, name unknown): 1.20 + 2
+    // x 2.50.
+    CHECK(hourly_cost(u, spec.life.cost) == Approx(18.0));
+    CHECK(usage_json(u, spec.life.cost)["cost"]["amount"].get<double>() == Approx(27.0));
+    CHECK(usage_text(u, spec.life.cost) ==
+          "2 nodes, 6 GPUs: 3.00 node-hours, 9.00 GPU-hours (cost 27.00 EUR so far, 18.00 EUR per hour)");
+}
+
+TEST_CASE("the plan's hourly figure: by node count, or by each node group's flavor where it is priced") {
+    Spec spec;
+    spec.master.flavor = "m1.large";
+    spec.workers = {.count = 2, .flavor = "g1.xlarge", .gpus = 2};
+    CHECK(hourly_text(spec).empty());
+    spec.life.cost = {.per_node_hour = 1.2, .per_gpu_hour = 2.5, .currency = "EUR"};
+    CHECK(hourly_text(spec) == "13.60 EUR per hour (3 nodes at 1.20, 4 GPUs at 2.50)");
+    spec.life.cost.per_flavor = {{"g1.xlarge", 3.2}};
+    CHECK(hourly_text(spec) ==
+          "17.60 EUR per hour (1 node of m1.large at 1.20, 2 nodes of g1.xlarge at 3.20, 4 GPUs at 2.50)");
 }

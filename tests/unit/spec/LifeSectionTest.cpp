@@ -66,3 +66,65 @@ TEST_CASE("a bad price table is reported key by key") {
     auto notmap = load_spec_string(k_head + "cost: 3\n", "c.yaml");
     CHECK(notmap.diagnostics.format_text().find("cost must be a map") != std::string::npos);
 }
+
+TEST_CASE("autostop is read with its default action") {
+    auto r = load_spec_string(k_head + "autostop: {idle_minutes: 30}\n", "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec);
+    CHECK(r.spec->life.autostop.set());
+    CHECK(r.spec->life.autostop.idle_minutes == 30);
+    CHECK(r.spec->life.autostop.action == "destroy");
+    auto plain = load_spec_string(k_head, "c.yaml");
+    REQUIRE(plain.spec);
+    CHECK_FALSE(plain.spec->life.autostop.set());
+    CHECK(r.spec->to_json() == plain.spec->to_json());
+}
+
+TEST_CASE("a bad autostop is reported at its value with a hint") {
+    auto r =
+        load_spec_string(k_head + "autostop:\n  idle_minutes: 0\n  action: pause\n  idle: 3\n", "c.yaml");
+    const auto text = r.diagnostics.format_text();
+    INFO(text);
+    CHECK(r.diagnostics.all().size() == 3);
+    CHECK(text.find("c.yaml:5:17: error: autostop.idle_minutes must be") != std::string::npos);
+    CHECK(text.find("c.yaml:6:11: error: autostop.action") != std::string::npos);
+    CHECK(text.find("\"idle\"") != std::string::npos);
+    auto missing = load_spec_string(k_head + "autostop: {action: destroy}\n", "c.yaml");
+    CHECK(missing.diagnostics.format_text().find("autostop needs idle_minutes") != std::string::npos);
+}
+
+TEST_CASE("autostop.action: stop is refused where the target cannot stop and start keeping disks") {
+    for (const auto& target : target_names()) {
+        auto r = load_spec_string("apiVersion: ddl/v1\nname: demo\ntarget: " + target +
+                                      "\nautostop: {idle_minutes: 5, action: stop}\n",
+                                  "c.yaml");
+        const auto text = r.diagnostics.format_text();
+        INFO(target << "\n" << text);
+        const bool refused = text.find("autostop.action: stop is not available on target " + target + ": ") !=
+                             std::string::npos;
+        CHECK(refused == (target != "openstack" && target != "aws"));
+        if (refused) {
+            CHECK(text.find("c.yaml:4:37: error: autostop.action: stop") != std::string::npos);
+            CHECK(text.find("use action: destroy") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("prices by flavor and GPU model are read, and a bad one is reported at its value") {
+    auto r = load_spec_string(k_head + "cost:\n  per_node_hour: 1\n  per_flavor: {g1.xlarge: 3.2}\n"
+                                       "  per_gpu_model: {A100: 2.9, V100: 1.1}\n  currency: EUR\n",
+                              "c.yaml");
+    INFO(r.diagnostics.format_text());
+    REQUIRE(r.spec);
+    CHECK(r.spec->life.cost.per_flavor.at("g1.xlarge") == 3.2);
+    CHECK(r.spec->life.cost.per_gpu_model.size() == 2);
+    auto bad = load_spec_string(
+        k_head + "cost:\n  per_flavor: {g1.xlarge: lots}\n  per_gpu_model: [A100]\n  currency: EUR\n",
+        "c.yaml");
+    const auto text = bad.diagnostics.format_text();
+    INFO(text);
+    CHECK(bad.diagnostics.all().size() == 2);
+    CHECK(text.find("c.yaml:5:27: error: cost.per_flavor.g1.xlarge must be a number from 0 to 1000000") !=
+          std::string::npos);
+    CHECK(text.find("c.yaml:6:18: error: cost.per_gpu_model must be a map") != std::string::npos);
+}
