@@ -1,6 +1,6 @@
 #include "cli/IdleClock.hpp"
 
-#include "cli/ForegroundRecord.hpp"
+#include "cli/OpenCluster.hpp"
 #include "cli/LeaseText.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
