@@ -128,8 +128,8 @@ void record_usage(const Context& ctx, SmokeReport& report) {
     const Usage u = usage_so_far(ctx.state, ctx.spec, std::chrono::system_clock::now());
     report.figures["node_hours"] = u.node_hours;
     report.figures["gpu_hours"] = u.gpu_hours;
-    if (const auto j = usage_json(u, cost); j.contains("cost")) {
-        report.figures["cost"] = j["cost"]["amount"].get<double>();
+    if (cost.set()) {
+        report.figures["cost"] = usage_json(u, cost)["cost"]["amount"].get<double>();
         report.currency = cost.currency;
     }
     report.usage = usage_text(u, cost);
