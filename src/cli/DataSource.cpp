@@ -1,5 +1,6 @@
 #include "cli/DataSource.hpp"
 
+#include "cli/DataPack.hpp"
 #include "core/Log.hpp"
 #include "net/Curl.hpp"
 #include "util/Files.hpp"
@@ -81,9 +82,7 @@ Result<SourceDir> fetch_url(Context& ctx, const DatasetSpec& d, bool fetch) {
     return out;
 }
 
-} // namespace
-
-Result<SourceDir> resolve_source(Context& ctx, const DatasetSpec& d, bool fetch) {
+Result<SourceDir> resolve_unconverted(Context& ctx, const DatasetSpec& d, bool fetch) {
     switch (d.kind) {
     case DatasetSpec::Source::url:
         return fetch_url(ctx, d, fetch);
@@ -109,6 +108,24 @@ Result<SourceDir> resolve_source(Context& ctx, const DatasetSpec& d, bool fetch)
     if (!fs::is_directory(path, ec))
         return Error{"dataset " + d.name + "'s source " + path + " is not a folder"};
     return SourceDir{.dir = path, .cache = data_dir(ctx, d) + ".source-manifest"};
+}
+
+} // namespace
+
+Result<SourceDir> resolve_source(Context& ctx, const DatasetSpec& d, bool fetch) {
+    auto src = resolve_unconverted(ctx, d, fetch);
+    if (!src || d.convert.empty()) return src;
+    const std::string out = data_dir(ctx, d) + "/packed";
+    if (auto s = make_dirs(data_dir(ctx, d), 0700); !s) return s.error();
+    auto p = pack_shards(ctx, src->dir, out);
+    if (!p) return Error{"dataset " + d.name + ": " + p.error().message};
+    if (p->packed)
+        ctx.progress.note("data " + d.name + ": packed " + std::to_string(p->images) + " images of " +
+                          std::to_string(p->classes) + " classes into " + std::to_string(p->shards) +
+                          " shard(s)");
+    src->dir = out;
+    src->cache = out + ".manifest";
+    return src;
 }
 
 Status record_dataset_sources(const Context& ctx, const Spec& from_file) {

@@ -126,7 +126,7 @@ void read_datasets(SectionReader& r, const YAML::Node& doc, const std::string& s
         const YAML::Node d = list[i];
         const std::string path = "datasets[" + std::to_string(i) + "]";
         if (!r.expect_map(d, path, "e.g. {name: imgs, source: ./imgs, to: local}")) continue;
-        r.check_keys(d, path, {"name", "source", "to", "format"});
+        r.check_keys(d, path, {"name", "source", "to", "format", "convert"});
         DatasetSpec ds;
         bool good = true;
         if (auto name = r.string(d, "name", path, true, "a name jobs read as DDL_DATA_<NAME>, e.g. imgs")) {
@@ -161,6 +161,19 @@ void read_datasets(SectionReader& r, const YAML::Node& doc, const std::string& s
             good = false;
         }
         if (auto f = r.choice(d, "format", path, {"files", "shards"})) ds.format = *f;
+        if (auto c = r.choice(d, "convert", path, {"shards"})) {
+            if (ds.kind == DatasetSpec::Source::shared || ds.format == "shards") {
+                r.diags().error(r.pos(d["convert"]),
+                                path + ".convert: shards packs one file per image on this machine" +
+                                    (ds.format == "shards"
+                                         ? std::string(", and this dataset is shards already")
+                                         : ", and a shared: source is on the cluster"),
+                                "drop convert, or give a folder or an archive's URL of <class>/<image>.jpg");
+                good = false;
+            }
+            ds.convert = *c;
+            ds.format = "shards"; // what the staged copy is
+        }
         if (good) spec.datasets.push_back(std::move(ds));
     }
 }

@@ -154,7 +154,8 @@ struct DatasetSpec {
     // inside the cluster's shared folder (no leading /); url: the URL.
     std::string location;
     bool to_shared = false; // to: shared (the shared folder) or local (every node's disk)
-    std::string format;     // "", files or shards: the layout the data has (nothing is converted)
+    std::string format;     // "", files or shards: the layout the staged copy has
+    std::string convert;    // "" or shards: one file per image packed into shards before staging
     bool operator==(const DatasetSpec&) const = default;
 };
 

@@ -36,7 +36,8 @@ spec data 3 "datasets:" \
   "  - {name: imgs, source: ./imgs, to: local, format: files}" \
   "  - {name: imgs_shared, source: ./imgs, to: shared}" \
   "  - {name: web, source: \"http://127.0.0.1:$PORT/web.tar.gz\", to: local}" \
-  "  - {name: from_shared, source: \"shared:sets/imgs\", to: local}"
+  "  - {name: from_shared, source: \"shared:sets/imgs\", to: local}" \
+  "  - {name: packed, source: ./imgs, to: local, convert: shards}"
 ddl deploy data.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
 
 # A stage killed when rsync has named 400 of the 900 files it sends (3 nodes x 300): what arrived stays,
@@ -82,15 +83,23 @@ assert d["imgs_shared"]["path"] == "/shared/ddl-data/imgs_shared" and len(d["img
 assert d["imgs_shared"]["nodes"][0]["sent_files"] == 300, d["imgs_shared"]
 assert d["web"]["files"] == 20 and [n["sent_files"] for n in d["web"]["nodes"]] == [20, 20, 20], d["web"]
 assert [n["sent_files"] for n in d["from_shared"]["nodes"]] == [300, 300, 300], d["from_shared"]
+# convert: shards: one tar shard, the class list and the packer's stamp on every node
+assert [n["sent_files"] for n in d["packed"]["nodes"]] == [3, 3, 3], d["packed"]
 PY
+grep -q "data packed: packed 300 images of 10 classes into 1 shard(s)" all.log || { cat all.log; fail "packed not packed"; }
+out=$(ddl exec --cluster data --nodes worker1 -- python3 -c 'import os, tarfile
+t = tarfile.open(os.path.join("/var/lib/ddl/data/packed/shards/shard-000000.tar"))
+n = t.getnames(); c = sorted({t.extractfile(m).read().decode() for m in t if m.name.endswith(".cls")})
+print(len(n), sum(x.endswith(".jpg") for x in n), ",".join(c), len(open("/var/lib/ddl/data/packed/classes.txt").read().split()))')
+[ "$out" = "[worker1] 600 300 0,1,2,3,4,5,6,7,8,9 10" ] || fail "the packed shard on worker1: $out"
 for node in master worker1 worker2; do
   [ -f "$STATE/data/nodes/$node/data/web/part/07.bin" ] || fail "web's archive root not staged on $node"
   cmp -s imgs/c3/img_0123.jpg "$STATE/data/nodes/$node/data/imgs/c3/img_0123.jpg" || fail "imgs differs on $node"
   cmp -s imgs/c3/img_0123.jpg "$STATE/data/nodes/$node/data/from_shared/c3/img_0123.jpg" || fail "from_shared differs on $node"
 done
 ddl data status data >st2.log 2>&1 || { cat st2.log; fail "status after staging"; }
-[ "$(grep -c ' current ' st2.log)" = 10 ] || { cat st2.log; fail "not every copy is current"; }
-ok "staged to each node's own disk, to the shared folder once, from an archive over HTTP and from the shared folder; status: current"
+[ "$(grep -c ' current ' st2.log)" = 13 ] || { cat st2.log; fail "not every copy is current"; }
+ok "staged to each node's own disk, to the shared folder once, from an archive over HTTP, from the shared folder and packed into shards; status: current"
 
 ddl --output json data stage data >again.json 2>again.log || { cat again.log; fail "second stage"; }
 python3 - again.json <<'PY' || { cat again.log; fail "a second stage sent or hashed something"; }
@@ -101,7 +110,8 @@ for d in json.load(open(sys.argv[1]))["datasets"]:
     assert d["source_hashed"] == 0, d
 PY
 grep -q "data web: downloading" again.log && fail "the archive was downloaded again"
-ok "a second stage sends nothing, hashes nothing and downloads nothing"
+grep -q "data packed: packed" again.log && fail "the shards were packed again from unchanged files"
+ok "a second stage sends nothing, hashes nothing, downloads nothing and packs nothing"
 
 # worker1's copy of one file corrupted in place, its size and mtime kept: rsync's quick check passes it.
 f=/var/lib/ddl/data/imgs/c5/img_0005.jpg
@@ -139,6 +149,11 @@ ddl --output json data stage data imgs >ch.json 2>ch.log || { cat ch.log; fail "
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; assert [n["sent_files"] for n in d["nodes"]]==[1,1,1], d' ch.json ||
   fail "a changed source file was not sent once per node"
 ok "a changed source file: stale in status, then sent once to each node"
+ddl --output json data stage data packed >pk.json 2>pk.log || { cat pk.log; fail "stage packed after a source change"; }
+grep -q "data packed: packed 300 images" pk.log || { cat pk.log; fail "the shards were not packed again after a source change"; }
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; assert [n["sent_files"] for n in d["nodes"]]==[3,3,3], d' pk.json ||
+  { cat pk.json; fail "the repacked shard, class list and stamp were not sent once per node"; }
+ok "convert: shards packs again when a source file changed, and the new shard is staged"
 
 cat >read.py <<'PY'
 import os
