@@ -1,7 +1,7 @@
 #include "cli/IdleClock.hpp"
 
-#include "cli/OpenCluster.hpp"
 #include "cli/LeaseText.hpp"
+#include "cli/OpenCluster.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 

@@ -39,9 +39,10 @@ public:
                                 ")",
                             "on slurm the tasks per node are the slots: set only slurm.tasks_per_node");
         // ddl sync and setup reach each node over SSH; Slurm's compute nodes are reached only through srun.
-        const char* k_shared_hint = "ddl reaches Slurm nodes only through srun: put the code on the cluster's "
-                                    "shared file system (e.g. rsync to the login node) and cd there in the "
-                                    "command you give ddl run";
+        const char* k_shared_hint =
+            "ddl reaches Slurm nodes only through srun: put the code on the cluster's "
+            "shared file system (e.g. rsync to the login node) and cd there in the "
+            "command you give ddl run";
         if (!spec.work.workdir.empty())
             r.diags().error(r.pos(doc["workdir"]), "workdir does not apply to target slurm", k_shared_hint);
         if (!spec.work.setup.empty())
