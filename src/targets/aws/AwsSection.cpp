@@ -125,7 +125,11 @@ void parse_market(SectionReader& r, const YAML::Node& n, AwsSpec& a) {
 class AwsKind : public TargetKind {
 public:
     // Servers (instances) stop and start again with their disks.
-    std::optional<Refusal> refuse_stop() const override { return std::nullopt; }
+    std::optional<Refusal> refuse_stop() const override {
+        return Refusal{"autostop.action: stop is not available on target aws: EC2 can stop instances keeping "
+                       "their EBS volumes, but ddl does not drive that yet",
+                       "use action: destroy (the instances and their VPC are removed)"};
+    }
     std::string name() const override { return "aws"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<AwsSpec>(); }
     std::string starter_body() const override { return aws_starter_body(); }
