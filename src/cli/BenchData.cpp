@@ -13,7 +13,6 @@
 namespace ddl::cli {
 namespace {
 
-constexpr const char* k_local_root = "/var/lib/ddl/data";
 constexpr const char* k_manifest = "ddl-data.json";
 
 // The generator's command line writing into a temporary folder beside `dir`, renamed into place.
@@ -81,7 +80,7 @@ Status ensure_bench_dataset(Context& ctx, const BenchDataset& d, const std::stri
     if (source != "local") return {};
     // A plain copy from the shared folder (or the generator where there is none), every node at once.
     const std::string make = ctx.spec.services.nfs
-                                 ? "mkdir -p " + std::string(k_local_root) + " && t=$(mktemp -d " +
+                                 ? "mkdir -p " + std::string(k_local_data_root) + " && t=$(mktemp -d " +
                                        shell_quote(local) + ".part.XXXXXX) && cp -a " + shell_quote(shared) +
                                        "/. \"$t\"/ && chmod 755 \"$t\" && { rm -rf " + shell_quote(local) +
                                        "; mv -T \"$t\" " + shell_quote(local) +

@@ -9,7 +9,7 @@ namespace {
 
 // argv: SRC OUT IMAGES_PER_SHARD. Prints one JSON object: packed, images, classes, shards. Deterministic:
 // sorted input, a fixed shuffle (a shard mixes classes), tar members with mtime 0 and no owner names.
-const char* k_program = R"PY(import hashlib, io, json, os, random, shutil, sys, tarfile
+const char* k_pack_program = R"PY(import hashlib, io, json, os, random, shutil, sys, tarfile
 src, out, per = sys.argv[1], sys.argv[2], int(sys.argv[3])
 top = os.path.join(src, "train") if os.path.isdir(os.path.join(src, "train")) else src
 classes = sorted(e.name for e in os.scandir(top) if e.is_dir() and not e.name.startswith("."))
@@ -62,7 +62,7 @@ print(json.dumps(result))
 } // namespace
 
 Result<PackResult> pack_shards(Context& ctx, const std::string& src, const std::string& out) {
-    Command c{.argv = {"python3", "-c", k_program, src, out, std::to_string(k_images_per_shard)},
+    Command c{.argv = {"python3", "-c", k_pack_program, src, out, std::to_string(k_images_per_shard)},
               .timeout = std::chrono::hours(6)};
     auto r = ctx.proc.run(c);
     if (!r) return r.error();

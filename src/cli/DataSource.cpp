@@ -14,7 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* k_recorded = "datasets.json"; // in the cluster's state folder: name -> absolute source folder
+const char* k_recorded_sources =
+    "datasets.json"; // in the cluster's state folder: name -> absolute source folder
 
 std::string data_dir(const Context& ctx, const DatasetSpec& d) {
     return ctx.cluster_dir() + "/data/" + d.name;
@@ -97,7 +98,7 @@ Result<SourceDir> resolve_unconverted(Context& ctx, const DatasetSpec& d, bool f
     }
     std::string path = d.location;
     if (!fs::path(path).is_absolute()) {
-        auto text = read_file(ctx.cluster_dir() + "/" + k_recorded);
+        auto text = read_file(ctx.cluster_dir() + "/" + k_recorded_sources);
         auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
         if (!j.is_object() || !j.contains(d.name) || !j[d.name].is_string())
             return Error{"dataset " + d.name + "'s source " + d.location +
@@ -133,7 +134,7 @@ Status record_dataset_sources(const Context& ctx, const Spec& from_file) {
     for (const auto& d : from_file.datasets)
         if (d.kind == DatasetSpec::Source::folder && fs::path(d.location).is_absolute())
             j[d.name] = d.location;
-    return write_file_atomic(ctx.cluster_dir() + "/" + k_recorded, j.dump(2) + "\n");
+    return write_file_atomic(ctx.cluster_dir() + "/" + k_recorded_sources, j.dump(2) + "\n");
 }
 
 } // namespace ddl::cli

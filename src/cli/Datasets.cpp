@@ -4,12 +4,9 @@
 
 namespace ddl::cli {
 
-namespace {
-const char* k_local_root = "/var/lib/ddl/data";
-} // namespace
-
 std::string dataset_path(const Spec& spec, const DatasetSpec& d) {
-    return (d.to_shared ? spec.services.nfs_mount + "/ddl-data" : std::string(k_local_root)) + "/" + d.name;
+    return (d.to_shared ? spec.services.nfs_mount + "/ddl-data" : std::string(k_local_data_root)) + "/" +
+           d.name;
 }
 
 std::string dataset_env_name(const DatasetSpec& d) {

@@ -8,6 +8,9 @@
 
 namespace ddl::cli {
 
+// Where every node keeps the datasets staged to its own disk (to: local), one folder each.
+inline constexpr const char* k_local_data_root = "/var/lib/ddl/data";
+
 // The folder every node reads dataset `d` from: <services.nfs.mount>/ddl-data/<name> for to: shared,
 // /var/lib/ddl/data/<name> (on each node's own disk) for to: local.
 std::string dataset_path(const Spec& spec, const DatasetSpec& d);
