@@ -3,6 +3,7 @@
 #include "util/Strings.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 namespace ddl {
 namespace {
@@ -34,7 +35,8 @@ void read_autostop(SectionReader& r, const YAML::Node& a, AutostopSpec& out, con
         r.diags().error(r.pos(a), "autostop needs idle_minutes",
                         "how long the cluster may stay idle, e.g. autostop: {idle_minutes: 60}");
     // A week at most: longer is what lifetime is for.
-    if (auto m = r.integer(a, "idle_minutes", "autostop", 1, 7 * 24 * 60))
+    constexpr std::int64_t k_week_minutes = std::int64_t{7} * 24 * 60;
+    if (auto m = r.integer(a, "idle_minutes", "autostop", 1, k_week_minutes))
         out.idle_minutes = static_cast<int>(*m);
     if (auto x = r.choice(a, "action", "autostop", {"destroy", "stop"})) {
         out.action = *x;
