@@ -64,7 +64,6 @@ struct Candidate {
     long long idle_s = 0;         // from the state folder: since last touched; from a target: since created
     std::string source = "state"; // "state" or the target that still has it
     std::string detail;
-    std::string action = "destroy";       // "stop": autostop.action stop
     std::shared_ptr<TargetDriver> driver; // a target's own find
     FoundCluster found;
 };
@@ -139,7 +138,7 @@ std::vector<Candidate> expired_clusters(const StateStore& store, const std::stri
         std::string detail;
         if (life.autostop.set() && !st->destroying &&
             idle_past_autostop(store.root(), name, life.autostop, detail, problems))
-            out.push_back({.name = name, .idle_s = age, .detail = detail, .action = life.autostop.action});
+            out.push_back({.name = name, .idle_s = age, .detail = detail});
     }
     return out;
 }
@@ -275,26 +274,15 @@ int destroy_all(const Invocation& inv, const GcArgs& a, const std::vector<Candid
     ConsoleProgress progress;
     SystemProcessRunner proc;
     for (const auto& c : found) {
-        const bool stop = c.action == "stop";
-        std::cout << (a.dry_run ? "would " + c.action + " "
-                      : stop    ? "stopping "
-                                : "destroying ")
-                  << c.name
+        std::cout << (a.dry_run ? "would destroy " : "destroying ") << c.name
                   << (!c.detail.empty() && c.source == "state" ? " (" + c.detail + ")"
                       : c.source == "state"
                           ? " (untouched for " + std::to_string(c.idle_s / 3600) + " h)"
                           : " (found on target " + c.source + ", created " + std::to_string(c.idle_s / 3600) +
                                 " h ago: " + c.detail + ")")
                   << "\n";
-        std::string outcome = "would " + c.action;
-        if (!a.dry_run && stop) {
-            // autostop.action: stop validates for targets whose machines stop keeping their disks; ddl
-            // has no driver that stops them yet.
-            inv.say(c.name + ": not stopped: stopping a cluster's machines is not implemented yet (destroy "
-                             "it with `ddl destroy`, or set autostop.action: destroy)");
-            ++failed;
-            outcome = "not stopped";
-        } else if (!a.dry_run) {
+        std::string outcome = "would destroy";
+        if (!a.dry_run) {
             bool ok = false;
             if (c.source == "state") {
                 ok = destroy_cluster(inv, c.name) == exit_code::k_ok;
