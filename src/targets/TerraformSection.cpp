@@ -12,6 +12,19 @@ void require_allowed_cidrs(SectionReader& r, const YAML::Node& doc, const Spec& 
                         "list the networks allowed to reach the master over SSH, e.g. [203.0.113.0/24]");
 }
 
+void TerraformKind::check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const {
+    require_allowed_cidrs(r, doc, spec);
+    check_cloud(r, doc, spec);
+}
+
+void TerraformKind::parse(SectionReader& r, const YAML::Node& n, Spec& spec) const {
+    parse_cloud(r, n, spec);
+    read_terraform_tool(r, n, m_name, spec.target_section<TerraformSpec>().terraform);
+}
+
+void TerraformKind::check_cloud(SectionReader& /*r*/, const YAML::Node& /*doc*/, const Spec& /*spec*/) const {
+}
+
 void read_terraform_tool(SectionReader& r, const YAML::Node& n, const std::string& prefix,
                          std::string& tool) {
     auto v = r.string(n, "terraform", prefix);

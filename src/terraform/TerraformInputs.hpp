@@ -1,8 +1,9 @@
 #pragma once
-// What every Terraform target's terraform.tfvars.json holds alike: the variables each module declares with
-// the same meaning (cluster_name, ssh_user, worker_count, allowed_cidrs, allow_any_source, public_key,
-// state_dir). A target adds its provider's own variables to these; nlohmann::json keeps keys sorted, so the
-// file has the same bytes however the object was put together.
+// What every Terraform target's terraform.tfvars.json holds alike: the variables of src/terraform/module/
+// common.tf (cluster_name, ssh_user, worker_count, network_cidr, allowed_cidrs, allow_any_source, public_key,
+// state_dir) and the nodes' flavors, which each module names its own way. A target adds its provider's own
+// variables to these; nlohmann::json keeps keys sorted, so the file has the same bytes however the object
+// was put together.
 #include "spec/Spec.hpp"
 
 #include <cstddef>
@@ -11,14 +12,19 @@
 
 namespace ddl {
 
-// public_key only when known (without it the variable is left to the user, as Terraform users pass one:
-// -var, TF_VAR_public_key); state_dir only when known and at most state_dir_max characters (the cloud's
-// tag or metadata limit: a longer path is not recorded, and gc then leaves the cluster alone).
-nlohmann::json shared_tfvars(const Spec& spec, const std::string& public_key, const std::string& state_dir,
-                             std::size_t state_dir_max);
+// How a module names and limits what every module has.
+struct ModuleConventions {
+    std::size_t state_dir_max;     // the cloud's tag or metadata value limit for state_dir
+    std::string network_cidr;      // the spec's network for the subnet the module creates
+    std::string master_flavor_var; // the variable of the master's flavor, e.g. "master_instance_type"
+    std::string worker_flavor_var; // the workers' (the master's flavor when there are no workers: the
+                                   // variable must be valid even when no worker uses it)
+};
 
-// The workers' flavor (instance type), or the master's when the spec has no workers: the module's variable
-// must be valid even when no worker uses it.
-std::string worker_flavor_or_master(const Spec& spec);
+// public_key only when known (without it the variable is left to the user, as Terraform users pass one:
+// -var, TF_VAR_public_key); state_dir only when known and at most state_dir_max characters (a longer path
+// is not recorded, and gc then leaves the cluster alone).
+nlohmann::json shared_tfvars(const Spec& spec, const std::string& public_key, const std::string& state_dir,
+                             const ModuleConventions& module);
 
 } // namespace ddl

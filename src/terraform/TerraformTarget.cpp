@@ -52,8 +52,13 @@ std::function<void(const TerraformEvent&)> progress_sink(Progress& progress) {
 
 } // namespace
 
-TerraformTarget::TerraformTarget(std::string target)
-    : m_target(std::move(target)), m_module_dir(m_target + "/terraform") {}
+TerraformTarget::TerraformTarget(std::string target, const std::map<std::string, std::string>& module)
+    : m_target(std::move(target)), m_module(module), m_module_dir(m_target + "/terraform") {}
+
+std::string TerraformTarget::spec_tool(const Spec& spec) {
+    const TargetSection* section = spec.section.get();
+    return section != nullptr ? section->to_json().value("terraform", "") : "";
+}
 
 std::string TerraformTarget::tool_choice(const Context& ctx) const {
     if (!ctx.options.terraform_bin.empty()) return ctx.options.terraform_bin;
@@ -96,7 +101,7 @@ Result<TerraformRunner> TerraformTarget::make_runner(const Context& ctx, const s
 Result<RenderedFiles> TerraformTarget::render(const Spec& s, const RenderInputs& in) const {
     RenderedFiles f;
     const std::string dir = m_module_dir + "/";
-    for (const auto& [name, text] : module_files())
+    for (const auto& [name, text] : m_module)
         f[dir + name] = text;
     for (auto& [name, text] : module_inputs(s, in))
         f[dir + name] = std::move(text);

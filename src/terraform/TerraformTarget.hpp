@@ -19,9 +19,10 @@ namespace ddl {
 
 class TerraformTarget : public TargetDriver {
 public:
-    // `target`: the spec section and the module's name in messages ("aws"); the module and its inputs go to
-    // "<target>/terraform/" in the rendered files.
-    explicit TerraformTarget(std::string target);
+    // `target`: the spec section and the module's name in messages ("aws"); `module`: the module's *.tf
+    // files by name, as compiled into ddl. The module and its inputs go to "<target>/terraform/" in the
+    // rendered files.
+    TerraformTarget(std::string target, const std::map<std::string, std::string>& module);
 
     // The cluster's public key (access.private_key's .pub, else a key pair made in the cluster folder),
     // installed by the module, and the cluster's state folder (recorded on the machines for `ddl gc`).
@@ -46,13 +47,9 @@ public:
                                                              const std::string& target);
 
 protected:
-    // The module's *.tf files by name, as compiled into ddl.
-    virtual const std::map<std::string, std::string>& module_files() const = 0;
     // The module's inputs for one cluster by file name (terraform.tfvars.json, a backend): pure, no
     // credentials, no timestamps.
     virtual RenderedFiles module_inputs(const Spec& spec, const RenderInputs& inputs) const = 0;
-    // The tool the spec asks for (its section's `terraform` key; empty: terraform, else tofu).
-    virtual std::string spec_tool(const Spec& spec) const = 0;
     // The provider's credentials as Terraform reads them from its environment.
     virtual Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const = 0;
     // The target's checks after the tool is found and before anything is created (credentials, what the
@@ -71,8 +68,11 @@ private:
     Status copy_rendered_module(const Context& ctx) const;
     // --terraform-bin, else the spec's choice.
     std::string tool_choice(const Context& ctx) const;
+    // The tool the spec asks for: its section's `terraform` key (empty: terraform, else tofu).
+    static std::string spec_tool(const Spec& spec);
 
     std::string m_target;
+    const std::map<std::string, std::string>& m_module;
     std::string m_module_dir;
 };
 

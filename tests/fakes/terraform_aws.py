@@ -11,7 +11,8 @@ Follows:
     (replace); aws_instance instance_type: updated in place (the instance is stopped and started), ami:
     replace; the ids of aws_key_pair and aws_placement_group are their names.
   - The module's validation blocks and preconditions (src/targets/aws/terraform/variables.tf, security.tf,
-    main.tf), as far as a stand-in can evaluate them.
+    main.tf; those of src/terraform/module/common.tf are in tf_cli.py), as far as a stand-in can evaluate
+    them, and the provider's refusal of security group names beginning "sg-" (aws_security_group, "name").
   - The EC2 API Reference's Describe* item shapes, through tests/fakes/aws_region.py.
 
 The simulated region: with FAKE_AWS_RESOURCES set (the registry tests/fakes/aws_api.py serves;
@@ -30,7 +31,8 @@ import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
+from tf_cli import (CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env,
+                    ssh_from_anywhere, state_id)
 
 NAME = "aws"
 LOCK = ("registry.terraform.io/hashicorp/aws", "5.100.0")
@@ -53,49 +55,25 @@ AWS_ACCOUNT = "123456789012"
 DEFAULT_VPC, DEFAULT_SUBNET = "vpc-0default000000000", "subnet-0default00000000"
 
 
-def aws_cidr_ok(c, v4_prefix=None):
-    """cidrhost(c, 0) works and cidrsubnet(c, 0, 0) == c: a network address without host bits."""
-    import ipaddress
-    try:
-        net = ipaddress.ip_network(c, strict=True)
-    except ValueError:
-        return False
-    if v4_prefix and (net.version != 4 or not v4_prefix[0] <= net.prefixlen <= v4_prefix[1]):
-        return False
-    return str(net) == c
-
-
-# The AWS module's validation blocks (src/targets/aws/terraform/variables.tf).
+# The validation blocks of the AWS module's own variables (src/targets/aws/terraform/variables.tf).
 VALIDATIONS = {
-    "cluster_name": (lambda v: len(v) <= 40 and re.match(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", v) and not v.startswith("sg-"),
-                     "cluster_name must be 1-40 lowercase letters, digits and '-', start with a letter and not end with '-'."),
     "region": (lambda v: re.match(r"^[a-z]{2}(-[a-z]+)+-[0-9]+$", v), "region must be an AWS region name such as us-east-1 or eu-central-1."),
     "profile": (lambda v: re.match(r"^[A-Za-z0-9_.@+-]*$", v), "profile must be a profile name (letters, digits and _ . @ + -), or empty."),
-    "ssh_user": (lambda v: re.match(r"^[a-z_][a-z0-9_-]*$", v), "ssh_user must be a valid Unix user name."),
-    "public_key": (lambda v: re.match(r"^(ssh-ed25519|ssh-rsa) [A-Za-z0-9+/=]+", v.strip()),
-                   'public_key must be an OpenSSH ed25519 or RSA public key ("ssh-ed25519 AAAA..."); EC2 key pairs take no other type.'),
     "ami_id": (lambda v: v == "" or re.match(r"^ami-([0-9a-f]{8}|[0-9a-f]{17})$", v), "ami_id must be an AMI id such as ami-0123456789abcdef0, or empty."),
     "ami_owners": (lambda v: len(v) > 0 and all(re.match(r"^([0-9]{12}|amazon|aws-marketplace|self)$", o) for o in v),
                    "ami_owners must list at least one 12-digit account id or one of amazon, aws-marketplace, self."),
-    "ami_name_filter": (lambda v: len(v) > 0, "ami_name_filter must not be empty."),
+    "ami_name_filter": (lambda v: v.strip() != "", "ami_name_filter must not be empty or blank."),
     "master_instance_type": (lambda v: re.match(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$", v), "master_instance_type must be an EC2 instance type such as g5.xlarge."),
     "worker_instance_type": (lambda v: re.match(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$", v), "worker_instance_type must be an EC2 instance type such as g5.xlarge."),
-    "worker_count": (lambda v: 0 <= v <= 256 and v == int(v), "worker_count must be a whole number from 0 to 256."),
-    "root_volume_gb": (lambda v: 8 <= v <= 16384 and v == int(v), "root_volume_gb must be a whole number from 8 to 16384."),
-    "state_dir": (lambda v: len(v) <= 256, "state_dir must be at most 256 characters: it is an EC2 tag value."),
     "root_volume_type": (lambda v: v in ("gp3", "gp2"), "root_volume_type must be gp3 or gp2."),
-    "network_cidr": (lambda v: aws_cidr_ok(v, (16, 28)),
-                     "network_cidr must be an IPv4 network address with a /16 to /28 prefix, such as 10.42.0.0/16 (no host bits set)."),
     "availability_zone": (lambda v: v == "" or re.match(r"^[a-z]{2}(-[a-z]+)+-[0-9]+[a-z]$", v),
                           "availability_zone must be a zone name such as us-east-1a, or empty."),
-    "allowed_cidrs": (lambda v: len(v) > 0 and all(aws_cidr_ok(c) for c in v),
-                      "Every entry of allowed_cidrs must be a network address with its prefix, such as 203.0.113.0/24 or 2001:db8::/32 (no host bits set)."),
     "spot_max_price": (lambda v: v == "" or re.match(r"^[0-9]+(\.[0-9]+)?$", v), 'spot_max_price must be a price such as "0.50", or empty.'),
 }
 DEFAULTS = {"profile": "", "ami_id": "", "ami_owners": ["amazon"],
             "ami_name_filter": "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *", "root_volume_type": "gp3",
-            "use_default_vpc": False, "availability_zone": "", "allow_any_source": False, "spot": False,
-            "spot_max_price": "", "placement_group": False, "user_data": "", "state_dir": ""}
+            "use_default_vpc": False, "availability_zone": "", "spot": False, "spot_max_price": "",
+            "placement_group": False}
 
 
 def check_env(json_mode, values):
@@ -162,18 +140,33 @@ def signed_ec2_call(endpoint, region, key, secret, token):
 
 
 def preconditions(json_mode, values):
-    """The AWS module's preconditions that fail a plan before anything is created."""
-    for c in values["allowed_cidrs"]:
-        if c.endswith("/0") and not values["allow_any_source"]:
-            fail(json_mode, "Resource precondition failed",
-                 "allowed_cidrs contains %s, which opens SSH to the whole Internet; list your own networks or set "
-                 "allow_any_source = true." % c,
-                 'aws_vpc_security_group_ingress_rule.ssh_%s["%s"]' % ("ipv6" if ":" in c else "ipv4", c))
+    """What fails an AWS plan before anything is created: the provider's own check of the security groups'
+    names (aws_security_group "name": "cannot begin with sg-"), then the module's preconditions."""
+    if values["cluster_name"].startswith("sg-"):
+        fail(json_mode, "invalid value for name (cannot begin with sg-)", "aws_security_group.nodes")
+    if not re.match(r"^(ssh-ed25519|ssh-rsa) ", values["public_key"].strip()):
+        fail(json_mode, "Resource precondition failed",
+             'public_key must be an OpenSSH ed25519 or RSA public key ("ssh-ed25519 AAAA..."): EC2 imports no '
+             'other key type.', "aws_key_pair.cluster")
+    ssh_from_anywhere(json_mode, values, "aws_security_group.ssh")
     if values["spot"] and values["placement_group"]:
         fail(json_mode, "Resource precondition failed",
              "placement_group and spot cannot both be true: a cluster placement group needs every node's capacity "
              "in one zone at once, which Spot rarely has (the launch fails with InsufficientInstanceCapacity). Set "
              "one of them to false.", "aws_placement_group.cluster[0]")
+    if not values["use_default_vpc"] and not 16 <= int(values["network_cidr"].split("/")[1]) <= 28:
+        fail(json_mode, "Resource precondition failed",
+             "network_cidr is %s: a VPC's network must have a /16 to /28 prefix, such as 10.42.0.0/16."
+             % values["network_cidr"], "aws_vpc.cluster[0]")
+    v = values["root_volume_gb"]
+    if not (8 <= v <= 16384 and v == int(v)):
+        fail(json_mode, "Resource precondition failed",
+             "root_volume_gb is %s: it must be a whole number of GiB from 8 (or the AMI's root snapshot) to 16384."
+             % v, "aws_instance.master")
+    if len(values["state_dir"]) > 256:
+        fail(json_mode, "Resource precondition failed",
+             "state_dir must be at most 256 characters: it is the value of the ddl-state tag, and EC2 tag values "
+             "are at most 256.", "aws_instance.master")
 
 
 def desired(v):

@@ -10,7 +10,8 @@ Follows:
     floating IP's). The provider's `cloud` argument reads clouds.yaml (OS_CLOUD, OS_CLIENT_CONFIG_FILE);
     without it the provider cannot configure.
   - The module's validation blocks and its precondition on allowed_cidrs
-    (src/targets/openstack/terraform/variables.tf, security.tf), as far as a stand-in can evaluate them.
+    (src/targets/openstack/terraform/variables.tf, security.tf; those of src/terraform/module/common.tf are
+    in tf_cli.py), as far as a stand-in can evaluate them.
   - The shapes in which the shared cloud holds what the module creates: the api-ref pages
     tests/fakes/openstack_api.py names (Nova "List Servers Detailed", "Show Keypair Details", "List Server
     Groups"; Neutron "List networks/subnets/ports/routers/floating IPs/security groups").
@@ -33,7 +34,8 @@ import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
+from tf_cli import (CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env,
+                    ssh_from_anywhere, state_id)
 
 NAME = "openstack"
 LOCK = ("registry.terraform.io/terraform-provider-openstack/openstack", "3.0.0")
@@ -53,24 +55,12 @@ DESTROY_FAILURE = ("openstack_networking_secgroup_v2", "Error deleting openstack
                    "security-groups/1], but got 409 instead: {\"NeutronError\": {\"type\": \"SecurityGroupInUse\", "
                    "\"message\": \"Security Group 1 in use.\"}}")
 
-CIDR = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}/\d{1,2}|[0-9a-fA-F:]+/\d{1,3})$")
-# The module's validation blocks, as far as a stand-in can evaluate them.
+# The validation blocks of the module's own variables (variables.tf), as far as a stand-in can evaluate them.
 VALIDATIONS = {
-    "cluster_name": (lambda v: len(v) <= 40 and re.match(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", v),
-                     "cluster_name must be 1-40 lowercase letters, digits and '-', start with a letter and not end with '-'."),
     "cloud": (lambda v: len(v) > 0, "cloud must name an entry of clouds.yaml."),
-    "ssh_user": (lambda v: re.match(r"^[a-z_][a-z0-9_-]*$", v), "ssh_user must be a valid Unix user name."),
-    "public_key": (lambda v: re.match(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-[a-z0-9@.-]+) [A-Za-z0-9+/=]+", v.strip()),
-                   'public_key must be an OpenSSH public key ("ssh-ed25519 AAAA...").'),
-    "worker_count": (lambda v: 0 <= v <= 256 and v == int(v), "worker_count must be a whole number from 0 to 256."),
     "boot_volume_gb": (lambda v: 10 <= v <= 65536 and v == int(v), "boot_volume_gb must be a whole number from 10 to 65536."),
-    "allowed_cidrs": (lambda v: len(v) > 0 and all(CIDR.match(c) for c in v),
-                      "Every entry of allowed_cidrs must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32."),
-    "network_cidr": (lambda v: bool(re.match(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$", v)),
-                     "network_cidr must be an IPv4 network address with its prefix, such as 192.168.42.0/24 (no host bits set)."),
 }
-DEFAULTS = {"network_name": "", "dns_nameservers": [], "allow_any_source": False, "anti_affinity": False, "user_data": "",
-            "state_dir": ""}
+DEFAULTS = {"network_name": "", "dns_nameservers": [], "anti_affinity": False}
 
 
 def check_env(json_mode, values):
@@ -85,9 +75,7 @@ def check_env(json_mode, values):
 
 def preconditions(json_mode, values):
     """The module's precondition that fails a plan before anything is created."""
-    if any(c.endswith("/0") for c in values["allowed_cidrs"]) and not values["allow_any_source"]:
-        fail(json_mode, "Resource precondition failed", "allowed_cidrs opens SSH to the whole Internet",
-             'openstack_networking_secgroup_rule_v2.ssh["0.0.0.0/0"]')
+    ssh_from_anywhere(json_mode, values, "openstack_networking_secgroup_v2.cluster")
 
 
 def desired(v):

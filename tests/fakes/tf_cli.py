@@ -33,6 +33,42 @@ BACKEND = None  # the http backend's client when backend.tf.json names it (set b
 PROVIDERS = ("aws", "openstack")  # the providers the stand-in models: tests/fakes/terraform_<name>.py
 
 
+def cidr_network(c):
+    """cidrhost(c, 0) works and cidrsubnet(c, 0, 0) == c: a network address with its prefix, no host bits."""
+    import ipaddress
+    try:
+        return str(ipaddress.ip_network(c, strict=True)) == c
+    except ValueError:
+        return False
+
+
+# The validation blocks of the inputs every module shares (src/terraform/module/common.tf); each provider's
+# VALIDATIONS add those of its own variables.tf.
+COMMON_VALIDATIONS = {
+    "cluster_name": (lambda v: len(v) <= 40 and re.match(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", v),
+                     "cluster_name must be 1-40 lowercase letters, digits and '-', start with a letter and not end with '-'."),
+    "ssh_user": (lambda v: re.match(r"^[a-z_][a-z0-9_-]*$", v), "ssh_user must be a valid Unix user name."),
+    "public_key": (lambda v: re.match(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-[a-z0-9@.-]+) [A-Za-z0-9+/=]+", v.strip()),
+                   'public_key must be an OpenSSH public key ("ssh-ed25519 AAAA...").'),
+    "worker_count": (lambda v: 0 <= v <= 256 and v == int(v), "worker_count must be a whole number from 0 to 256."),
+    "network_cidr": (lambda v: cidr_network(v) and "." in v,
+                     "network_cidr must be an IPv4 network address with its prefix, such as 192.168.42.0/24 (no host bits set)."),
+    "allowed_cidrs": (lambda v: len(v) > 0 and all(cidr_network(c) for c in v),
+                      "Every entry of allowed_cidrs must be a network address with its prefix, such as 203.0.113.0/24 or 2001:db8::/32 (no host bits set)."),
+}
+COMMON_DEFAULTS = {"state_dir": "", "allow_any_source": False, "user_data": ""}
+
+
+def ssh_from_anywhere(json_mode, values, group):
+    """common.tf's refusal of a /0 entry without allow_any_source: a precondition of the SSH security group
+    (GROUP, the resource address) that fails the plan before anything is created."""
+    world = [c for c in values["allowed_cidrs"] if c.endswith("/0")]
+    if world and not values["allow_any_source"]:
+        fail(json_mode, "Resource precondition failed",
+             "allowed_cidrs contains %s, which opens SSH to the whole Internet; list your own networks or set "
+             "allow_any_source = true." % ", ".join(world), group)
+
+
 def now():
     return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat()
 
@@ -240,13 +276,13 @@ def load_inputs(json_mode, provider):
                        'The root module input variable "%s" is not set, and has no default value. Use a -var or '
                        '-var-file command line argument to provide a value for this variable.' % name)
             errors += 1
-    for name, (check, message) in provider.VALIDATIONS.items():
+    for name, (check, message) in list(COMMON_VALIDATIONS.items()) + list(provider.VALIDATIONS.items()):
         if name in values and not check(values[name]):
             diag_error(json_mode, "Invalid value for variable", message + "\n\nThis was checked by the validation rule at %s." % variables[name]["file"])
             errors += 1
     if errors:
         sys.exit(1)
-    for k, v in provider.DEFAULTS.items():
+    for k, v in list(COMMON_DEFAULTS.items()) + list(provider.DEFAULTS.items()):
         values.setdefault(k, v)
     return values
 

@@ -18,16 +18,21 @@ struct HclVariable {
     bool has_default = false;
 };
 
-// The variable blocks of `module`/variables.tf: name -> whether it has a default. Reads the HCL
-// structurally (top-level `variable "x" {` blocks, `default =` at the block's own depth), enough for ddl's
-// modules.
+// The variable blocks of the module's .tf files (its variables.tf and the common.tf it links): name ->
+// whether it has a default. Reads the HCL structurally (top-level `variable "x" {` blocks, `default =` at the
+// block's own depth), enough for ddl's modules.
 inline std::map<std::string, HclVariable> module_variables(const std::filesystem::path& module) {
-    auto text = read_file((module / "variables.tf").string());
-    REQUIRE(text.ok());
+    std::string all;
+    for (const auto& entry : std::filesystem::directory_iterator(module)) {
+        if (entry.path().extension() != ".tf") continue;
+        auto text = read_file(entry.path().string());
+        REQUIRE(text.ok());
+        all += *text + "\n";
+    }
     std::map<std::string, HclVariable> out;
     const std::regex head(R"re(^variable\s+"([^"]+)"\s*\{)re");
     const std::regex default_line(R"(^\s*default\s*=)");
-    std::istringstream in(*text);
+    std::istringstream in(all);
     std::string line, current;
     int depth = 0;
     while (std::getline(in, line)) {

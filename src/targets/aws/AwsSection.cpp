@@ -8,20 +8,14 @@
 namespace ddl {
 
 nlohmann::json AwsSpec::to_json() const {
-    return {{"region", region},
-            {"profile", profile},
-            {"ami", ami},
-            {"ami_owners", ami_owners},
-            {"ami_name", ami_name},
-            {"vpc", vpc},
-            {"vpc_cidr", vpc_cidr},
-            {"availability_zone", availability_zone},
-            {"spot", spot},
-            {"spot_max_price", spot_max_price},
-            {"placement_group", placement_group},
-            {"root_volume_gb", root_volume_gb},
-            {"root_volume_type", root_volume_type},
-            {"terraform", terraform}};
+    // Grouped as the keys are documented (docs/spec.md, "aws"); the object's keys come out sorted.
+    nlohmann::json j = {{"region", region}, {"profile", profile}, {"availability_zone", availability_zone}};
+    j.update({{"ami", ami}, {"ami_owners", ami_owners}, {"ami_name", ami_name}});
+    j.update({{"vpc", vpc}, {"vpc_cidr", vpc_cidr}});
+    j.update({{"spot", spot}, {"spot_max_price", spot_max_price}, {"placement_group", placement_group}});
+    j.update({{"root_volume_gb", root_volume_gb}, {"root_volume_type", root_volume_type}});
+    j["terraform"] = terraform;
+    return j;
 }
 
 namespace {
@@ -122,23 +116,25 @@ void parse_market(SectionReader& r, const YAML::Node& n, AwsSpec& a) {
                         "set \"spot: true\" or leave spot_max_price out");
 }
 
-class AwsKind : public TargetKind {
+// The node groups' flavor is the EC2 instance type.
+class AwsKind : public TerraformKind {
 public:
+    AwsKind() : TerraformKind("aws") {}
     // Servers (instances) stop and start again with their disks.
     std::optional<Refusal> refuse_stop() const override {
         return Refusal{"autostop.action: stop is not available on target aws: EC2 can stop instances keeping "
                        "their EBS volumes, but ddl does not drive that yet",
                        "use action: destroy (the instances and their VPC are removed)"};
     }
-    std::string name() const override { return "aws"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<AwsSpec>(); }
     std::string starter_body() const override { return aws_starter_body(); }
-    bool uses_node_groups() const override { return true; }
-    // The node groups' flavor is the EC2 instance type.
-    bool flavor_required() const override { return true; }
 
-    void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
-        require_allowed_cidrs(r, doc, spec);
+    void check_cloud(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
+        // The security groups are named <name>-nodes and <name>-ssh; EC2 refuses group names starting "sg-".
+        if (spec.name.rfind("sg-", 0) == 0)
+            r.diags().error(r.pos(doc["name"]),
+                            "name must not start with \"sg-\" on target aws (got \"" + spec.name + "\")",
+                            "EC2 refuses security group names that start with \"sg-\"; pick another name");
         auto nodes = doc["nodes"];
         if (!nodes.IsDefined() || !nodes.IsMap()) return;
         for (const char* group : {"master", "workers"}) {
@@ -154,7 +150,7 @@ public:
         }
     }
 
-    void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
+    void parse_cloud(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
         const std::string p = "aws";
         r.check_keys(n, p,
                      {"region", "profile", "ami", "ami_owners", "ami_name", "vpc", "vpc_cidr",
@@ -179,7 +175,6 @@ public:
         parse_market(r, n, a);
         if (auto v = r.integer(n, "root_volume_gb", p, 8, 16384)) a.root_volume_gb = static_cast<int>(*v);
         if (auto v = r.choice(n, "root_volume_type", p, {"gp3", "gp2"})) a.root_volume_type = *v;
-        read_terraform_tool(r, n, p, a.terraform);
     }
 };
 

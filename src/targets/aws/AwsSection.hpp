@@ -1,14 +1,14 @@
 #pragma once
 // The aws target's section (`aws:`): region, image, network, Spot and placement of the EC2 cluster the
 // module in src/targets/aws/terraform/ creates. Each key maps to one variable of its variables.tf.
-#include "spec/TargetKind.hpp"
+#include "targets/TerraformSection.hpp"
 
 #include <string>
 #include <vector>
 
 namespace ddl {
 
-struct AwsSpec : TargetSection {
+struct AwsSpec : TerraformSpec {
     std::string region;  // required, e.g. eu-west-1
     std::string profile; // shared-file profile; empty: environment, then default
     std::string ami;     // ami-...; empty: the newest image named like ami_name
@@ -22,7 +22,6 @@ struct AwsSpec : TargetSection {
     bool placement_group = false; // not together with spot
     int root_volume_gb = 100;
     std::string root_volume_type = "gp3"; // gp3 | gp2
-    std::string terraform; // "terraform", "tofu" or an absolute path; empty: terraform, else tofu, from PATH
 
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<AwsSpec>(*this); }
     nlohmann::json to_json() const override;

@@ -20,20 +20,14 @@ AwsTarget::AwsTarget()
                      },
                      AwsCredentials::system_sources()}) {}
 
+AwsTarget::AwsTarget(Deps deps) : TerraformTarget("aws", aws_module_files()), m_deps(std::move(deps)) {}
+
 std::unique_ptr<AwsTransport> AwsTarget::make_transport() const {
     return m_deps.make_transport(api_timeout(m_deps.sources.getenv("DDL_AWS_TIMEOUT")));
 }
 
-const std::map<std::string, std::string>& AwsTarget::module_files() const {
-    return AwsInputs::module_files();
-}
-
 RenderedFiles AwsTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
     return {{"terraform.tfvars.json", json_file(AwsInputs::tfvars(s, in.public_key, in.state_dir))}};
-}
-
-std::string AwsTarget::spec_tool(const Spec& spec) const {
-    return spec.target_section<AwsSpec>().terraform;
 }
 
 Result<std::map<std::string, std::string>> AwsTarget::terraform_env(const Spec& spec) const {

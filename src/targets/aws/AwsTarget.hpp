@@ -15,29 +15,27 @@ namespace ddl {
 
 class AwsTarget : public TerraformTarget, public LeakedClusters {
 public:
+    // `ddl gc --spec FILE`: the clusters whose instances (tag ddl-managed=true, not terminated) run in the
+    // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
+    // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
+    // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
     TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
-    // Dependencies with defaults for real use; tests substitute them.
+    // What the target calls out to, with defaults for real use; tests substitute them.
     struct Deps {
         std::function<std::unique_ptr<AwsTransport>(std::chrono::milliseconds)> make_transport;
         AwsCredentials::Sources sources;
     };
     AwsTarget();
-    explicit AwsTarget(Deps deps) : TerraformTarget("aws"), m_deps(std::move(deps)) {}
-
-    // `ddl gc --spec FILE`: the clusters whose instances (tag ddl-managed=true, not terminated) run in the
-    // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
-    // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
-    // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
-    bool needs_spec() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
-    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+    explicit AwsTarget(Deps deps);
 
 protected:
-    const std::map<std::string, std::string>& module_files() const override;
-    // terraform.tfvars.json (AwsInputs); the state stays local, in the working directory.
+    // terraform.tfvars.json (AwsInputs).
     RenderedFiles module_inputs(const Spec& spec, const RenderInputs& inputs) const override;
-    std::string spec_tool(const Spec& spec) const override;
+    // The credentials of the spec's profile, else of the environment (AwsCredentials).
     Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const override;
     // The credentials, then the region and account (AwsPreflight) unless --skip-preflight.
     Status preflight_target(const Context& ctx, const TerraformTool& tool) override;

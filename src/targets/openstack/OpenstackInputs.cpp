@@ -4,22 +4,17 @@
 
 namespace ddl {
 
-// Defined in the build tree's TerraformModuleData.cpp (cmake/embed_files.cmake).
-const std::map<std::string, std::string>& openstack_module_files();
-
 nlohmann::json OpenstackInputs::tfvars(const Spec& s, const std::string& public_key,
                                        const std::string& state_dir) {
     const auto& o = s.target_section<OpenstackSpec>();
     // state_dir is a Nova metadata value, which holds 255 characters.
-    nlohmann::json vars = shared_tfvars(s, public_key, state_dir, 255);
+    nlohmann::json vars =
+        shared_tfvars(s, public_key, state_dir, {255, o.network_cidr, "master_flavor", "worker_flavor"});
     vars.update({{"cloud", o.cloud},
                  {"image_name", o.image},
-                 {"master_flavor", s.master.flavor},
-                 {"worker_flavor", worker_flavor_or_master(s)},
                  {"boot_volume_gb", o.boot_volume_gb},
                  {"external_network", o.external_network},
                  {"network_name", o.network},
-                 {"network_cidr", o.network_cidr},
                  {"dns_nameservers", o.dns_nameservers},
                  {"anti_affinity", o.anti_affinity}});
     return vars;
@@ -59,10 +54,6 @@ nlohmann::json OpenstackInputs::backend(const Spec& s) {
         config = {{"path", "terraform.tfstate"}};
     }
     return {{"terraform", {{"backend", {{type, config}}}}}};
-}
-
-const std::map<std::string, std::string>& OpenstackInputs::module_files() {
-    return openstack_module_files();
 }
 
 } // namespace ddl

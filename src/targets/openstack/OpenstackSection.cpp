@@ -27,8 +27,9 @@ nlohmann::json OpenstackSpec::to_json() const {
 
 namespace {
 
-class OpenstackKind : public TargetKind {
+class OpenstackKind : public TerraformKind {
 public:
+    OpenstackKind() : TerraformKind("openstack") {}
     // Servers (instances) stop and start again with their disks.
     std::optional<Refusal> refuse_stop() const override {
         return Refusal{
@@ -36,16 +37,10 @@ public:
             "servers keeping their disks, but ddl does not drive that yet",
             "use action: destroy (the servers and their network are removed)"};
     }
-    std::string name() const override { return "openstack"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<OpenstackSpec>(); }
     std::string starter_body() const override { return openstack_starter_body(); }
-    bool uses_node_groups() const override { return true; }
-    bool flavor_required() const override { return true; }
-    void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
-        require_allowed_cidrs(r, doc, spec);
-    }
 
-    void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
+    void parse_cloud(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
         const std::string p = "openstack";
         r.check_keys(n, p,
                      {"cloud", "image", "external_network", "network", "network_cidr", "boot_volume_gb",
@@ -95,7 +90,6 @@ public:
             if (auto v = r.string(b, "region", bp)) o.state_backend.region = *v;
             r.url(b, "endpoint", bp, true, "e.g. https://s3.example.org", o.state_backend.endpoint);
         }
-        read_terraform_tool(r, n, p, o.terraform);
     }
 };
 

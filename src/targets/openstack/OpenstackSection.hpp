@@ -1,6 +1,6 @@
 #pragma once
 // The openstack target's section (`openstack:`): the cloud, image, networks and where Terraform keeps state.
-#include "spec/TargetKind.hpp"
+#include "targets/TerraformSection.hpp"
 
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@ struct BackendSpec {
     std::string bucket, key, region, endpoint; // s3
 };
 
-struct OpenstackSpec : TargetSection {
+struct OpenstackSpec : TerraformSpec {
     std::string cloud;
     std::string image = "Ubuntu 22.04";
     std::string external_network;
@@ -23,7 +23,6 @@ struct OpenstackSpec : TargetSection {
     bool anti_affinity = false;
     std::vector<std::string> dns_nameservers;
     BackendSpec state_backend;
-    std::string terraform; // "terraform", "tofu" or an absolute path; empty: terraform, else tofu, from PATH
 
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<OpenstackSpec>(*this); }
     nlohmann::json to_json() const override;

@@ -42,17 +42,12 @@ OpenstackTarget::OpenstackTarget()
     : OpenstackTarget(
           Deps{[] { return std::make_unique<CurlHttpClient>(); }, CloudConfig::system_sources()}) {}
 
-const std::map<std::string, std::string>& OpenstackTarget::module_files() const {
-    return OpenstackInputs::module_files();
-}
+OpenstackTarget::OpenstackTarget(Deps deps)
+    : TerraformTarget("openstack", openstack_module_files()), m_deps(std::move(deps)) {}
 
 RenderedFiles OpenstackTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
     return {{"terraform.tfvars.json", json_file(OpenstackInputs::tfvars(s, in.public_key, in.state_dir))},
             {"backend.tf.json", json_file(OpenstackInputs::backend(s))}};
-}
-
-std::string OpenstackTarget::spec_tool(const Spec& spec) const {
-    return spec.target_section<OpenstackSpec>().terraform;
 }
 
 Result<std::map<std::string, std::string>> OpenstackTarget::terraform_env(const Spec& spec) const {

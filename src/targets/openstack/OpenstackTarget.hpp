@@ -16,31 +16,30 @@ namespace ddl {
 
 class OpenstackTarget : public TerraformTarget, public LeakedClusters {
 public:
-    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
-
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
         std::function<std::unique_ptr<HttpClient>()> make_http;
         CloudConfig::Sources sources;
     };
     OpenstackTarget();
-    explicit OpenstackTarget(Deps deps) : TerraformTarget("openstack"), m_deps(std::move(deps)) {}
-
-    // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
-    // the Compute and Networking APIs without Terraform's state.
-    bool needs_spec() const override { return true; }
-    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
-    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+    explicit OpenstackTarget(Deps deps);
 
 protected:
-    const std::map<std::string, std::string>& module_files() const override;
     // terraform.tfvars.json and backend.tf.json (OpenstackInputs).
     RenderedFiles module_inputs(const Spec& spec, const RenderInputs& inputs) const override;
-    std::string spec_tool(const Spec& spec) const override;
-    Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const override;
     // What the state backend needs of the tool and the environment, clouds.yaml, then the cloud
     // (OpenstackPreflight) unless --skip-preflight.
     Status preflight_target(const Context& ctx, const TerraformTool& tool) override;
+    // The cloud's entry of clouds.yaml, as OS_CLOUD and OS_CLIENT_CONFIG_FILE (CloudConfig).
+    Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const override;
+
+public:
+    // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
+    // the Compute and Networking APIs without Terraform's state.
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
 private:
     // One authenticated session with a cloud of clouds.yaml, with its compute and network endpoints.

@@ -177,7 +177,7 @@ run "ssh_from_anywhere_is_refused" {
   variables {
     allowed_cidrs = ["0.0.0.0/0", "::/0"]
   }
-  expect_failures = [aws_vpc_security_group_ingress_rule.ssh_ipv4, aws_vpc_security_group_ingress_rule.ssh_ipv6]
+  expect_failures = [aws_security_group.ssh]
 }
 
 run "ssh_from_anywhere_when_allowed" {
@@ -203,13 +203,31 @@ run "root_volume_smaller_than_the_snapshot_is_refused" {
   expect_failures = [aws_instance.master, aws_instance.worker]
 }
 
-run "security_group_prefix_in_the_cluster_name_is_refused" {
+run "vpc_network_outside_16_to_28_is_refused" {
   command = plan
 
   variables {
-    cluster_name = "sg-demo"
+    network_cidr = "10.0.0.0/8"
   }
-  expect_failures = [var.cluster_name]
+  expect_failures = [aws_vpc.cluster]
+}
+
+run "key_types_ec2_cannot_import_are_refused" {
+  command = plan
+
+  variables {
+    public_key = "ecdsa-sha2-nistp256 AAAAE2VjZHNh"
+  }
+  expect_failures = [aws_key_pair.cluster]
+}
+
+run "state_dir_longer_than_a_tag_value_is_refused" {
+  command = plan
+
+  variables {
+    state_dir = "/${join("/", [for i in range(26) : "abcdefghij"])}"
+  }
+  expect_failures = [aws_instance.master]
 }
 
 run "bad_values_are_refused" {
@@ -218,7 +236,7 @@ run "bad_values_are_refused" {
   variables {
     cluster_name     = "Demo_1"
     region           = "us-east"
-    public_key       = "ecdsa-sha2-nistp256 AAAAE2VjZHNh"
+    public_key       = "AAAAE2VjZHNh ecdsa-sha2-nistp256"
     ami_id           = "ami-123"
     worker_count     = 1.5
     root_volume_type = "st1"

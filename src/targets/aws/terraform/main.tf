@@ -10,16 +10,24 @@ locals {
     "ddl-managed" = "true"
   }
   lookup_ami = var.ami_id == ""
-  user_data  = var.user_data != "" ? var.user_data : null
   # null (no placement group) unless var.placement_group.
   placement_group = one(aws_placement_group.cluster[*].name)
-  # Size of the AMI's root snapshot: a smaller root volume is refused by RunInstances.
+  # Size of the AMI's root snapshot: a smaller root volume is refused by RunInstances, as is one outside
+  # EBS's 8-16384 GiB or a fraction.
   ami_root_gb = try(tonumber(one([
     for m in data.aws_ami.node.block_device_mappings : m.ebs["volume_size"]
     if m.device_name == data.aws_ami.node.root_device_name
   ])), 0)
+  root_volume_ok = (floor(var.root_volume_gb) == var.root_volume_gb && var.root_volume_gb <= 16384
+  && var.root_volume_gb >= max(8, local.ami_root_gb))
+  root_volume_refusal = "root_volume_gb is ${var.root_volume_gb}: it must be a whole number of GiB from ${max(8, local.ami_root_gb)} (8, or the ${local.ami_root_gb} GiB root snapshot of ${data.aws_ami.node.id}, ${data.aws_ami.node.name}) to 16384."
   # Empty unless var.spot: drives the dynamic instance_market_options blocks.
   spot = var.spot ? [{ max_price = var.spot_max_price != "" ? var.spot_max_price : null }] : []
+
+  # What the outputs of common.tf report.
+  master_public_ip   = aws_instance.master.public_ip
+  master_private_ip  = aws_instance.master.private_ip
+  worker_private_ips = aws_instance.worker[*].private_ip
 }
 
 # Either the newest image matching var.ami_name_filter from var.ami_owners, or exactly var.ami_id.
@@ -43,6 +51,13 @@ resource "aws_key_pair" "cluster" {
   public_key = var.public_key
 
   tags = merge(local.tags, { Name = "${var.cluster_name}-key" })
+
+  lifecycle {
+    precondition {
+      condition     = can(regex("^(ssh-ed25519|ssh-rsa) ", trimspace(var.public_key)))
+      error_message = "public_key must be an OpenSSH ed25519 or RSA public key (\"ssh-ed25519 AAAA...\"): EC2 imports no other key type."
+    }
+  }
 }
 
 resource "aws_placement_group" "cluster" {
@@ -109,8 +124,13 @@ resource "aws_instance" "master" {
     ignore_changes = [ami]
 
     precondition {
-      condition     = var.root_volume_gb >= local.ami_root_gb
-      error_message = "root_volume_gb is ${var.root_volume_gb}, smaller than the ${local.ami_root_gb} GiB root snapshot of ${data.aws_ami.node.id} (${data.aws_ami.node.name})."
+      condition     = length(var.state_dir) <= 256
+      error_message = "state_dir must be at most 256 characters: it is the value of the ddl-state tag, and EC2 tag values are at most 256."
+    }
+
+    precondition {
+      condition     = local.root_volume_ok
+      error_message = local.root_volume_refusal
     }
   }
 }
@@ -160,8 +180,8 @@ resource "aws_instance" "worker" {
     ignore_changes = [ami]
 
     precondition {
-      condition     = var.root_volume_gb >= local.ami_root_gb
-      error_message = "root_volume_gb is ${var.root_volume_gb}, smaller than the ${local.ami_root_gb} GiB root snapshot of ${data.aws_ami.node.id} (${data.aws_ami.node.name})."
+      condition     = local.root_volume_ok
+      error_message = local.root_volume_refusal
     }
   }
 }

@@ -57,6 +57,14 @@ resource "aws_vpc" "cluster" {
   enable_dns_hostnames = true
 
   tags = merge(local.tags, { Name = "${var.cluster_name}-vpc" })
+
+  lifecycle {
+    # CreateVpc refuses other sizes (InvalidVpc.Range).
+    precondition {
+      condition     = tonumber(split("/", var.network_cidr)[1]) >= 16 && tonumber(split("/", var.network_cidr)[1]) <= 28
+      error_message = "network_cidr is ${var.network_cidr}: a VPC's network must have a /16 to /28 prefix, such as 10.42.0.0/16."
+    }
+  }
 }
 
 resource "aws_subnet" "cluster" {

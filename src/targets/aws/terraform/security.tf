@@ -25,6 +25,13 @@ resource "aws_security_group" "ssh" {
   vpc_id      = local.vpc_id
 
   tags = merge(local.tags, { Name = "${var.cluster_name}-ssh" })
+
+  lifecycle {
+    precondition {
+      condition     = var.allow_any_source || length(local.ssh_from_anywhere) == 0
+      error_message = local.ssh_from_anywhere_refusal
+    }
+  }
 }
 
 resource "aws_vpc_security_group_ingress_rule" "internal" {
@@ -65,13 +72,6 @@ resource "aws_vpc_security_group_ingress_rule" "ssh_ipv4" {
   to_port           = 22
 
   tags = merge(local.tags, { Name = "${var.cluster_name}-ssh" })
-
-  lifecycle {
-    precondition {
-      condition     = var.allow_any_source || tonumber(split("/", each.value)[1]) > 0
-      error_message = "allowed_cidrs contains ${each.value}, which opens SSH to the whole Internet; list your own networks or set allow_any_source = true."
-    }
-  }
 }
 
 resource "aws_vpc_security_group_ingress_rule" "ssh_ipv6" {
@@ -85,11 +85,4 @@ resource "aws_vpc_security_group_ingress_rule" "ssh_ipv6" {
   to_port           = 22
 
   tags = merge(local.tags, { Name = "${var.cluster_name}-ssh" })
-
-  lifecycle {
-    precondition {
-      condition     = var.allow_any_source || tonumber(split("/", each.value)[1]) > 0
-      error_message = "allowed_cidrs contains ${each.value}, which opens SSH to the whole Internet; list your own networks or set allow_any_source = true."
-    }
-  }
 }

@@ -1,31 +1,5 @@
-# Inputs of the ddl AWS module. ddl writes terraform.tfvars.json with exactly these keys.
-
-variable "cluster_name" {
-  description = "Cluster name; prefix of every resource name and value of the ddl-cluster tag. 1-40 lowercase letters, digits and '-', starting with a letter."
-  type        = string
-
-  validation {
-    condition     = length(var.cluster_name) <= 40 && can(regex("^[a-z]([-a-z0-9]*[a-z0-9])?$", var.cluster_name))
-    error_message = "cluster_name must be 1-40 lowercase letters, digits and '-', start with a letter and not end with '-'."
-  }
-
-  # Security group names (<cluster_name>-nodes, -ssh) may not start with "sg-".
-  validation {
-    condition     = !startswith(var.cluster_name, "sg-")
-    error_message = "cluster_name must not start with \"sg-\": EC2 refuses security group names that do."
-  }
-}
-
-variable "state_dir" {
-  description = "The ddl state folder that deployed this cluster, recorded in the instances' ddl-state tag so that `ddl gc --spec` can tell a leaked cluster from one still owned."
-  type        = string
-  default     = ""
-
-  validation {
-    condition     = length(var.state_dir) <= 256
-    error_message = "state_dir must be at most 256 characters: it is an EC2 tag value."
-  }
-}
+# The AWS module's own inputs; those of every cloud are in common.tf. ddl writes terraform.tfvars.json
+# with exactly the keys of both files.
 
 variable "region" {
   description = "AWS region to create the cluster in, such as us-east-1."
@@ -45,26 +19,6 @@ variable "profile" {
   validation {
     condition     = can(regex("^[A-Za-z0-9_.@+-]*$", var.profile))
     error_message = "profile must be a profile name (letters, digits and _ . @ + -), or empty."
-  }
-}
-
-variable "ssh_user" {
-  description = "Login user of the image (ubuntu for the Ubuntu Deep Learning AMIs); reported in the outputs for ddl's SSH."
-  type        = string
-
-  validation {
-    condition     = can(regex("^[a-z_][a-z0-9_-]*$", var.ssh_user))
-    error_message = "ssh_user must be a valid Unix user name."
-  }
-}
-
-variable "public_key" {
-  description = "OpenSSH public key installed for ssh_user on every node (EC2 imports ed25519 and RSA keys only)."
-  type        = string
-
-  validation {
-    condition     = can(regex("^(ssh-ed25519|ssh-rsa) [A-Za-z0-9+/=]+", trimspace(var.public_key)))
-    error_message = "public_key must be an OpenSSH ed25519 or RSA public key (\"ssh-ed25519 AAAA...\"); EC2 key pairs take no other type."
   }
 }
 
@@ -96,8 +50,8 @@ variable "ami_name_filter" {
   default     = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *"
 
   validation {
-    condition     = length(var.ami_name_filter) > 0
-    error_message = "ami_name_filter must not be empty."
+    condition     = trimspace(var.ami_name_filter) != ""
+    error_message = "ami_name_filter must not be empty or blank."
   }
 }
 
@@ -121,24 +75,10 @@ variable "worker_instance_type" {
   }
 }
 
-variable "worker_count" {
-  description = "Number of workers (0-256)."
-  type        = number
-
-  validation {
-    condition     = var.worker_count >= 0 && var.worker_count <= 256 && floor(var.worker_count) == var.worker_count
-    error_message = "worker_count must be a whole number from 0 to 256."
-  }
-}
-
+# Its range (8-16384 GiB, and at least the AMI's root snapshot) is a precondition of the instances.
 variable "root_volume_gb" {
   description = "Size of each node's root volume in GiB (8-16384); at least the AMI's root snapshot (about 100 GiB for the Deep Learning AMIs is safe)."
   type        = number
-
-  validation {
-    condition     = var.root_volume_gb >= 8 && var.root_volume_gb <= 16384 && floor(var.root_volume_gb) == var.root_volume_gb
-    error_message = "root_volume_gb must be a whole number from 8 to 16384."
-  }
 }
 
 variable "root_volume_type" {
@@ -158,18 +98,6 @@ variable "use_default_vpc" {
   default     = false
 }
 
-variable "network_cidr" {
-  description = "IPv4 CIDR of the VPC and its one subnet when a VPC is created (ignored with use_default_vpc); /16 to /28."
-  type        = string
-
-  validation {
-    condition = (can(cidrhost(var.network_cidr, 0)) && !strcontains(var.network_cidr, ":")
-      && try(cidrsubnet(var.network_cidr, 0, 0) == var.network_cidr, false)
-    && try(tonumber(split("/", var.network_cidr)[1]) >= 16 && tonumber(split("/", var.network_cidr)[1]) <= 28, false))
-    error_message = "network_cidr must be an IPv4 network address with a /16 to /28 prefix, such as 10.42.0.0/16 (no host bits set)."
-  }
-}
-
 variable "availability_zone" {
   description = "Availability zone of the nodes, such as us-east-1a (empty: EC2 or the default VPC's first default subnet decides). Pick one that offers both instance types."
   type        = string
@@ -181,31 +109,8 @@ variable "availability_zone" {
   }
 }
 
-variable "allowed_cidrs" {
-  description = "Networks allowed to reach the master over SSH (22/tcp). Nothing else is open from outside."
-  type        = list(string)
-
-  validation {
-    condition     = length(var.allowed_cidrs) > 0
-    error_message = "allowed_cidrs must list at least one network."
-  }
-
-  validation {
-    condition     = alltrue([for c in var.allowed_cidrs : can(cidrhost(c, 0)) && try(cidrsubnet(c, 0, 0) == c, false)])
-    error_message = "Every entry of allowed_cidrs must be a network address with its prefix, such as 203.0.113.0/24 or 2001:db8::/32 (no host bits set)."
-  }
-}
-
-# Terraform < 1.9 cannot refer to another variable in a validation block, so the rule
-# "no 0.0.0.0/0 or ::/0 unless allow_any_source" is a precondition of the SSH rules in security.tf,
-# and "not spot together with placement_group" one of the placement group in main.tf; both fail the
-# plan before anything is created.
-variable "allow_any_source" {
-  description = "Allow a /0 entry (0.0.0.0/0, ::/0) in allowed_cidrs, i.e. SSH from anywhere."
-  type        = bool
-  default     = false
-}
-
+# "Not spot together with placement_group" is a precondition of the placement group in main.tf
+# (Terraform < 1.9 cannot refer to another variable in a validation block).
 variable "spot" {
   description = "Launch every node as a one-time Spot Instance, terminated on interruption (draws on the Spot vCPU quotas)."
   type        = bool
@@ -227,10 +132,4 @@ variable "placement_group" {
   description = "Launch every node into a new cluster placement group (one zone, low-latency network between nodes). Not with spot."
   type        = bool
   default     = false
-}
-
-variable "user_data" {
-  description = "cloud-init user data for every node (empty: none). Stored in clear text in the state with provider 6.x: no secrets."
-  type        = string
-  default     = ""
 }

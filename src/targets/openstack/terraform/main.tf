@@ -19,12 +19,16 @@ resource "openstack_compute_servergroup_v2" "cluster" {
 }
 
 locals {
-  user_data = var.user_data != "" ? var.user_data : null
   # What ddl gc looks for: servers carry metadata (ddl_cluster, ddl_role, ddl_state), Neutron resources
   # these tags (Neutron "Tag extension": filter with ?tags=a,b).
   ddl_tags = ["ddl", "ddl-cluster=${var.cluster_name}"]
   # Empty unless var.anti_affinity: drives the dynamic scheduler_hints blocks below.
   server_group_ids = openstack_compute_servergroup_v2.cluster[*].id
+
+  # What the outputs of common.tf report.
+  master_public_ip   = openstack_networking_floatingip_associate_v2.master.floating_ip
+  master_private_ip  = openstack_compute_instance_v2.master.network[0].fixed_ip_v4
+  worker_private_ips = [for w in openstack_compute_instance_v2.worker : w.network[0].fixed_ip_v4]
 }
 
 # --- ports -----------------------------------------------------------------------------------

@@ -10,6 +10,13 @@ resource "openstack_networking_secgroup_v2" "cluster" {
   description          = "ddl cluster ${var.cluster_name}: SSH from allowed networks, all traffic between nodes"
   delete_default_rules = true
   tags                 = local.ddl_tags
+
+  lifecycle {
+    precondition {
+      condition     = var.allow_any_source || length(local.ssh_from_anywhere) == 0
+      error_message = local.ssh_from_anywhere_refusal
+    }
+  }
 }
 
 resource "openstack_networking_secgroup_rule_v2" "ssh" {
@@ -23,13 +30,6 @@ resource "openstack_networking_secgroup_rule_v2" "ssh" {
   port_range_max    = 22
   remote_ip_prefix  = each.value
   security_group_id = openstack_networking_secgroup_v2.cluster.id
-
-  lifecycle {
-    precondition {
-      condition     = var.allow_any_source || tonumber(split("/", each.value)[1]) > 0
-      error_message = "allowed_cidrs contains ${each.value}, which opens SSH to the whole Internet; list your own networks or set allow_any_source = true."
-    }
-  }
 }
 
 resource "openstack_networking_secgroup_rule_v2" "internal" {

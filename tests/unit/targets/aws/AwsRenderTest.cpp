@@ -77,6 +77,5 @@ TEST_CASE("the rendered module is the source tree's src/targets/aws/terraform, f
     auto spec = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/aws-g5.yaml");
     auto files = render_spec(spec, {"ssh-ed25519 AAAA x"});
     REQUIRE(files.ok());
-    CHECK(test::check_module_rendered(k_module, *files, k_aws_terraform_dir) ==
-          AwsInputs::module_files().size());
+    CHECK(test::check_module_rendered(k_module, *files, k_aws_terraform_dir) == aws_module_files().size());
 }

@@ -105,7 +105,7 @@ TEST_CASE("the rendered module is the source tree's src/targets/openstack/terraf
     auto files = render_spec(spec, {"ssh-ed25519 AAAA x"});
     REQUIRE(files.ok());
     CHECK(test::check_module_rendered(k_module, *files, k_openstack_terraform_dir) ==
-          OpenstackInputs::module_files().size());
+          openstack_module_files().size());
 }
 
 TEST_CASE("the state folder is recorded when deploy knows it, and left to the module's default otherwise") {
