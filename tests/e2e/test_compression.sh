@@ -42,13 +42,13 @@ ok "digits on 4 ranks with each compressor: identical replicas, accuracy above 8
 
 ddl run --cluster cmp -x OMP_NUM_THREADS=1 -- "$py" -m ddl_torch.digits --compression powersgd:rank=0 --steps 1 \
   >bad.out 2>&1 && fail "powersgd:rank=0 accepted"
-grep -q "rank must be a whole number from 1 to 64" bad.out || { cat bad.out; fail "powersgd:rank=0: no reason"; }
+expect_in bad.out "rank must be a whole number from 1 to 64" "powersgd:rank=0: no reason"
 ok "a bad compression spec fails the job with the reason"
 
 ddl bench train --cluster cmp --framework pytorch --model resnet18 --image-size 32 --batch 4 --nodes 2 --steps 1 \
   --warmup 2 --comm ddl,gloo --compression powersgd:rank=4 --compression topk:ratio=0.01 --python "$py" \
   -x OMP_NUM_THREADS=1 --out bt >bt.out 2>bt.err || { cat bt.out bt.err; fail "bench train --compression"; }
-grep -q "topk:ratio=0.01 with --comm gloo skipped: PyTorch has no top-k hook" bt.err || { cat bt.err; fail "no skip line"; }
+expect_in bt.err "topk:ratio=0.01 with --comm gloo skipped: PyTorch has no top-k hook" "no skip line"
 python3 - bt/train.json <<'PY' || { cat bt.out; fail "bench train --compression results"; }
 import json, sys
 rows = json.load(open(sys.argv[1]))["results"]

@@ -38,7 +38,7 @@ EOF2
 CLUSTERS+=(daily)
 export DAILY_TOKEN="tok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 ddl deploy daily.yaml >d.log 2>&1 || { cat d.log; fail "deploy with a workdir"; }
-grep -q "workdir synced to /shared/work" d.log || { cat d.log; fail "deploy did not sync the workdir"; }
+expect_in d.log "workdir synced to /shared/work" "deploy did not sync the workdir"
 for node in master worker1; do
   ddl exec --cluster daily --nodes $node -- test -f /shared/work/train.py || fail "train.py not on $node"
   ddl exec --cluster daily --nodes $node -- test -e /shared/work/big.bin 2>/dev/null && fail "the .gitignored big.bin reached $node"
@@ -50,7 +50,7 @@ ok "deploy: the workdir on every node without what .gitignore/.ddlignore name; s
 ddl deploy daily.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
 ddl sync daily >s.log 2>&1 || { cat s.log; fail "sync"; }
 [ "$(wc -l <setup.count)" = 2 ] || fail "setup ran again with nothing changed: $(cat setup.count)"
-grep -q "setup unchanged on master, worker1" s.log || { cat s.log; fail "sync did not say setup was unchanged"; }
+expect_in s.log "setup unchanged on master, worker1" "sync did not say setup was unchanged"
 echo torch >>code/requirements.txt
 ddl --output json sync daily >s2.json 2>s2.log || { cat s2.log; fail "sync after requirements.txt changed"; }
 [ "$(sort setup.count | tr '\n' ' ')" = "master master worker1 worker1 " ] || fail "setup after a change: $(cat setup.count)"
@@ -66,15 +66,15 @@ rc=0
 touch code/fail-setup
 ddl sync daily >f.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat f.log; fail "a failing setup exited $rc, not 2"; }
-grep -q "setup\[1\] line 2 (test ! -e fail-setup) failed on node master (exit 1)" f.log || { cat f.log; fail "the failure names no node and line"; }
-grep -q "failed on node worker1" f.log || { cat f.log; fail "worker1's failure not named"; }
+expect_in f.log "setup\[1\] line 2 (test ! -e fail-setup) failed on node master (exit 1)" "the failure names no node and line"
+expect_in f.log "failed on node worker1" "worker1's failure not named"
 rc=0
 env -u DAILY_TOKEN "$DDL" --state-dir "$STATE" sync daily >u.log 2>&1 || rc=$?
 [ $rc = 2 ] && [ "$(wc -l <u.log)" = 1 ] && grep -q 'env.TOKEN is read from \$DAILY_TOKEN, which is not set here' u.log ||
   { cat u.log; fail "sync without DAILY_TOKEN: exit $rc"; }
 rm code/fail-setup
 ddl sync daily >s3.log 2>&1 || { cat s3.log; fail "sync after the failure"; }
-grep -q "setup ran on master, worker1" s3.log || { cat s3.log; fail "setup did not run again after it failed"; }
+expect_in s3.log "setup ran on master, worker1" "setup did not run again after it failed"
 ok "a failing setup exits 2 naming node, program, line and its text; a missing env variable exits 2 in one line"
 
 # A sync killed after its files landed but before it recorded success: not taken for synced.
@@ -112,7 +112,7 @@ assert b["state"] == "succeeded" and b["started"] >= a["ended"], (a, b)
 PY
 ddl logs "$id1" >l1.log || fail "logs"
 grep -q "^\[0\] rank 0 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}$" l1.log &&
-  grep -q "^\[1\] rank 1 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}$" l1.log || { cat l1.log; fail "logs of every rank"; }
+  expect_in l1.log "^\[1\] rank 1 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}$" "logs of every rank"
 out=$(ddl logs "$id1" --rank 1)
 [ "$out" = "[1] rank 1 of 2 in /shared/work lr=0.1 token_len=${#DAILY_TOKEN}" ] || fail "logs --rank 1: $out"
 ddl jobs | grep -q "^1    first            succeeded  2 " || { ddl jobs; fail "ddl jobs' table"; }
@@ -150,11 +150,11 @@ import json, sys
 j = [x for x in json.load(sys.stdin) if x["name"] == "fromshell"]
 sys.exit(not (j and j[0]["state"] == "succeeded" and j[0]["origin"] == "ddl-run"))' ||
   { ddl jobs; fail "the job from the master's shell is not in ddl jobs"; }
-grep -q "rank 1 of 2 in /shared/work lr=0.2" shell.log || { cat shell.log; fail "the shell's job output"; }
+expect_in shell.log "rank 1 of 2 in /shared/work lr=0.2" "the shell's job output"
 ok "a job queued with ddl-run from a shell on the master is in ddl jobs"
 
 ddl run -- python3 /shared/work/train.py 0 >fg.log 2>&1 || { cat fg.log; fail "foreground run"; }
-grep -q "^\[1\] rank 1 of 2 in .* lr=0.1 token_len=0$" fg.log || { cat fg.log; fail "the spec's literal env (not the secret) in a foreground run"; }
+expect_in fg.log "^\[1\] rank 1 of 2 in .* lr=0.1 token_len=0$" "the spec's literal env (not the secret) in a foreground run"
 ddl --output json jobs | python3 -c '
 import json, sys
 j = [x for x in json.load(sys.stdin) if x["origin"] == "ddl run"]
@@ -196,7 +196,7 @@ grep -q "nonexistent" bad.log || fail "cp names the missing path"
 mkdir -p other && sed 's/^workdir: code/workdir: missing/' daily.yaml >other/bad.yaml
 rc=0
 ddl validate other/bad.yaml >v.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "other/bad.yaml:5:10: error: workdir missing is not a folder" v.log || { cat v.log; fail "missing workdir: exit $rc"; }
+expect_rc "$rc" 2 v.log "other/bad.yaml:5:10: error: workdir missing is not a folder" "missing workdir"
 ok "bad input (unknown job, bad job id, missing remote path, missing workdir) exits 2 with one line naming it"
 
 grep -rlF "$DAILY_TOKEN" "$STATE" /var/lib/ddl/jobs/daily && fail "the secret is in a state or job file"

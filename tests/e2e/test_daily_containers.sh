@@ -14,11 +14,11 @@ spec dctr 2 "  nodes_as: containers" "services: {nfs: {enabled: false}}" "workdi
 
 rc=0
 ddl deploy dctr.yaml >d.log 2>&1 || rc=$?
-[ $rc = 1 ] && grep -q "sync failed on master: .*worker1: " d.log || { cat d.log; fail "deploy without rsync on the nodes: exit $rc"; }
+expect_rc "$rc" 1 d.log "sync failed on master: .*worker1: " "deploy without rsync on the nodes"
 ddl exec --cluster dctr -- test -e /var/lib/ddl/sync/dctr.done 2>/dev/null && fail "a node is marked synced after a failed sync"
 rc=0
 ddl run -d --np 1 -- python3 train.py >nr.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "the workdir is not synced on master, worker1" nr.log || { cat nr.log; fail "run -d before a sync: exit $rc"; }
+expect_rc "$rc" 2 nr.log "the workdir is not synced on master, worker1" "run -d before a sync"
 ok "a sync that failed leaves no node marked synced (exit 1 naming every node); run -d refuses (exit 2)"
 
 ddl exec --cluster dctr -- sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q rsync' >apt.log 2>&1 ||

@@ -58,7 +58,7 @@ done
 [ "$present" -gt 0 ] && [ "$present" -lt 900 ] || fail "after the kill the nodes hold $present of 900 files"
 rc=0
 ddl data status data imgs >st.log 2>&1 || rc=$?
-[ $rc = 1 ] && grep -q "not staged" st.log || { cat st.log; fail "status after the kill: exit $rc"; }
+expect_rc "$rc" 1 st.log "not staged" "status after the kill"
 ddl --output json data stage data imgs >r.json 2>r.log || { cat r.log; fail "stage after the kill"; }
 python3 - r.json "$present" <<'PY' || { cat r.log; fail "the resumed stage's report"; }
 import json, sys
@@ -74,7 +74,7 @@ ok "a stage killed halfway keeps what arrived ($present on the nodes, nothing ma
 # The shared folder of namespace nodes is the cluster's state folder's shared/ (the local stand-in for NFS).
 mkdir -p "$STATE/data/shared/sets" && cp -a imgs "$STATE/data/shared/sets/"
 ddl --output json data stage data >all.json 2>all.log || { cat all.log; fail "stage every dataset"; }
-grep -q "data web: downloading http://127.0.0.1:$PORT/web.tar.gz" all.log || { cat all.log; fail "web not downloaded"; }
+expect_in all.log "data web: downloading http://127.0.0.1:$PORT/web.tar.gz" "web not downloaded"
 python3 - all.json <<'PY' || { cat all.log; fail "the report of the first full stage"; }
 import json, sys
 d = {x["name"]: x for x in json.load(open(sys.argv[1]))["datasets"]}
@@ -86,7 +86,7 @@ assert [n["sent_files"] for n in d["from_shared"]["nodes"]] == [300, 300, 300], 
 # convert: shards: one tar shard, the class list and the packer's stamp on every node
 assert [n["sent_files"] for n in d["packed"]["nodes"]] == [3, 3, 3], d["packed"]
 PY
-grep -q "data packed: packed 300 images of 10 classes into 1 shard(s)" all.log || { cat all.log; fail "packed not packed"; }
+expect_in all.log "data packed: packed 300 images of 10 classes into 1 shard(s)" "packed not packed"
 out=$(ddl exec --cluster data --nodes worker1 -- python3 -c 'import os, tarfile
 t = tarfile.open(os.path.join("/var/lib/ddl/data/packed/shards/shard-000000.tar"))
 n = t.getnames(); c = sorted({t.extractfile(m).read().decode() for m in t if m.name.endswith(".cls")})
@@ -150,7 +150,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; asse
   fail "a changed source file was not sent once per node"
 ok "a changed source file: stale in status, then sent once to each node"
 ddl --output json data stage data packed >pk.json 2>pk.log || { cat pk.log; fail "stage packed after a source change"; }
-grep -q "data packed: packed 300 images" pk.log || { cat pk.log; fail "the shards were not packed again after a source change"; }
+expect_in pk.log "data packed: packed 300 images" "the shards were not packed again after a source change"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["datasets"][0]; assert [n["sent_files"] for n in d["nodes"]]==[3,3,3], d' pk.json ||
   { cat pk.json; fail "the repacked shard, class list and stamp were not sent once per node"; }
 ok "convert: shards packs again when a source file changed, and the new shard is staged"

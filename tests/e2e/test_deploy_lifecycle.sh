@@ -56,10 +56,10 @@ rc=0; other plan life.yaml >o-plan.log 2>&1 || rc=$?
   { cat o-plan.log; fail "plan from another state folder: exit $rc"; }
 rc=0; other deploy life.yaml >o-deploy.log 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "already runs on this machine, deployed from the state folder $STATE" o-deploy.log &&
-  grep -q "ddl --state-dir $STATE status life" o-deploy.log || { cat o-deploy.log; fail "deploy from another state folder: exit $rc"; }
+  expect_in o-deploy.log "ddl --state-dir $STATE status life" "deploy from another state folder: exit $rc"
 [ ! -e "$WORK/other/life" ] || fail "the refused deploy left a record in the other state folder"
 rc=0; other destroy -y life >o-destroy.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "no cluster named life in $WORK/other" o-destroy.log || { cat o-destroy.log; fail "destroy from the other folder: exit $rc"; }
+expect_rc "$rc" 2 o-destroy.log "no cluster named life in $WORK/other" "destroy from the other folder"
 ddl exec --cluster life -- true >/dev/null || fail "the other folder's deploy or destroy touched the cluster"
 ddl status life | grep -q "hostfile=done" || fail "the first folder's state changed"
 ok "one name, one cluster: another state folder's plan and deploy are refused naming the owner, leaving no record; its destroy touches nothing"
@@ -81,7 +81,7 @@ rc=0; ddl deploy clash.yaml >clash.log 2>&1 || rc=$?
 ok "a subnet overlapping a running cluster's or this machine's network is refused at plan and deploy, the clash named"
 # exec --timeout stops the command on the node too (exit 124 there), not only ddl's wait for it.
 rc=0; ddl exec --cluster life --nodes worker1 --timeout 2 -- 'sleep 37.25; echo late' >to.log 2>&1 || rc=$?
-[ $rc = 1 ] && grep -q "worker1 (timed out after 2 s; stopped there)" to.log || { cat to.log; fail "exec --timeout: exit $rc"; }
+expect_rc "$rc" 1 to.log "worker1 (timed out after 2 s; stopped there)" "exec --timeout"
 sleep 1; pgrep -f "sleep 37.25" >/dev/null && fail "exec --timeout left the command running on the node"
 ok "exec --timeout stops the command on the node"
 # -q leaves only warnings and errors; -v shows each progress line once, with the commands ddl runs.
@@ -106,7 +106,7 @@ ok "Ctrl-C in ddl run: every rank stopped, exit 130"
 echo '{"broken' >"$STATE/life/state.json"
 rc=0; ddl destroy -y life >corrupt.log 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "state.json cannot be read (not valid JSON)" corrupt.log &&
-  grep -q "cp $STATE/life/state.json.backup $STATE/life/state.json" corrupt.log || { cat corrupt.log; fail "destroy with a corrupt state.json: exit $rc"; }
+  expect_in corrupt.log "cp $STATE/life/state.json.backup $STATE/life/state.json" "destroy with a corrupt state.json: exit $rc"
 ddl exec --cluster life -- true >/dev/null 2>&1 && fail "a corrupt state was read"
 cp "$STATE/life/state.json.backup" "$STATE/life/state.json"
 ddl exec --cluster life -- true >/dev/null || fail "the cluster after putting the backup back"
@@ -215,7 +215,7 @@ sed -i 's/bandwidth: 1gbit/bandwidth: 100mbit/' life.yaml
 ddl plan life.yaml >rate-plan.txt || { cat rate-plan.txt; fail "plan of a link-rate change"; }
 expect_in rate-plan.txt "~ update resource links (1gbit -> 100mbit)" "plan: no link-rate change"
 rc=0; ddl deploy life.yaml </dev/null >rate.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "update links of every node in place (1gbit -> 100mbit)" rate.log || { cat rate.log; fail "link-rate change without -y: exit $rc"; }
+expect_rc "$rc" 2 rate.log "update links of every node in place (1gbit -> 100mbit)" "link-rate change without -y"
 link_rates >rates.txt; grep -q "rate 100Mbit" rates.txt && fail "the refused link-rate change was applied"
 deploy_as_planned rate.log
 link_rates >rates.txt
@@ -235,7 +235,7 @@ ddl plan life.yaml >conf-plan.txt || { cat conf-plan.txt; fail "plan of a config
 grep -q "~ update config hostfile.format (openmpi -> mpich)" conf-plan.txt && grep -q "^Configuration: 1 setting(s) to change" conf-plan.txt ||
   { cat conf-plan.txt; fail "plan: no config change"; }
 rc=0; ddl deploy life.yaml </dev/null >conf.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "update hostfile.format on every node (openmpi -> mpich)" conf.log || { cat conf.log; fail "config change without -y: exit $rc"; }
+expect_rc "$rc" 2 conf.log "update hostfile.format on every node (openmpi -> mpich)" "config change without -y"
 ddl status life | grep -q "hostfile=done" || fail "the refused config change changed the phase records"
 deploy_as_planned conf.log
 ddl hostfile --cluster life | grep -q "slots=" && fail "hostfile still in Open MPI's format after the change to MPICH's"

@@ -27,7 +27,7 @@ w1=$(addr worker1) w2=$(addr worker2) m=$(addr master)
 t0=$(date +%s.%N)
 ddl doctor hlth --all >healthy.out 2>&1 || { cat healthy.out; fail "doctor on a healthy cluster"; }
 t=$(python3 -c "import time; print(f'{time.time()-$t0:.1f}')")
-grep -q "0 failed" healthy.out || { cat healthy.out; fail "healthy summary"; }
+expect_in healthy.out "0 failed" "healthy summary"
 grep -Eq "^worker2 +connect +ok +reached from every peer on :29500" healthy.out || { cat healthy.out; fail "no connect row"; }
 ok "healthy cluster passes ($(tail -1 healthy.out); ${t} s)"
 
@@ -76,7 +76,7 @@ ip netns exec "$(netns worker2)" iptables -D INPUT -p tcp -s "$w1" --dport 29500
 ddl exec --cluster hlth --nodes worker1 -- "echo '$m master hlth-master' >>/etc/hosts" >/dev/null
 set +e; ddl doctor hlth --cordon >cordon.out 2>&1; rc=$?; set -e
 [ $rc = 1 ] || { cat cordon.out; fail "doctor --cordon: exit $rc"; }
-grep -q "^cordoned worker2" cordon.out || { cat cordon.out; fail "doctor --cordon did not cordon worker2"; }
+expect_in cordon.out "^cordoned worker2" "doctor --cordon did not cordon worker2"
 ddl exec --cluster hlth -- cat /etc/ddl/hostfile /etc/ddl/hostfile.mpich >hf.out || fail "reading hostfiles"
 grep -q "$w2" hf.out && { cat hf.out; fail "worker2 still in a hostfile"; }
 [ "$(grep -c "$w1" hf.out)" = 8 ] || { cat hf.out; fail "worker1 not in every hostfile"; }
@@ -89,8 +89,8 @@ set +e
 ddl cordon --cluster hlth nosuch >bad.out 2>&1; rc_none=$?
 ddl cordon --cluster hlth master worker1 worker3 >all.out 2>&1; rc_all=$?
 set -e
-[ $rc_none = 2 ] && grep -q 'no node "nosuch"' bad.out || { cat bad.out; fail "cordon of no node: exit $rc_none"; }
-[ $rc_all = 2 ] && grep -q "would leave no node that takes ranks" all.out || { cat all.out; fail "cordoning every node: exit $rc_all"; }
+expect_rc "$rc_none" 2 bad.out 'no node "nosuch"' "cordon of no node"
+expect_rc "$rc_all" 2 all.out "would leave no node that takes ranks" "cordoning every node"
 ddl uncordon --cluster hlth worker2 >/dev/null || fail uncordon
 ddl exec --cluster hlth -- cat /etc/ddl/hostfile >hf2.out
 [ "$(grep -c "$w2" hf2.out)" = 4 ] || { cat hf2.out; fail "worker2 not back in every hostfile"; }
@@ -105,13 +105,13 @@ train=(--steps 40 --checkpoint-every 5 --step-seconds 0.1)
 "$DDL" --state-dir "$STATE" run --cluster hlth --max-restarts 1 --restart-on node-fault -x OMP_NUM_THREADS=1 -- \
   "$py" "$example" "${train[@]}" >restart.out 2>&1 & pr=$!
 for _ in $(seq 600); do grep -q "checkpoint at step 10" restart.out && break; sleep 0.1; done
-grep -q "checkpoint at step 10" restart.out || { cat restart.out; fail "the job wrote no checkpoint"; }
+expect_in restart.out "checkpoint at step 10" "the job wrote no checkpoint"
 victims=$(ip netns pids "$(netns worker2)" | xargs -r ps -o pid=,comm= -p | awk '$2 ~ /^python3/ {print $1}')
 [ -n "$victims" ] || { cat restart.out; fail "no rank found on worker2"; }
 kill -KILL $victims
 set +e; wait $pr; rc=$?; set -e
 [ $rc = 0 ] || { cat restart.out; fail "the restarted job: exit $rc"; }
-grep -q "restarting (1 of 1): cordoning worker2" restart.out || { cat restart.out; fail "no restart that cordons worker2"; }
+expect_in restart.out "restarting (1 of 1): cordoning worker2" "no restart that cordons worker2"
 resumed=$(sed -n 's/^\[0\] resumed from step \([0-9]*\) (restart 1)$/\1/p' restart.out)
 [ -n "$resumed" ] || { cat restart.out; fail "the restarted job did not resume from a checkpoint"; }
 digests() { grep -E '^\[[0-9]\] rank [0-9] parameters ' "$1" | awk '{print $NF}' | sort | uniq -c | awk '{print $1, $2}'; }
@@ -132,7 +132,7 @@ ddl deploy hlth.yaml --replace worker2 -y >replace.log 2>&1 || { cat replace.log
 after=$(pids)
 for n in master worker1 worker3; do
   [ "$(tr ' ' '\n' <<<"$before" | grep "^$n=")" = "$(tr ' ' '\n' <<<"$after" | grep "^$n=")" ] || fail "$n's sshd changed: $before -> $after"
-  grep -q "\[$n\] 0 change(s)" replace.log || { cat replace.log; fail "Ansible changed $n"; }
+  expect_in replace.log "\[$n\] 0 change(s)" "Ansible changed $n"
 done
 [ "$(tr ' ' '\n' <<<"$before" | grep '^worker2=')" != "$(tr ' ' '\n' <<<"$after" | grep '^worker2=')" ] || fail "worker2's sshd is the old one"
 ddl exec --cluster hlth -- 'test -e /etc/ddl/before-replace && echo kept || echo new' >marks.out || fail "reading the marks"

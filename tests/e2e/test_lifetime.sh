@@ -7,15 +7,15 @@ source "$(dirname "$0")/lib.sh"
 spec lt-a 2 "lifetime: 1m" "cost: {per_node_hour: 1.5, per_gpu_hour: 2.5, currency: EUR}"
 spec lt-keep 1
 ddl plan lt-a.yaml >plan.out 2>&1 || { cat plan.out; fail "plan"; }
-grep -q "cost: 3.00 EUR per hour (2 nodes at 1.50, 0 GPUs at 2.50)" plan.out || { cat plan.out; fail "plan shows no hourly cost"; }
-grep -q "lifetime: 1m from its creation" plan.out || { cat plan.out; fail "plan shows no lifetime"; }
+expect_in plan.out "cost: 3.00 EUR per hour (2 nodes at 1.50, 0 GPUs at 2.50)" "plan shows no hourly cost"
+expect_in plan.out "lifetime: 1m from its creation" "plan shows no lifetime"
 ddl deploy lt-a.yaml >a.log 2>&1 || { cat a.log; fail "deploy lt-a"; }
 ddl deploy lt-keep.yaml --only render >keep.log 2>&1 || { cat keep.log; fail "render lt-keep"; }
 ddl gc --expired -y >gc1.out 2>&1 || { cat gc1.out; fail "gc --expired"; }
-grep -q "gc: 0 destroyed, 0 failed" gc1.out || { cat gc1.out; fail "gc --expired destroyed a cluster before its end"; }
+expect_in gc1.out "gc: 0 destroyed, 0 failed" "gc --expired destroyed a cluster before its end"
 [ -e "$STATE/lt-a/state.json" ] || fail "lt-a gone before its lifetime ended"
 ddl status lt-a --no-check >st1.out || fail "status"
-grep -q "^lifetime ends .* (in [01]m)" st1.out || { cat st1.out; fail "status shows no lifetime end"; }
+expect_in st1.out "^lifetime ends .* (in [01]m)" "status shows no lifetime end"
 grep -q "^used: 2 nodes, 0 GPUs: .* node-hours, 0.00 GPU-hours (cost .* EUR so far, 3.00 EUR per hour)" st1.out ||
   { cat st1.out; fail "status shows no usage"; }
 
@@ -43,14 +43,14 @@ assert c["currency"] == "EUR" and c["per_hour"] == 3.0 and abs(c["amount"] - 6.0
 assert k["usage"]["cost"] is None, k
 PY
 ddl list >list.out || fail "list"
-grep -q "^lt-a .* ended" list.out || { cat list.out; fail "list shows no ended lifetime"; }
+expect_in list.out "^lt-a .* ended" "list shows no ended lifetime"
 ddl status lt-a --no-check | grep -q "^lifetime ended " || fail "status shows no ended lifetime"
 ddl run --cluster lt-a -- true >run.out 2>&1 || { cat run.out; fail "run"; }
-grep -q "cluster lt-a: its lifetime ends .*ddl gc --expired" run.out || { cat run.out; fail "run does not warn of the lifetime's end"; }
+expect_in run.out "cluster lt-a: its lifetime ends .*ddl gc --expired" "run does not warn of the lifetime's end"
 ok "lifetime and usage shown by plan, status, list and run; gc --expired leaves a cluster before its end"
 
 ddl gc --expired --dry-run >dry.out || fail "gc --expired --dry-run"
-grep -q "would destroy lt-a (its lifetime ended " dry.out || { cat dry.out; fail "gc --expired --dry-run"; }
+expect_in dry.out "would destroy lt-a (its lifetime ended " "gc --expired --dry-run"
 ! grep -q lt-keep dry.out || { cat dry.out; fail "gc --expired would destroy a cluster without a lifetime"; }
 ddl --output json gc --expired -y >gc2.json 2>gc2.err || { cat gc2.json gc2.err; fail "gc --expired -y"; }
 python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))

@@ -59,7 +59,7 @@ no_temp_files "destroy on a full disk"
 tries=$((tries + 1))
 fill # the destroy freed what the cluster used
 set +e; ddl init --name fltd -o "$STATE/init.yaml" >i.log 2>&1; rc=$?; set -e
-[ $rc = 1 ] && grep -q "No space left on device" i.log || { cat i.log; fail "init on a full disk: exit $rc"; }
+expect_rc "$rc" 1 i.log "No space left on device" "init on a full disk"
 [ -e "$STATE/init.yaml" ] && fail "init left a partial file"
 no_temp_files "init on a full disk"
 tries=$((tries + 1))

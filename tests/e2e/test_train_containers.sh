@@ -95,7 +95,7 @@ before=$("${P[@]}" inspect --format '{{.Id}}' ddl-train-tc-run-master)
 cid=$("${P[@]}" create "$IMG" true); "${P[@]}" commit --quiet "$cid" "$IMG2" >/dev/null; "${P[@]}" rm "$cid" >/dev/null
 sed -i "s|image: $IMG|image: $IMG2|" tc-run.yaml
 rc=0; ddl deploy tc-run.yaml </dev/null >d2.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "update runtime.image on every node ($IMG -> $IMG2)" d2.log || { cat d2.log; fail "a new image without -y: exit $rc"; }
+expect_rc "$rc" 2 d2.log "update runtime.image on every node ($IMG -> $IMG2)" "a new image without -y"
 ddl deploy -y tc-run.yaml >d2.log 2>&1 || { cat d2.log; fail "deploy with a new image"; }
 after=$("${P[@]}" inspect --format '{{.Id}} {{.ImageName}}' ddl-train-tc-run-master)
 [ "${after%% *}" != "$before" ] && [ "${after#* }" = "$IMG2" ] || { cat d2.log; fail "container not replaced for the new image ($after)"; }

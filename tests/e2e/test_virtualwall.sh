@@ -179,9 +179,9 @@ ddl render vwe2e.yaml --out r >/dev/null
 export FAKE_JFED_STATE FAKE_JFED_ACCOUNT_KEYS="$WORK/user_key.pub"
 gui_urn="urn:publicid:IDN+wall2.ilabt.iminds.be:ddltest+slice+vwgui"
 rc=0; "$fakes/jfed-cli" run x.yaml 2>err.txt || rc=$?
-[ "$rc" = 2 ] && grep -q "unknown command 'run'" err.txt || { cat err.txt; fail "jFed stand-in accepted 'run FILE'"; }
+expect_rc "$rc" 2 err.txt "unknown command 'run'" "jFed stand-in accepted 'run FILE'"
 rc=0; "$fakes/jfed-cli" delete --rspec x -s "$gui_urn" 2>err.txt || rc=$?
-[ "$rc" = 2 ] && grep -q "delete needs -p" err.txt || { cat err.txt; fail "jFed stand-in accepted a call without -p"; }
+expect_rc "$rc" 2 err.txt "delete needs -p" "jFed stand-in accepted a call without -p"
 "$fakes/jfed-cli" create --create-slice --ssh-keys usercert --manifest "$WORK/gui-manifest.xml" --expiration-hours 2 \
   --rspec "$WORK/r/virtualwall/request.rspec" -s "$gui_urn" -p alice.pem >/dev/null || fail "stand-in as the GUI"
 sed -e 's/^name: .*/name: vwe2e-gui/' -e '/login_pem:/d' -e '/_url: https/d' -e 's/connect_via: ipv4/connect_via: hostname\n  slice: vwgui/' \
@@ -192,7 +192,7 @@ grep -q "virtualwall.login_pem is not set, so ddl needs the manifest: .* request
   || { cat n.log; fail "message without a manifest"; }
 spec local-manifest 1
 rc=0; ddl deploy local-manifest.yaml --manifest gui-manifest.xml >l.log 2>&1 || rc=$?
-[ "$rc" = 2 ] && grep -q "manifest is for target virtualwall" l.log || { cat l.log; fail "--manifest on target local"; }
+expect_rc "$rc" 2 l.log "manifest is for target virtualwall" "--manifest on target local"
 ddl deploy vwgui.yaml --manifest gui-manifest.xml >g.log 2>&1 || { cat g.log; fail "deploy --manifest"; }
 ddl exec --cluster vwe2e-gui -- true || fail "exec on the GUI slice"
 ok "deploy --manifest with the jFed GUI's manifest, then exec on every node"
