@@ -52,11 +52,11 @@ def main():
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    with open(a.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(a.port_file + ".tmp", a.port_file)
+    tmp = a.port_file + ".tmp"  # the port appears whole or not at all
+    with open(tmp, "w") as f:
+        print(server.server_address[1], file=f)
+    os.rename(tmp, a.port_file)
     server.serve_forever()
 
 
-if __name__ == "__main__":
-    main()
+main()
