@@ -177,7 +177,8 @@ ansible localhost -c local -m ansible.builtin.template -a "src=$roles/idle_clock
 grep -qx DDL_IDLE_END=gpulab "$WORK/idle.env" && grep -qx DDL_IDLE_MINUTES=1 "$WORK/idle.env" ||
   { cat "$WORK/idle.env"; fail "the idle clock's settings do not let it end the job"; }
 ddl exec --cluster ${P}glidle -- "echo $(base64 -w0 "$WORK/idle.env") | base64 -d >/etc/ddl/idle.env" || fail "idle.env on the master"
-rec=/var/lib/ddl/idle/${P}glidle.json
+rec=/var/lib/ddl/idle/${P}glidle.json # in this machine's /var/lib, which the job nodes share: an earlier run's
+ddl exec --cluster ${P}glidle -- rm -f "$rec" || fail "removing an earlier run's record"
 ddl exec --cluster ${P}glidle -- env DDL_IDLE_CPU_LOAD=1000 /opt/ddl/bin/ddl-idle tick >t1.out 2>&1 || { cat t1.out; fail "tick"; }
 grep -q '"idle_since": "20' t1.out && grep -q '"source": {"[^"]*": "load"}' t1.out || { cat t1.out; fail "the cluster is not idle"; }
 ddl exec --cluster ${P}glidle -- python3 -c "import json, time

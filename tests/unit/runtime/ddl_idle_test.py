@@ -161,6 +161,13 @@ class SelfEnd(unittest.TestCase):
         self.assertFalse(idle.end_due(rec, dict(CFG, DDL_IDLE_MINUTES="2"), T0 + 999))  # no DDL_IDLE_END
         self.assertFalse(idle.end_due(rec, dict(slurm, DDL_IDLE_MINUTES="0"), T0 + 999))  # no autostop
 
+    def test_an_end_stops_the_decisions_only_while_it_is_recent(self):
+        rec = {"ended": {"at": idle.iso(T0), "by": "autostop"}}
+        self.assertTrue(idle.ending(rec, CFG, T0 + 180))
+        self.assertFalse(idle.ending(rec, CFG, T0 + 181))  # another allocation's, or an end that failed
+        self.assertFalse(idle.ending({"idle_since": idle.iso(T0)}, CFG, T0))
+        self.assertFalse(idle.ending(None, CFG, T0))
+
     def test_steps_are_named(self):
         sample = {"jobs": [{"id": "12.0", "state": "running", "what": "step"}]}
         self.assertEqual(idle.busy_reasons(sample, CFG), ["step 12.0 running"])
