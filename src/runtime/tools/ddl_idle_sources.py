@@ -35,15 +35,16 @@ def host_of(instance):
 
 
 def parse_gpu_answer(text):
-    """An instant query's answer -> {host: [percent per GPU, by the gpu label]}; raises ValueError with the
-    reason where the answer is not a successful vector of numbers."""
+    """An instant query's answer -> {host: {"gpus": [percent per GPU, by the gpu label], "node": its node
+    label (ddl's scrape config names each target's node)}}; raises ValueError with the reason where the
+    answer is not a successful vector of numbers."""
     try:
         answer = json.loads(text)
     except ValueError as e:
         raise ValueError("not JSON: %s" % e)
     if not isinstance(answer, dict) or answer.get("status") != "success":
-        raise ValueError("status %s: %s" % ((answer or {}).get("status") if isinstance(answer, dict) else "?",
-                                            (answer or {}).get("error", "") if isinstance(answer, dict) else text[:80]))
+        what = answer if isinstance(answer, dict) else {}
+        raise ValueError("status %s: %s" % (what.get("status", "?"), what.get("error", str(text)[:80])))
     data = answer.get("data") or {}
     if data.get("resultType") != "vector":
         raise ValueError("resultType %r, not a vector" % data.get("resultType"))
@@ -53,15 +54,17 @@ def parse_gpu_answer(text):
         if len(value) != 2 or not labels.get("instance"):
             raise ValueError("a series without instance or value: %r" % series)
         percent = float(value[1])  # "NaN" parses; a GPU that reports nothing is not busy
-        if percent != percent:
-            continue
-        by_host.setdefault(host_of(labels["instance"]), []).append((labels.get("gpu", ""), percent))
-    return {h: [p for _, p in sorted(gpus, key=lambda g: (len(g[0]), g[0]))] for h, gpus in by_host.items()}
+        host = by_host.setdefault(host_of(labels["instance"]), {"gpus": [], "node": labels.get("node", "")})
+        if percent == percent:
+            host["gpus"].append((labels.get("gpu", ""), percent))
+    for host in by_host.values():
+        host["gpus"] = [p for _, p in sorted(host["gpus"], key=lambda g: (len(g[0]), g[0]))]
+    return by_host
 
 
 def prometheus_gpus(url, period, timeout=10):
-    """({host: [percent...]}, None) from the Prometheus at `url`, or ({}, why) where it did not answer or
-    answered with something else than GPU series."""
+    """({host: {"gpus": [percent...], "node": name}}, None) from the Prometheus at `url`, or ({}, why) where
+    it did not answer or answered with something else than GPU series."""
     q = urllib.parse.urlencode({"query": gpu_query(period)})
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/api/v1/query?" + q, timeout=timeout) as r:

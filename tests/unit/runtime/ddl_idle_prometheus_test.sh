@@ -38,10 +38,10 @@ q() { python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import ddl_idle_s
 print(json.dumps(s.prometheus_gpus(sys.argv[2], int(sys.argv[3]))))' "$src/src/runtime/tools" "$@"; }
 ans=""
 for _ in $(seq 100); do
-  ans=$(q "$url" 5 2>/dev/null) && grep -q '"127.0.0.1": \[90.0, 0.0\]' <<<"$ans" && break
+  ans=$(q "$url" 5 2>/dev/null) && grep -q '"gpus": \[90.0, 0.0\]' <<<"$ans" && break
   sleep 0.2
 done
-grep -q '^\[{"127.0.0.1": \[90.0, 0.0\]}, null\]$' <<<"$ans" || { tail "$work/prometheus.log"; fail "query: $ans"; }
+grep -q '^\[{"127.0.0.1": {"gpus": \[90.0, 0.0\], "node": "master"}}, null\]$' <<<"$ans" || { tail "$work/prometheus.log"; fail "query: $ans"; }
 echo "ok - the query reads each GPU's average over the period from Prometheus, per node, in GPU order"
 
 # One tick of the clock on this machine: its GPUs come from Prometheus (the exporter's target is one of

@@ -95,7 +95,8 @@ class Prometheus(unittest.TestCase):
     def test_series_per_host_in_gpu_order(self):
         text = vector(("10.0.0.2:9400", "10", "5"), ("10.0.0.2:9400", "2", "97.5"), ("[fd00::3]:9400", "0", "0"),
                       ("10.0.0.2:9400", "0", "NaN"))
-        self.assertEqual(src.parse_gpu_answer(text), {"10.0.0.2": [97.5, 5.0], "fd00::3": [0.0]})
+        self.assertEqual(src.parse_gpu_answer(text), {"10.0.0.2": {"gpus": [97.5, 5.0], "node": "n"},
+                                                      "fd00::3": {"gpus": [0.0], "node": "n"}})
         self.assertEqual(src.parse_gpu_answer(vector()), {})
 
     def test_refusals_are_errors(self):
@@ -113,7 +114,8 @@ class Prometheus(unittest.TestCase):
 class Sources(unittest.TestCase):
     """sample_nodes: Prometheus's nodes come from it, the others (or all, where it cannot tell) from ssh."""
     def setUp(self):
-        self.saved = (idle.probe_nodes, src.prometheus_gpus, idle.ddl_run.local_names, idle.socket.gethostname)
+        self.saved = (idle.probe_nodes, src.prometheus_gpus, idle.ddl_run.local_names, idle.socket.gethostname,
+                      idle.hostfile_hosts)
         self.skipped = None
 
         def probe(cfg, skip=()):
@@ -123,18 +125,29 @@ class Sources(unittest.TestCase):
         idle.probe_nodes = probe
         idle.ddl_run.local_names = lambda: {"master", "10.0.0.1"}
         idle.socket.gethostname = lambda: "master"
+        idle.hostfile_hosts = lambda: ["10.0.0.1", "10.0.0.2", "10.0.0.3", "worker3"]
 
     def tearDown(self):
-        idle.probe_nodes, src.prometheus_gpus, idle.ddl_run.local_names, idle.socket.gethostname = self.saved
+        (idle.probe_nodes, src.prometheus_gpus, idle.ddl_run.local_names, idle.socket.gethostname,
+         idle.hostfile_hosts) = self.saved
 
     def test_dcgm_where_prometheus_has_series(self):
-        src.prometheus_gpus = lambda url, period: ({"10.0.0.2": [80.0, 1.0]}, None)
+        src.prometheus_gpus = lambda url, period: ({"10.0.0.2": {"gpus": [80.0, 1.0], "node": "worker1"}}, None)
         nodes, note = idle.sample_nodes(dict(CFG, DDL_IDLE_PROMETHEUS="http://127.0.0.1:9090"))
         self.assertIsNone(note)
         self.assertEqual(self.skipped, {"10.0.0.2"})
         self.assertEqual(nodes["10.0.0.2"], {"gpus": [80.0, 1.0], "source": "dcgm"})
         self.assertEqual(nodes["master"]["source"], "load")
         self.assertEqual(idle.busy_reasons({"nodes": nodes}, CFG), ["10.0.0.2: GPU utilisation 80% (above 10%)"])
+
+    def test_nodes_named_as_the_probe_names_them(self):
+        # This node by its name, an IPv6 node by its node label (its hostfile entry is its name).
+        src.prometheus_gpus = lambda url, period: ({"10.0.0.1": {"gpus": [0.0], "node": "master"},
+                                                    "fd00::4": {"gpus": [50.0], "node": "worker3"}}, None)
+        nodes, _ = idle.sample_nodes(dict(CFG, DDL_IDLE_PROMETHEUS="http://127.0.0.1:9090"))
+        self.assertEqual(self.skipped, {"master", "worker3"})
+        self.assertEqual(sorted(nodes), ["10.0.0.2", "10.0.0.3", "master", "worker3"])
+        self.assertEqual(nodes["worker3"], {"gpus": [50.0], "source": "dcgm"})
 
     def test_fallback_to_nvidia_smi(self):
         src.prometheus_gpus = lambda url, period: ({}, "Prometheus at x has no DCGM_FI_DEV_GPU_UTIL series")
