@@ -14,6 +14,7 @@ pkgs=(
   podman runc netavark debootstrap apt-cacher-ng tar
   rsync python3-yaml
   iptables
+  prometheus
 )
 missing=()
 sudo_cmd=()

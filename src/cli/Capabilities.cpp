@@ -32,6 +32,12 @@ Status check_nodes_over_ssh(const Spec& spec, const std::string& what) {
     return {};
 }
 
+Result<std::optional<std::string>> autostop_end(Context& ctx) {
+    auto driver = driver_of(ctx.spec);
+    if (SelfEnding* ending = driver->self_ending()) return ending->autostop_end(ctx);
+    return std::optional<std::string>{};
+}
+
 Result<Command> job_step_command(const Context& ctx, int np, const std::vector<std::string>& argv,
                                  const std::map<std::string, std::string>& extra_env) {
     auto driver = driver_of(ctx.spec);

@@ -17,6 +17,9 @@ namespace ddl::cli {
 bool ranks_run_as_job_step(const Spec& spec);
 // An Error saying what to use instead when `what` works over SSH and the nodes are not reached over SSH.
 Status check_nodes_over_ssh(const Spec& spec, const std::string& what);
+// Where the target lets the master's idle clock end the allocation itself (SelfEnding): the clock's line
+// once it did; nullopt while the allocation holds nodes, when it ended otherwise, or on other targets.
+Result<std::optional<std::string>> autostop_end(Context& ctx);
 // `ddl run` where ranks_run_as_job_step: the job step's command (argv and environment).
 Result<Command> job_step_command(const Context& ctx, int np, const std::vector<std::string>& argv,
                                  const std::map<std::string, std::string>& extra_env);

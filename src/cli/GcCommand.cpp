@@ -104,6 +104,12 @@ bool idle_past_autostop(const std::string& state_dir, const std::string& name, c
         return false;
     }
     const auto now = std::chrono::system_clock::now();
+    // Ended by the clock itself (Slurm, GPULab): only the local state is left to clean up.
+    auto ended = autostop_ended(*(*open)->ctx, (*open)->store.cluster_dir(name), now);
+    if (ended && *ended) {
+        detail = "ended by autostop: " + (*ended)->ended_why;
+        return true;
+    }
     auto rec = read_idle_clock(*(*open)->ctx, (*open)->store.cluster_dir(name), now);
     if (!rec) {
         problems.push_back(name + ": its idle clock cannot be read: " + rec.error().message);

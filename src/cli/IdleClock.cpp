@@ -1,5 +1,6 @@
 #include "cli/IdleClock.hpp"
 
+#include "cli/Capabilities.hpp"
 #include "cli/LeaseText.hpp"
 #include "cli/OpenCluster.hpp"
 #include "util/Files.hpp"
@@ -42,16 +43,31 @@ Result<IdleRecord> parse_idle_record(const nlohmann::json& j) {
     if (j.contains("period_s") && j["period_s"].is_number_integer() && j["period_s"].get<int>() > 0)
         r.period_s = j["period_s"].get<int>();
     r.read_at = time_field(j, "read_at");
+    if (j.contains("source") && j["source"].is_object()) r.source = j["source"];
+    if (j.contains("ended") && j["ended"].is_object()) {
+        const auto& e = j["ended"];
+        r.ended_at = time_field(e, "at");
+        r.ended_why = e.value("why", std::string());
+        // ddl-idle's own record says how apart; the controller's keeps it in why.
+        if (e.contains("how") && e["how"].is_string())
+            r.ended_why += " (" + e["how"].get<std::string>() + ")";
+        if (!r.ended_at) r.ended_at = r.checked_at;
+    }
     return r;
 }
 
 nlohmann::json idle_json(const IdleRecord& r) {
-    return {{"checked_at", time_or_null(r.checked_at)},
-            {"idle_since", time_or_null(r.idle_since)},
-            {"busy", r.busy},
-            {"unanswered", r.unanswered},
-            {"period_s", r.period_s},
-            {"read_at", time_or_null(r.read_at)}};
+    return {
+        {"checked_at", time_or_null(r.checked_at)},
+        {"idle_since", time_or_null(r.idle_since)},
+        {"busy", r.busy},
+        {"unanswered", r.unanswered},
+        {"period_s", r.period_s},
+        {"read_at", time_or_null(r.read_at)},
+        {"source", r.source.is_object() ? r.source : nlohmann::json::object()},
+        {"ended", r.ended_at
+                      ? nlohmann::json{{"at", iso_utc(*r.ended_at)}, {"by", "autostop"}, {"why", r.ended_why}}
+                      : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json idle_json_at(const IdleRecord& r, time_point now) {
@@ -62,6 +78,7 @@ nlohmann::json idle_json_at(const IdleRecord& r, time_point now) {
 }
 
 Result<std::optional<IdleRecord>> read_idle_clock(Context& ctx, const std::string& dir, time_point now) {
+    if (!check_nodes_over_ssh(ctx.spec, "the idle clock")) return last_idle_record(dir);
     const NodeState* m = master_of(ctx);
     if (!m || !ctx.state.phase_done("configure")) return std::optional<IdleRecord>{};
     auto r = ctx.remote.exec(ctx.endpoint(*m), shell_join({k_ddl_idle, "show"}), std::chrono::seconds(30));
@@ -78,6 +95,27 @@ Result<std::optional<IdleRecord>> read_idle_clock(Context& ctx, const std::strin
     // Kept for `ddl list`; a state folder that cannot take it only loses that view.
     (void)write_file_atomic(dir + "/idle.json", idle_json(*rec).dump(2) + "\n", 0600);
     return std::optional<IdleRecord>{*rec};
+}
+
+Result<std::optional<IdleRecord>> autostop_ended(Context& ctx, const std::string& dir, time_point now) {
+    auto last = last_idle_record(dir);
+    if (last && last->ended_at) return last;
+    if (!ctx.spec.life.autostop.set() || !ctx.state.phase_done("provision"))
+        return std::optional<IdleRecord>{};
+    auto line = autostop_end(ctx);
+    if (!line) return line.error();
+    if (!*line) return std::optional<IdleRecord>{};
+    IdleRecord r = last.value_or(IdleRecord{});
+    if (!r.checked_at) r.checked_at = now;
+    // "ddl-idle: autostop ends the allocation at <time>: <why>"
+    const std::string& text = **line;
+    const auto at = text.find(" at ");
+    r.ended_at = at == std::string::npos ? std::nullopt : parse_iso_utc(text.substr(at + 4, 20));
+    if (!r.ended_at) r.ended_at = now;
+    r.ended_why = text;
+    r.read_at = now;
+    (void)write_file_atomic(dir + "/idle.json", idle_json(r).dump(2) + "\n", 0600);
+    return std::optional<IdleRecord>{r};
 }
 
 std::optional<IdleRecord> last_idle_record(const std::string& dir) {
@@ -97,6 +135,7 @@ std::optional<long long> idle_for_s(const IdleRecord& r, time_point now) {
 
 std::string idle_text(const IdleRecord& r, const AutostopSpec& autostop, time_point now) {
     std::string out;
+    if (r.ended_at) return "ended by autostop at " + iso_utc(*r.ended_at) + ": " + r.ended_why;
     if (r.checked_at && now - *r.checked_at > std::chrono::seconds(3LL * r.period_s))
         out = "idle clock silent since " + iso_utc(*r.checked_at) +
               " (is ddl-idle.timer running on the master?)";

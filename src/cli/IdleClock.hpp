@@ -22,6 +22,10 @@ struct IdleRecord {
     std::vector<std::string> unanswered;  // nodes the clock could not ask
     int period_s = 60;                    // seconds between two decisions
     std::optional<time_point> read_at;    // when the controller read it
+    nlohmann::json source;                // each node's GPU source: "dcgm", "nvidia-smi" or "load"
+    // Where the clock ended the allocation itself (autostop on Slurm and GPULab): when, and its line.
+    std::optional<time_point> ended_at;
+    std::string ended_why;
 };
 
 // The record in `j` (ddl-idle's JSON, with read_at where the controller kept it); an Error where it is not
@@ -33,8 +37,13 @@ nlohmann::json idle_json_at(const IdleRecord& r, time_point now);
 
 // Reads the record from the master (`ddl-idle show`); nullopt where the cluster is not configured, has no
 // clock (namespace nodes, a ddl older than the clock) or the clock has not decided yet. The record read is
-// kept in the cluster's state folder (`dir`/idle.json).
+// kept in the cluster's state folder (`dir`/idle.json). Where the nodes are not reached over SSH (Slurm),
+// the clock runs inside the job and writes `dir`/idle.json itself: that record.
 Result<std::optional<IdleRecord>> read_idle_clock(Context& ctx, const std::string& dir, time_point now);
+// Where the target lets the clock end the allocation itself (SelfEnding) and the spec sets autostop: the
+// record with ended_at/ended_why once the target says the clock ended it (kept in `dir`/idle.json, so
+// that `ddl list` shows it); nullopt while the allocation holds nodes or on other targets.
+Result<std::optional<IdleRecord>> autostop_ended(Context& ctx, const std::string& dir, time_point now);
 // The record last read into `dir`/idle.json; nullopt without one.
 std::optional<IdleRecord> last_idle_record(const std::string& dir);
 

@@ -52,6 +52,7 @@ struct Row {
 // then with a "?" ("14m?", "busy?").
 std::string idle_cell(const std::optional<IdleRecord>& idle, std::chrono::system_clock::time_point now) {
     if (!idle || !idle->checked_at) return "-";
+    if (idle->ended_at) return "ended";
     if (auto s = idle_for_s(*idle, now)) return short_age(*s);
     const auto then = *idle->checked_at;
     if (!idle->idle_since) return now - then > std::chrono::seconds(3LL * idle->period_s) ? "busy?" : "busy";
@@ -84,6 +85,8 @@ Row row_for(const StateStore& store, const std::string& name) {
     r.age_s = oldest;
     if (st->destroying) {
         r.state = "destroy unfinished";
+    } else if (r.idle && r.idle->ended_at) {
+        r.state = "ended by autostop"; // the idle clock ended the allocation (`ddl gc --expired` cleans up)
     } else {
         r.state = "ready";
         for (const auto& p : phase_names()) {

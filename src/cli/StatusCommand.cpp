@@ -86,8 +86,20 @@ int status(const Invocation& inv, const StatusArgs& a) {
     const auto life_end = lifetime_end(st, spec.life);
     const auto used = usage_so_far(st, spec, now);
     const auto reach = a.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
-    warn_unreachable(st, reach);
-    const auto idle = idle_clock(inv, a, reach, now);
+    // An allocation the idle clock ended itself (autostop on Slurm, GPULab): its nodes are gone, not failing.
+    // The target is asked only where the master does not answer, or is not reached over SSH.
+    std::optional<IdleRecord> ended;
+    const NodeState* m = master_of(*inv.cluster->ctx);
+    const auto mi = m ? static_cast<std::size_t>(m - st.nodes.data()) : reach.size();
+    if (!a.no_check && (mi >= reach.size() || reach[mi] != "up")) {
+        auto e = autostop_ended(*inv.cluster->ctx, inv.cluster->store.cluster_dir(st.cluster), now);
+        if (e)
+            ended = *e;
+        else
+            std::cerr << "ddl status: whether autostop ended the cluster: " << e.error().message << "\n";
+    }
+    if (!ended) warn_unreachable(st, reach);
+    const auto idle = ended ? ended : idle_clock(inv, a, reach, now);
     if (inv.g.json) {
         auto j = st.to_json();
         for (std::size_t i = 0; i < reach.size() && i < j["nodes"].size(); ++i)

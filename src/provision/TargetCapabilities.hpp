@@ -94,6 +94,26 @@ public:
     virtual std::string configure_failure_hint(const Context& ctx, const std::string& message) const = 0;
 };
 
+// Targets whose allocation the master's idle clock ends itself once idle for autostop.idle_minutes, with
+// no cloud credential (a Slurm job it scancels, GPULab jobs whose command it ends): what the target says
+// of that afterwards, so that ddl's state catches up on the next command.
+class SelfEnding {
+public:
+    virtual ~SelfEnding() = default;
+    // Once the cluster's allocation has ended: the line the idle clock left in the job's output or log
+    // ("ddl-idle: autostop ends the allocation at ..."); nullopt while it still holds nodes, or when it
+    // ended without such a line (a time limit, a cancel).
+    virtual Result<std::optional<std::string>> autostop_end(Context& ctx) = 0;
+};
+
+// The last line of `log` in which the idle clock says it ended the allocation; nullopt without one.
+inline std::optional<std::string> autostop_line(const std::string& log) {
+    static const std::string k_mark = "ddl-idle: autostop ends the allocation";
+    const auto at = log.rfind(k_mark);
+    if (at == std::string::npos) return std::nullopt;
+    return log.substr(at, log.find('\n', at) - at);
+}
+
 // The capabilities a driver has; each nullptr (false) where it has not.
 struct TargetCapabilities {
     JobSteps* job_steps = nullptr;
@@ -102,6 +122,7 @@ struct TargetCapabilities {
     LeakedClusters* leaked_clusters = nullptr;
     NodeReplacement* node_replacement = nullptr;
     ConfigureHints* configure_hints = nullptr;
+    SelfEnding* self_ending = nullptr;
     // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
     bool takes_manifest = false;
 };

@@ -7,7 +7,8 @@
 # with GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses
 # DELETE with 405); the old string form of the command fails to start; refused certificates; an image
 # whose ENTRYPOINT cannot run fails deploy with the job's log; a job that never leaves the queue; the same
-# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run. A line from the
+# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run; with autostop the
+# master's idle clock ends its job (FINISHED) once idle, and status, list and gc --expired catch up. A line from the
 # middle of alice's private key is the planted secret: it must be in nothing ddl writes or runs (state,
 # rendered jobs, logs, output, argv, subprocess environments).
 # DDL_E2E_PREFIX prefixes the cluster names (concurrent runs).
@@ -156,6 +157,50 @@ if ip netns list | grep -q "^ddl-${P}gl"; then fail "job nodes left after destro
 [ ! -e "$STATE/${P}gle2e" ] || fail "state of ${P}gle2e left"
 ok "destroy cancelled the cluster's job (PUT state/status; DELETE is refused with 405); nothing left"
 secret_sweep "GPULab client key" "$key_line" '/alice\.(key|pem)$' "$WORK"
+
+# autostop on GPULab: the master's idle clock ends the job itself once idle past autostop.idle_minutes (no
+# credential on the node): it ends the job's command (ddl's sshd, /etc/ddl/job.pid), the container exits and
+# GPULab reports the job FINISHED; the job's log says why, and ddl's state catches up on the next command.
+# The clock's decisions are made at once (its tick over ddl exec, the load limit lifted: this machine's load
+# is not the cluster's); "idle for 2 minutes" is planted by moving the record's idle_since back.
+t_idle=$SECONDS
+write_spec ${P}glidle one-job "autostop: {idle_minutes: 1}"
+GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glidle.yaml >i.log 2>&1 || { cat i.log; fail "deploy with autostop"; }
+idle_job=$(awk -v n="ddl-${P}glidle-master" '$1 == "Running" && $3 == n {print $2}' "$events" | tail -1)
+# These job nodes share this machine's file system, so configure applies no idle_clock role there: its
+# settings are rendered here by Ansible's template module from the role's template, its defaults and the
+# cluster's rendered variables, and put on the master as the role puts them.
+roles="$DDL_SOURCE_DIR/playbooks/roles"
+ansible localhost -c local -m ansible.builtin.template -a "src=$roles/idle_clock/templates/idle.env.j2 dest=$WORK/idle.env" \
+  -e "@$roles/idle_clock/defaults/main.yml" -e "@$STATE/${P}glidle/rendered/ansible/vars.json" -e ansible_user=root >ie.out 2>&1 ||
+  { cat ie.out; fail "rendering the idle clock's settings"; }
+grep -qx DDL_IDLE_END=gpulab "$WORK/idle.env" && grep -qx DDL_IDLE_MINUTES=1 "$WORK/idle.env" ||
+  { cat "$WORK/idle.env"; fail "the idle clock's settings do not let it end the job"; }
+ddl exec --cluster ${P}glidle -- "echo $(base64 -w0 "$WORK/idle.env") | base64 -d >/etc/ddl/idle.env" || fail "idle.env on the master"
+rec=/var/lib/ddl/idle/${P}glidle.json # in this machine's /var/lib, which the job nodes share: an earlier run's
+ddl exec --cluster ${P}glidle -- rm -f "$rec" || fail "removing an earlier run's record"
+ddl exec --cluster ${P}glidle -- env DDL_IDLE_CPU_LOAD=1000 /opt/ddl/bin/ddl-idle tick >t1.out 2>&1 || { cat t1.out; fail "tick"; }
+grep -q '"idle_since": "20' t1.out && grep -q '"source": {"[^"]*": "load"}' t1.out || { cat t1.out; fail "the cluster is not idle"; }
+ddl exec --cluster ${P}glidle -- python3 -c "import json, time
+p = '$rec'; r = json.load(open(p)); r['idle_since'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - 120))
+json.dump(r, open(p, 'w'))" || fail "planting idle_since"
+# The tick ends the session it runs in: started on its own.
+ddl exec --cluster ${P}glidle -- 'DDL_IDLE_CPU_LOAD=1000 setsid /opt/ddl/bin/ddl-idle tick >/dev/null 2>&1 </dev/null &' >/dev/null 2>&1 || true
+for _ in $(seq 100); do [ "$(job_state "$idle_job")" = Finished ] && break; sleep 0.2; done
+[ "$(job_state "$idle_job")" = Finished ] || { cat "$events"; fail "the idled job is $(job_state "$idle_job"), not Finished"; }
+grep -q "^Cancelled $idle_job " "$events" && fail "the idled job was cancelled, not ended by its command"
+api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$idle_job/log" | grep -q "^ddl-idle: autostop ends the allocation at .*: idle since .*, past autostop.idle_minutes 1 (the job's command" ||
+  fail "the job's log does not say why it ended"
+GPULAB_CERT="$WORK/alice.pem" ddl status ${P}glidle >is.out 2>&1 || { cat is.out; fail "status of the ended cluster"; }
+grep -q "^ended by autostop at .*: ddl-idle: autostop ends the allocation" is.out || { cat is.out; fail "status does not say autostop ended it"; }
+grep -qi "fail\|do not answer" is.out && { cat is.out; fail "status of the ended cluster reports a failure"; }
+ddl list >il.out || fail "list"
+grep -Eq "^${P}glidle +gpulab .* ended by autostop .* ended$" il.out || { cat il.out; fail "list does not show the cluster ended by autostop"; }
+GPULAB_CERT="$WORK/alice.pem" ddl gc --expired -y --prefix ${P}glidle >ig.out 2>&1 || { cat ig.out; fail "gc --expired of the ended cluster"; }
+grep -q "gc: 1 destroyed, 0 failed" ig.out && grep -q "ended by autostop" ig.out || { cat ig.out; fail "gc --expired did not clean up the ended cluster"; }
+[ ! -e "$STATE/${P}glidle" ] || fail "state of ${P}glidle left"
+echo "autostop on GPULab: $((SECONDS - t_idle)) s"
+ok "autostop on GPULab: the idle clock ends its job's command (FINISHED, its log says why); status, list show it ended by autostop; gc --expired cleans up"
 
 # A cluster whose state folder is lost (a CI job's container gone): `ddl gc --spec` asks GPULab itself.
 write_spec ${P}glleak one-job

@@ -2,7 +2,8 @@
 # Target slurm against a real Slurm 22.05 (munged + slurmctld here, one slurmd per node of a local
 # cluster): the rendered batch script runs the bundled allreduce across 4 nodes with srun; plain srun
 # finds its master without MASTER_ADDR; ddl deploy submits, follows and resumes a job (no second
-# submission), reports a job that ends early and an unknown partition; ddl destroy -y scancels.
+# submission), reports a job that ends early and an unknown partition; ddl destroy -y scancels; with
+# autostop the idle clock inside the job scancels it once idle, and status, list and gc --expired catch up.
 source "$(dirname "$0")/lib.sh"
 HELPER="$(cd "$(dirname "$0")" && pwd)/helpers/slurm_cluster.sh"
 DIST="${DDL_BINARY_DIR:?}/dist"
@@ -168,3 +169,41 @@ grep -q "destroying slurmwait (found on target slurm, created 0 h ago: Slurm job
 for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.1; done
 [ -z "$(squeue -h -o %i)" ] || fail "jobs left: $(squeue)"
 ok "gc --target slurm: a job whose state folder exists is left; once it is gone, gc cancels it; all jobs gone"
+
+# 8. autostop on Slurm: the idle clock runs inside the job (the batch script's `ddl-idle loop`, every 3 s
+# here, the load limit lifted: these nodes share this machine's load) and records into the state folder; a
+# running `ddl run` step keeps the cluster busy; once idle past autostop.idle_minutes (planted: idle_since
+# moved 2 minutes back) it writes why into the job's output and scancels its own job; status and list show
+# the cluster ended by autostop, and gc --expired cleans up the state.
+t_idle=$SECONDS
+slurm_spec slurmidle e2e
+echo "autostop: {idle_minutes: 1}" >>slurmidle.yaml
+DDL_IDLE_PERIOD=3 DDL_IDLE_CPU_LOAD=1000 ddl deploy slurmidle.yaml >idle.log 2>&1 || { cat idle.log; fail "deploy with autostop"; }
+job4=$(state_job slurmidle)
+rec="$STATE/slurmidle/idle.json"
+record_says() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$rec" "$@" 2>/dev/null; }
+ddl run --cluster slurmidle -np 1 -- sleep 8 >step.out 2>&1 &
+step=$!
+for _ in $(seq 60); do record_says 'any(b.startswith("step %s." % sys.argv[3]) for b in r["busy"])' "$job4" && break; sleep 0.25; done
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["busy"][0].startswith("step '"$job4"'.") and r["busy"][0].endswith(" running"), r
+assert set(r["source"].values()) == {"load"} and sorted(r["source"]) == ["master", "worker1", "worker2", "worker3"], r' "$rec" ||
+  { cat "$rec" step.out "$STATE/slurmidle/ddl-slurmidle-$job4.out"; squeue -s; fail "a running step does not keep the Slurm cluster busy"; }
+wait $step || { cat step.out; fail "ddl run step"; }
+for _ in $(seq 60); do record_says 'r["idle_since"] is not None' && break; sleep 0.25; done
+record_says 'r["idle_since"] is not None' || { cat "$rec"; fail "the Slurm cluster is not idle after its step"; }
+flock "$rec.lock" python3 -c 'import json, sys, time
+r = json.load(open(sys.argv[1])); r["idle_since"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 120))
+json.dump(r, open(sys.argv[1], "w"))' "$rec" || fail "planting idle_since"
+for _ in $(seq 80); do [ -z "$(squeue -h -j "$job4" -o %T -t PD,R,CG 2>/dev/null)" ] && break; sleep 0.25; done
+[ -z "$(squeue -h -j "$job4" -o %T -t PD,R,CG 2>/dev/null)" ] || { cat "$rec"; fail "job $job4 still holds the nodes after its idle minutes"; }
+expect_in "$STATE/slurmidle/ddl-slurmidle-$job4.out" "^ddl-idle: autostop ends the allocation at .*: idle since .*, past autostop.idle_minutes 1 (scancel $job4)$" \
+  "the job's output does not say why it ended"
+ddl status slurmidle >is.out 2>&1 || { cat is.out; fail "status of the ended cluster"; }
+expect_in is.out "^ended by autostop at .*: idle since .*, past autostop.idle_minutes 1 (scancel $job4)$" "status of the ended cluster"
+ddl list >il.out || fail "list"
+grep -Eq "^slurmidle +slurm .* ended by autostop .* ended$" il.out || { cat il.out; fail "list does not show the cluster ended by autostop"; }
+ddl gc --expired -y --prefix slurmidle >ig.out 2>&1 || { cat ig.out; fail "gc --expired of the ended cluster"; }
+grep -q "gc: 1 destroyed, 0 failed" ig.out && grep -q "ended by autostop" ig.out || { cat ig.out; fail "gc --expired did not clean up"; }
+[ ! -e "$STATE/slurmidle" ] || fail "state of slurmidle left"
+echo "autostop on Slurm: $((SECONDS - t_idle)) s"
+ok "autostop on Slurm: a step keeps the job busy; once idle past idle_minutes the job scancels itself (its output says why); status, list, gc --expired catch up"

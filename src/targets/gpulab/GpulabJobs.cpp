@@ -18,6 +18,8 @@ const std::string& gpulab_sshd_program() {
         "printf '%s\\n' \"$DDL_AUTHORIZED_KEY\" >/root/.ssh/authorized_keys; "
         "chmod 600 /root/.ssh/authorized_keys; ssh-keygen -A >/dev/null; "
         "echo \"ddl: sshd for node $DDL_NODE of cluster $DDL_CLUSTER on port $DDL_SSH_PORT\"; "
+        // The job's command is this shell's pid, sshd after the exec: the idle clock ends it (autostop).
+        "mkdir -p /etc/ddl; echo $$ >/etc/ddl/job.pid; "
         "exec /usr/sbin/sshd -D -e -p \"$DDL_SSH_PORT\" -o PermitRootLogin=prohibit-password "
         "-o PasswordAuthentication=no";
     return cmd;

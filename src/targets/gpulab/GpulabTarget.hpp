@@ -18,9 +18,11 @@
 
 namespace ddl {
 
-class GpulabTarget : public TargetDriver, public Lease, public LeakedClusters {
+class GpulabTarget : public TargetDriver, public Lease, public LeakedClusters, public SelfEnding {
 public:
-    TargetCapabilities capabilities() override { return {.lease = this, .leaked_clusters = this}; }
+    TargetCapabilities capabilities() override {
+        return {.lease = this, .leaked_clusters = this, .self_ending = this};
+    }
 
     using ApiFactory = std::function<Result<std::unique_ptr<GpulabApi>>(const Context&)>;
     // Default: the REST client with the certificate from GPULAB_CERT or gpulab.cert.
@@ -57,6 +59,11 @@ public:
     static std::string state_marker(const std::string& cluster_dir) {
         return "; state folder " + cluster_dir;
     }
+
+    // With autostop the master's idle clock ends every job's command once idle (the jobs are FINISHED);
+    // afterwards: the clock's line in the master job's log (GET …/jobs/<id>/log), once no job of the
+    // cluster is active.
+    Result<std::optional<std::string>> autostop_end(Context& ctx) override;
 
     // The client certificate to use: $GPULAB_CERT, else gpulab.cert (with ~ expanded); empty if neither.
     static std::string cert_path(const Spec& spec);

@@ -90,7 +90,20 @@ std::string SlurmScript::render(const Spec& s) {
     o += "echo \"ddl: job $SLURM_JOB_ID running on ${hosts[*]}; hostfile $hostfile\"\n\n";
 
     o += "if [ \"$#\" -eq 0 ]; then\n";
-    o += "  echo \"ddl: holding the allocation until scancel or the time limit\"\n";
+    if (s.life.autostop.set()) {
+        // The idle clock inside the job (ddl-idle loop): once no step ran and every GPU was idle for
+        // autostop.idle_minutes, it records why in the state folder and this job's output, then scancels
+        // the job. Should the clock itself stop, the allocation is held as without autostop.
+        const std::string minutes = std::to_string(s.life.autostop.idle_minutes);
+        o += "  echo \"ddl: holding the allocation until scancel, the time limit or " + minutes +
+             " idle minutes (autostop)\"\n";
+        o += "  DDL_IDLE_END=slurm DDL_IDLE_MINUTES=" + minutes +
+             " DDL_IDLE_RECORD=\"$SLURM_SUBMIT_DIR/idle.json\" \\\n";
+        o += "    python3 \"$runtime_dir/bin/ddl-idle\" loop ||\n";
+        o += "    echo \"ddl: the idle clock stopped (exit $?); holding the allocation without it\" >&2\n";
+    } else {
+        o += "  echo \"ddl: holding the allocation until scancel or the time limit\"\n";
+    }
     o += "  exec sleep infinity\n";
     o += "fi\n";
     o +=

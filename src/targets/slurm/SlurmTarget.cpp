@@ -360,7 +360,9 @@ Status SlurmTarget::destroy(Context& ctx) {
     Command c{.argv = {"scancel", id}, .timeout = std::chrono::seconds(60)};
     auto r = ctx.proc.run(c);
     if (!r) return r.error();
-    if (!r->success() && r->err.find("Invalid job id") == std::string::npos)
+    // A job that ended on its own (autostop's scancel, its time limit) is no failure of the cancel.
+    if (!r->success() && r->err.find("Invalid job id") == std::string::npos &&
+        r->err.find("already completing or completed") == std::string::npos)
         return Error{"scancel " + id + " failed: " + last_line(r->err)};
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();

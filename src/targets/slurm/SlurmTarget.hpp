@@ -19,9 +19,11 @@ namespace ddl {
 // (paths, commands), which belong to the previous key until the next "Key=".
 std::map<std::string, std::string> parse_scontrol_record(const std::string& line);
 
-class SlurmTarget : public TargetDriver, public JobSteps, public LeakedClusters {
+class SlurmTarget : public TargetDriver, public JobSteps, public LeakedClusters, public SelfEnding {
 public:
-    TargetCapabilities capabilities() override { return {.job_steps = this, .leaked_clusters = this}; }
+    TargetCapabilities capabilities() override {
+        return {.job_steps = this, .leaked_clusters = this, .self_ending = this};
+    }
 
     // Slurm names the nodes when it allocates them: the plan has one line, the allocation.
     std::vector<PlannedNode> planned_nodes(const Spec& spec) const override;
@@ -55,6 +57,10 @@ public:
     bool needs_spec() const override { return false; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+
+    // With autostop the batch script runs the idle clock, which scancels the job once idle
+    // (SlurmScript.cpp); afterwards: the clock's line in the job's output file, once the job has ended.
+    Result<std::optional<std::string>> autostop_end(Context& ctx) override;
 
     // `ddl run` on a slurm cluster: an srun step inside the deployed job, np ranks (0: every slot),
     // each taking its rank from Slurm's variables; env_set carries the runtime's PATH and the master.

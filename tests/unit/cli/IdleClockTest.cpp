@@ -1,5 +1,6 @@
 #include "cli/IdleClock.hpp"
 
+#include "provision/TargetCapabilities.hpp"
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
@@ -76,4 +77,36 @@ TEST_CASE("the record read last is kept in the cluster's folder") {
     auto back = last_idle_record(dir);
     REQUIRE(back);
     CHECK(back->idle_since == idle.idle_since);
+}
+
+TEST_CASE(
+    "an allocation the clock ended itself: its record says when and why, and keeps each node's source") {
+    auto r = record({{"checked_at", "2026-11-18T11:06:40Z"},
+                     {"idle_since", "2026-11-18T10:56:40Z"},
+                     {"source", {{"master", "dcgm"}, {"worker1", "nvidia-smi"}}},
+                     {"ended",
+                      {{"at", "2026-11-18T11:06:40Z"},
+                       {"by", "autostop"},
+                       {"why", "idle since 2026-11-18T10:56:40Z, past autostop.idle_minutes 10"},
+                       {"how", "scancel 42"}}}});
+    REQUIRE(r.ended_at == k_t0);
+    CHECK(r.ended_why == "idle since 2026-11-18T10:56:40Z, past autostop.idle_minutes 10 (scancel 42)");
+    CHECK(idle_text(r, AutostopSpec{.idle_minutes = 10}, k_t0 + std::chrono::hours(5)) ==
+          "ended by autostop at 2026-11-18T11:06:40Z: idle since 2026-11-18T10:56:40Z, past "
+          "autostop.idle_minutes 10 (scancel 42)");
+    // Kept by the controller (idle.json) and read back alike.
+    auto again = parse_idle_record(idle_json(r));
+    REQUIRE(again);
+    CHECK(again->ended_at == k_t0);
+    CHECK(again->ended_why == r.ended_why);
+    CHECK(again->source["master"] == "dcgm");
+    CHECK_FALSE(record({{"checked_at", "2026-11-18T11:06:40Z"}}).ended_at);
+}
+
+TEST_CASE("the clock's line in a job's log is found, the last one where there are several") {
+    CHECK_FALSE(autostop_line("ddl: sshd for node master\n"));
+    const std::string log =
+        "ddl: holding\nddl-idle: autostop ends the allocation at 2026-11-18T11:00:00Z: a (b)\n"
+        "x\nddl-idle: autostop ends the allocation at 2026-11-18T11:06:40Z: c (d)\ntail";
+    CHECK(autostop_line(log) == "ddl-idle: autostop ends the allocation at 2026-11-18T11:06:40Z: c (d)");
 }

@@ -116,6 +116,23 @@ TEST_CASE("the runtime folder, backend and interface reach the job's environment
     CHECK(has_line(text, "export DDL_MASTER_PORT=29600 MASTER_PORT=29600"));
 }
 
+TEST_CASE("with autostop the sbatch script runs the idle clock inside the job, and holds it without") {
+    auto f = render_spec(slurm_spec("slurm: {partition: p}\nautostop: {idle_minutes: 30}\n"));
+    REQUIRE(f.ok());
+    const auto& text = f->at("slurm/job.sbatch");
+    CHECK(has_line(
+        text, "  DDL_IDLE_END=slurm DDL_IDLE_MINUTES=30 DDL_IDLE_RECORD=\"$SLURM_SUBMIT_DIR/idle.json\" \\"));
+    CHECK(has_line(text, "    python3 \"$runtime_dir/bin/ddl-idle\" loop ||"));
+    CHECK(has_line(text, "  exec sleep infinity")); // should the clock stop
+    auto plain = render_spec(slurm_spec("slurm: {partition: p}\n"));
+    REQUIRE(plain.ok());
+    CHECK(plain->at("slurm/job.sbatch").find("ddl-idle") == std::string::npos);
+    CHECK(has_line(plain->at("slurm/job.sbatch"), "  exec sleep infinity"));
+    // The clock's minutes reach the idle_clock role only where autostop is set.
+    CHECK(nlohmann::json::parse(f->at("ansible/vars.json"))["ddl_autostop_idle_minutes"] == 30);
+    CHECK_FALSE(nlohmann::json::parse(plain->at("ansible/vars.json")).contains("ddl_autostop_idle_minutes"));
+}
+
 TEST_CASE("ansible variables tell the roles what kind of node they configure") {
     auto vars = [](const Spec& s) {
         auto f = render_spec(s);
