@@ -17,6 +17,11 @@ nlohmann::json shared_tfvars(const Spec& s, const std::string& public_key, const
     return vars;
 }
 
+nlohmann::json with_expiry(nlohmann::json vars, const std::string& expires) {
+    if (!expires.empty()) vars["expires"] = expires;
+    return vars;
+}
+
 std::string worker_flavor_or_master(const Spec& s) {
     return s.workers.flavor.empty() ? s.master.flavor : s.workers.flavor;
 }

@@ -17,6 +17,10 @@ namespace ddl {
 nlohmann::json shared_tfvars(const Spec& spec, const std::string& public_key, const std::string& state_dir,
                              std::size_t state_dir_max);
 
+// `vars` with `expires` (the module's expiry.tf: when the lifetime ends, render/Expiry.hpp) where the spec
+// sets a lifetime; without one the variable keeps its default (no expiry recorded).
+nlohmann::json with_expiry(nlohmann::json vars, const std::string& expires);
+
 // The workers' flavor (instance type), or the master's when the spec has no workers: the module's variable
 // must be valid even when no worker uses it.
 std::string worker_flavor_or_master(const Spec& spec);

@@ -20,7 +20,9 @@ actions show them, each with a fresh EC2 id that is also the id the state record
 route table), subnet, internet gateway (attached), route table with its association, the two security
 groups with their rules, the key pair, placement group and the instances (running, launchTime, groupSet,
 subnetId, vpcId, the module's tags ddl-cluster, ddl-managed, Name, ddl-role and ddl-state =
-var.state_dir). Deletes take them out again; an instance is terminated and stays listed, as EC2 lists
+var.state_dir); with var.expires every resource also carries ddl-expires (src/targets/aws/terraform/expiry.tf),
+and a changed var.expires updates the instances' tag in place (the tag of the instances is what ddl gc reads;
+the stand-in models no other in-place tag update). Deletes take them out again; an instance is terminated and stays listed, as EC2 lists
 terminated instances for a while. Every instance records its node in its private "_fake_nodes", so that an
 instance terminated through the API takes its node with it.
 """
@@ -65,7 +67,16 @@ def aws_cidr_ok(c, v4_prefix=None):
     return str(net) == c
 
 
-# The AWS module's validation blocks (src/targets/aws/terraform/variables.tf).
+def rfc3339_ok(v):
+    """Terraform's formatdate() reads it (a real date and time)."""
+    try:
+        datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ")
+        return True
+    except ValueError:
+        return False
+
+
+# The AWS module's validation blocks (src/targets/aws/terraform/variables.tf, expiry.tf).
 VALIDATIONS = {
     "cluster_name": (lambda v: len(v) <= 40 and re.match(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", v) and not v.startswith("sg-"),
                      "cluster_name must be 1-40 lowercase letters, digits and '-', start with a letter and not end with '-'."),
@@ -83,6 +94,8 @@ VALIDATIONS = {
     "worker_count": (lambda v: 0 <= v <= 256 and v == int(v), "worker_count must be a whole number from 0 to 256."),
     "root_volume_gb": (lambda v: 8 <= v <= 16384 and v == int(v), "root_volume_gb must be a whole number from 8 to 16384."),
     "state_dir": (lambda v: len(v) <= 256, "state_dir must be at most 256 characters: it is an EC2 tag value."),
+    "expires": (lambda v: v == "" or (re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", v) and rfc3339_ok(v)),
+                "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z."),
     "root_volume_type": (lambda v: v in ("gp3", "gp2"), "root_volume_type must be gp3 or gp2."),
     "network_cidr": (lambda v: aws_cidr_ok(v, (16, 28)),
                      "network_cidr must be an IPv4 network address with a /16 to /28 prefix, such as 10.42.0.0/16 (no host bits set)."),
@@ -95,7 +108,7 @@ VALIDATIONS = {
 DEFAULTS = {"profile": "", "ami_id": "", "ami_owners": ["amazon"],
             "ami_name_filter": "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *", "root_volume_type": "gp3",
             "use_default_vpc": False, "availability_zone": "", "allow_any_source": False, "spot": False,
-            "spot_max_price": "", "placement_group": False, "user_data": "", "state_dir": ""}
+            "spot_max_price": "", "placement_group": False, "user_data": "", "state_dir": "", "expires": ""}
 
 
 def check_env(json_mode, values):
@@ -198,9 +211,11 @@ def attributes(addr, v):
     if addr == "aws_key_pair.cluster":
         return {"public_key": (key_digest(v), True)}
     if addr == "aws_instance.master":
-        return {"instance_type": (v["master_instance_type"], False), "ami": (image, True)}
+        return {"instance_type": (v["master_instance_type"], False), "ami": (image, True),
+                "tags.ddl-expires": (v["expires"], False)}
     if addr.startswith("aws_instance.worker["):
-        return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True)}
+        return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True),
+                "tags.ddl-expires": (v["expires"], False)}
     return {}
 
 
@@ -214,8 +229,11 @@ def aws_region():
     return api_module("aws_region") if registry_path() else None
 
 
-def aws_tags(c, name, **extra):
-    t = {"ddl-cluster": c, "ddl-managed": "true", "Name": name}
+def aws_tags(values, name, **extra):
+    """The module's local.tags (with ddl-expires where var.expires is set) and the resource's own."""
+    t = {"ddl-cluster": values["cluster_name"], "ddl-managed": "true", "Name": name}
+    if values.get("expires"):
+        t["ddl-expires"] = values["expires"]
     t.update(extra)
     return [{"key": k, "value": v} for k, v in sorted(t.items())]
 
@@ -240,12 +258,12 @@ def create(addr, st, values):
                                  "error StatusCode: 400, api error InvalidKeyPair.Duplicate: The keypair already exists")
             reg["key_pairs"].append({"keyPairId": api.new_id("key"), "keyName": c + "-key", "keyType": "ed25519",
                                      "keyFingerprint": hashlib.sha256(values["public_key"].encode()).hexdigest()[:43] + "=",
-                                     "tagSet": aws_tags(c, c + "-key")})
+                                     "tagSet": aws_tags(values, c + "-key")})
             return c + "-key"  # the provider's id of a key pair is its name
         if kind == "aws_security_group":
             name = c + "-" + addr.split(".")[1]
             r = {"ownerId": AWS_ACCOUNT, "groupName": name, "groupId": api.new_id("sg"), "groupDescription": name,
-                 "vpcId": vpc, "ipPermissions": [], "ipPermissionsEgress": [], "tagSet": aws_tags(c, name), "_rules": {}}
+                 "vpcId": vpc, "ipPermissions": [], "ipPermissionsEgress": [], "tagSet": aws_tags(values, name), "_rules": {}}
             reg["security_groups"].append(r)
             return r["groupId"]
         if kind in ("aws_vpc_security_group_ingress_rule", "aws_vpc_security_group_egress_rule"):
@@ -270,7 +288,7 @@ def create(addr, st, values):
             return rule
         if kind == "aws_vpc":
             r = {"vpcId": api.new_id("vpc"), "cidrBlock": values["network_cidr"], "state": "available", "isDefault": False,
-                 "ownerId": AWS_ACCOUNT, "tagSet": aws_tags(c, c + "-vpc")}
+                 "ownerId": AWS_ACCOUNT, "tagSet": aws_tags(values, c + "-vpc")}
             reg["vpcs"].append(r)
             main = api.new_id("rtb")
             reg["route_tables"].append({"routeTableId": main, "vpcId": r["vpcId"], "ownerId": AWS_ACCOUNT,
@@ -284,19 +302,19 @@ def create(addr, st, values):
         if kind == "aws_subnet":
             r = {"subnetId": api.new_id("subnet"), "vpcId": vpc, "cidrBlock": values["network_cidr"], "state": "available",
                  "availabilityZone": values["availability_zone"] or values["region"] + "a", "mapPublicIpOnLaunch": True,
-                 "tagSet": aws_tags(c, c + "-subnet")}
+                 "tagSet": aws_tags(values, c + "-subnet")}
             reg["subnets"].append(r)
             return r["subnetId"]
         if kind == "aws_internet_gateway":
             r = {"internetGatewayId": api.new_id("igw"), "ownerId": AWS_ACCOUNT,
-                 "attachmentSet": [{"vpcId": vpc, "state": "available"}], "tagSet": aws_tags(c, c + "-igw")}
+                 "attachmentSet": [{"vpcId": vpc, "state": "available"}], "tagSet": aws_tags(values, c + "-igw")}
             reg["internet_gateways"].append(r)
             return r["internetGatewayId"]
         if kind == "aws_route_table":
             r = {"routeTableId": api.new_id("rtb"), "vpcId": vpc, "ownerId": AWS_ACCOUNT,
                  "routeSet": [{"destinationCidrBlock": values["network_cidr"], "gatewayId": "local"},
                               {"destinationCidrBlock": "0.0.0.0/0", "gatewayId": sid("aws_internet_gateway.cluster[0]")}],
-                 "associationSet": [], "tagSet": aws_tags(c, c + "-routes")}
+                 "associationSet": [], "tagSet": aws_tags(values, c + "-routes")}
             reg["route_tables"].append(r)
             return r["routeTableId"]
         if kind == "aws_route_table_association":
@@ -309,7 +327,7 @@ def create(addr, st, values):
             return a["routeTableAssociationId"]
         if kind == "aws_placement_group":
             reg["placement_groups"].append({"groupName": c + "-nodes", "groupId": api.new_id("pg"), "strategy": "cluster",
-                                            "state": "available", "tagSet": aws_tags(c, c + "-nodes")})
+                                            "state": "available", "tagSet": aws_tags(values, c + "-nodes")})
             return c + "-nodes"
         if kind == "aws_instance":
             index = None if key is None else int(key)
@@ -330,7 +348,7 @@ def create(addr, st, values):
                  "subnetId": sid("aws_subnet.cluster[0]") or DEFAULT_SUBNET, "vpcId": vpc,
                  "groupSet": [{"groupId": g, "groupName": (aws_find(reg, "security_groups", "groupId", g) or {}).get("groupName")}
                               for g in groups if g],
-                 "tagSet": aws_tags(c, name, **{"ddl-role": "master" if index is None else "worker",
+                 "tagSet": aws_tags(values, name, **{"ddl-role": "master" if index is None else "worker",
                                                 "ddl-state": values["state_dir"]}),
                  "_fake_nodes": {"id": c, "state_dir": nodes_dir(values, registry_path()), "node": node_name,
                                  "tool": os.environ.get("DDL_FAKE_NODES", "")}}
@@ -373,7 +391,7 @@ def delete(addr, ident):
 
 
 def update(addr, ident, values):
-    """An instance whose type changed in place."""
+    """An instance whose type or ddl-expires tag changed in place."""
     api = aws_region()
     if not api or not addr.startswith("aws_instance."):
         return
@@ -381,4 +399,8 @@ def update(addr, ident, values):
         i = aws_find(reg, "instances", "instanceId", ident)
         if i:
             i["instanceType"] = values["master_instance_type" if addr.endswith(".master") else "worker_instance_type"]
+            tags = {t["key"]: t["value"] for t in i["tagSet"] if t["key"] != "ddl-expires"}
+            if values.get("expires"):
+                tags["ddl-expires"] = values["expires"]
+            i["tagSet"] = [{"key": k, "value": v} for k, v in sorted(tags.items())]
 

@@ -2,6 +2,7 @@
 
 #include "targets/aws/AwsInputs.hpp"
 #include "targets/aws/AwsPreflight.hpp"
+#include "terraform/TerraformInputs.hpp"
 #include "util/Strings.hpp"
 
 namespace ddl {
@@ -29,7 +30,8 @@ const std::map<std::string, std::string>& AwsTarget::module_files() const {
 }
 
 RenderedFiles AwsTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
-    return {{"terraform.tfvars.json", json_file(AwsInputs::tfvars(s, in.public_key, in.state_dir))}};
+    return {{"terraform.tfvars.json",
+             json_file(with_expiry(AwsInputs::tfvars(s, in.public_key, in.state_dir), in.expires))}};
 }
 
 std::string AwsTarget::spec_tool(const Spec& spec) const {

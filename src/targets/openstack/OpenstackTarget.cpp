@@ -2,6 +2,7 @@
 
 #include "targets/openstack/OpenstackInputs.hpp"
 #include "targets/openstack/OpenstackPreflight.hpp"
+#include "terraform/TerraformInputs.hpp"
 #include "util/Strings.hpp"
 
 #include <cstdlib>
@@ -47,7 +48,8 @@ const std::map<std::string, std::string>& OpenstackTarget::module_files() const 
 }
 
 RenderedFiles OpenstackTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
-    return {{"terraform.tfvars.json", json_file(OpenstackInputs::tfvars(s, in.public_key, in.state_dir))},
+    return {{"terraform.tfvars.json",
+             json_file(with_expiry(OpenstackInputs::tfvars(s, in.public_key, in.state_dir), in.expires))},
             {"backend.tf.json", json_file(OpenstackInputs::backend(s))}};
 }
 

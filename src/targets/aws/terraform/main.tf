@@ -4,11 +4,11 @@
 
 locals {
   # On every resource, so that resources left behind can be found from the cloud's side (`ddl gc --spec`;
-  # the instances also carry ddl-state, the state folder that deployed them).
-  tags = {
+  # the instances also carry ddl-state, the state folder that deployed them; ddl-expires: expiry.tf).
+  tags = merge({
     "ddl-cluster" = var.cluster_name
     "ddl-managed" = "true"
-  }
+  }, local.expiry_tags)
   lookup_ami = var.ami_id == ""
   user_data  = var.user_data != "" ? var.user_data : null
   # null (no placement group) unless var.placement_group.

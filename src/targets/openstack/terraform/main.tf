@@ -20,9 +20,9 @@ resource "openstack_compute_servergroup_v2" "cluster" {
 
 locals {
   user_data = var.user_data != "" ? var.user_data : null
-  # What ddl gc looks for: servers carry metadata (ddl_cluster, ddl_role, ddl_state), Neutron resources
-  # these tags (Neutron "Tag extension": filter with ?tags=a,b).
-  ddl_tags = ["ddl", "ddl-cluster=${var.cluster_name}"]
+  # What ddl gc looks for: servers carry metadata (ddl_cluster, ddl_role, ddl_state; ddl_expires: expiry.tf),
+  # Neutron resources these tags (Neutron "Tag extension": filter with ?tags=a,b).
+  ddl_tags = concat(["ddl", "ddl-cluster=${var.cluster_name}"], local.expiry_tags)
   # Empty unless var.anti_affinity: drives the dynamic scheduler_hints blocks below.
   server_group_ids = openstack_compute_servergroup_v2.cluster[*].id
 }
@@ -89,11 +89,11 @@ resource "openstack_compute_instance_v2" "master" {
     }
   }
 
-  metadata = {
+  metadata = merge({
     ddl_cluster = var.cluster_name
     ddl_role    = "master"
     ddl_state   = var.state_dir
-  }
+  }, local.expiry_metadata)
 }
 
 resource "openstack_compute_instance_v2" "worker" {
@@ -124,11 +124,11 @@ resource "openstack_compute_instance_v2" "worker" {
     }
   }
 
-  metadata = {
+  metadata = merge({
     ddl_cluster = var.cluster_name
     ddl_role    = "worker"
     ddl_state   = var.state_dir
-  }
+  }, local.expiry_metadata)
 }
 
 # --- floating IP (master only; workers are reached through the master) ----------------------
