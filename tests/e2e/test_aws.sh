@@ -173,6 +173,20 @@ if pgrep -f "$WORK/nodes/awsleak/" >/dev/null; then fail "processes of awsleak l
   fail "awsfull after the gc of awsleak"
 ok "gc --expired --spec from another state folder: a cluster whose state folder is gone and whose recorded lifetime has ended is found in the region and removed through the EC2 API (plan first, -y); the owned one stays"
 
+# A lifetime added to a deployed cluster: the next deploy writes its end on the instances in place.
+echo "lifetime: 2h" >>awsfull.yaml
+ddl deploy -y awsfull.yaml >life.log 2>&1 || { cat life.log; fail "re-deploy with a lifetime"; }
+python3 - "$FAKE_AWS_RESOURCES" "$STATE/awsfull/state.json" <<'PY' || fail "the instances of awsfull do not carry the new end"
+import datetime, json, sys
+reg = json.load(open(sys.argv[1]))
+created = datetime.datetime.strptime(json.load(open(sys.argv[2]))["created_at"], "%Y-%m-%dT%H:%M:%SZ")
+expires = (created + datetime.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
+inst = [i for i in reg["instances"] if tags(i).get("ddl-cluster") == "awsfull" and i["instanceState"]["name"] == "running"]
+assert len(inst) == 3 and all(tags(i).get("ddl-expires") == expires for i in inst), (expires, inst)
+PY
+ok "a lifetime added to a deployed cluster is written on its instances in place by the next deploy"
+
 FAKE_TF_FAIL_DESTROY=1 ddl destroy -y awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone awsfull
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if v and k != "instances"}

@@ -32,7 +32,7 @@ import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
+from tf_cli import EXPIRES_VALIDATION, CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
 
 NAME = "aws"
 LOCK = ("registry.terraform.io/hashicorp/aws", "5.100.0")
@@ -67,15 +67,6 @@ def aws_cidr_ok(c, v4_prefix=None):
     return str(net) == c
 
 
-def rfc3339_ok(v):
-    """Terraform's formatdate() reads it (a real date and time)."""
-    try:
-        datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ")
-        return True
-    except ValueError:
-        return False
-
-
 # The AWS module's validation blocks (src/targets/aws/terraform/variables.tf, expiry.tf).
 VALIDATIONS = {
     "cluster_name": (lambda v: len(v) <= 40 and re.match(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", v) and not v.startswith("sg-"),
@@ -94,8 +85,7 @@ VALIDATIONS = {
     "worker_count": (lambda v: 0 <= v <= 256 and v == int(v), "worker_count must be a whole number from 0 to 256."),
     "root_volume_gb": (lambda v: 8 <= v <= 16384 and v == int(v), "root_volume_gb must be a whole number from 8 to 16384."),
     "state_dir": (lambda v: len(v) <= 256, "state_dir must be at most 256 characters: it is an EC2 tag value."),
-    "expires": (lambda v: v == "" or (re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", v) and rfc3339_ok(v)),
-                "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z."),
+    "expires": EXPIRES_VALIDATION,
     "root_volume_type": (lambda v: v in ("gp3", "gp2"), "root_volume_type must be gp3 or gp2."),
     "network_cidr": (lambda v: aws_cidr_ok(v, (16, 28)),
                      "network_cidr must be an IPv4 network address with a /16 to /28 prefix, such as 10.42.0.0/16 (no host bits set)."),

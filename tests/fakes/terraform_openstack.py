@@ -31,12 +31,11 @@ their user $FAKE_OPENSTACK_USER_ID (default "u-alice"). Every server records its
 its node name, the nodes' state folder and $DDL_FAKE_NODES) in its private "_fake_nodes", so that a server
 deleted through the API takes its node with it.
 """
-import datetime
 import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
+from tf_cli import EXPIRES_VALIDATION, CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
 
 NAME = "openstack"
 LOCK = ("registry.terraform.io/terraform-provider-openstack/openstack", "3.0.0")
@@ -56,15 +55,6 @@ DESTROY_FAILURE = ("openstack_networking_secgroup_v2", "Error deleting openstack
                    "security-groups/1], but got 409 instead: {\"NeutronError\": {\"type\": \"SecurityGroupInUse\", "
                    "\"message\": \"Security Group 1 in use.\"}}")
 
-def rfc3339_ok(v):
-    """Terraform's formatdate() reads it (a real date and time)."""
-    try:
-        datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ")
-        return True
-    except ValueError:
-        return False
-
-
 CIDR = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}/\d{1,2}|[0-9a-fA-F:]+/\d{1,3})$")
 # The module's validation blocks, as far as a stand-in can evaluate them.
 VALIDATIONS = {
@@ -80,8 +70,7 @@ VALIDATIONS = {
                       "Every entry of allowed_cidrs must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32."),
     "network_cidr": (lambda v: bool(re.match(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$", v)),
                      "network_cidr must be an IPv4 network address with its prefix, such as 192.168.42.0/24 (no host bits set)."),
-    "expires": (lambda v: v == "" or (re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", v) and rfc3339_ok(v)),
-                "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z."),
+    "expires": EXPIRES_VALIDATION,
 }
 DEFAULTS = {"network_name": "", "dns_nameservers": [], "allow_any_source": False, "anti_affinity": False, "user_data": "",
             "state_dir": "", "expires": ""}

@@ -33,6 +33,20 @@ BACKEND = None  # the http backend's client when backend.tf.json names it (set b
 PROVIDERS = ("aws", "openstack")  # the providers the stand-in models: tests/fakes/terraform_<name>.py
 
 
+def rfc3339_ok(v):
+    """Terraform's formatdate() reads it (a real date and time)."""
+    try:
+        datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ")
+        return True
+    except ValueError:
+        return False
+
+
+# Both modules' expiry.tf declare `expires` with this validation block.
+EXPIRES_VALIDATION = (lambda v: v == "" or (re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", v) and rfc3339_ok(v)),
+                      "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z.")
+
+
 def now():
     return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat()
 

@@ -386,3 +386,25 @@ TEST_CASE("gpulab records when its jobs end: RUNNING plus maxDuration, the earli
     CHECK_FALSE(GpulabTarget::duration_seconds("soon"));
     CHECK_FALSE(GpulabTarget::duration_seconds("3 fortnights"));
 }
+
+TEST_CASE("a GPULab job ends maxDuration after it started running, as gc --expired reads it") {
+    const nlohmann::json running = {
+        {"request", {{"scheduling", {{"maxDuration", "12 hours"}}}}},
+        {"state",
+         {{"status", "Running"},
+          {"eventTimes", {{"created", "2026-11-25T19:00:00Z"}, {"RUNNING", "2026-11-25T20:00:00Z"}}}}}};
+    auto end = GpulabTarget::job_end(running);
+    REQUIRE(end);
+    CHECK(*end == 1795680000); // 2026-11-26T08:00:00Z
+    // Not running yet, no maxDuration, or one GPULab's forms do not cover: no end.
+    auto queued = running;
+    queued["state"]["eventTimes"].erase("RUNNING");
+    CHECK_FALSE(GpulabTarget::job_end(queued));
+    auto unlimited = running;
+    unlimited["request"]["scheduling"].erase("maxDuration");
+    CHECK_FALSE(GpulabTarget::job_end(unlimited));
+    auto odd = running;
+    odd["request"]["scheduling"]["maxDuration"] = "a while";
+    CHECK_FALSE(GpulabTarget::job_end(odd));
+    CHECK_FALSE(GpulabTarget::job_end(nlohmann::json::array()));
+}
