@@ -245,7 +245,7 @@ Status GpulabTarget::provision(Context& ctx) {
     }
 
     // The jobs' lease: GPULab stops each one maxDuration after it started running.
-    if (auto max = duration_seconds(g.max_duration))
+    if (auto max = duration_seconds(gpulab_max_duration(ctx.spec)))
         if (auto end = earliest_end(running, *max)) td["lease_end"] = utc_text(*end);
     ctx.state.nodes.clear();
     for (const auto& job : jobs) {

@@ -3,6 +3,7 @@
 #include "spec/SpecLoader.hpp"
 #include "support/Rig.hpp"
 #include "targets/Registry.hpp"
+#include "targets/gpulab/GpulabJobs.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -407,4 +408,20 @@ TEST_CASE("a GPULab job ends maxDuration after it started running, as gc --expir
     odd["request"]["scheduling"]["maxDuration"] = "a while";
     CHECK_FALSE(GpulabTarget::job_end(odd));
     CHECK_FALSE(GpulabTarget::job_end(nlohmann::json::array()));
+}
+
+TEST_CASE("a lifetime shorter than gpulab.max_duration is the jobs' maxDuration, so GPULab stops them then") {
+    Rig rig("  max_duration: 12 hours\nlifetime: 90m\n");
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    REQUIRE(t.provision(ctx).ok());
+    REQUIRE(rig.api->submitted.size() == 1);
+    CHECK(rig.api->submitted[0]["request"]["scheduling"]["maxDuration"] == "90 minutes");
+    CHECK(rig.api->submitted[0]["request"]["scheduling"]["minDuration"] == "90 minutes");
+    // RUNNING at 2026-11-25T20:00:00Z, as above.
+    CHECK(rig.state.target_data["lease_end"] == "2026-11-25T21:30:00Z");
+    REQUIRE(t.destroy(ctx).ok());
+    // A lifetime longer than max_duration leaves it as it is.
+    Rig longer("  max_duration: 12 hours\nlifetime: 2d\n");
+    CHECK(gpulab_max_duration(longer.spec) == "12 hours");
 }
