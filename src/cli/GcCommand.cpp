@@ -3,6 +3,7 @@
 // container thrown away): this machine's local clusters, the user's Slurm jobs.
 #include "cli/CommandTable.hpp"
 #include "cli/Confirm.hpp"
+#include "cli/GcExpired.hpp"
 #include "cli/IdleClock.hpp"
 #include "cli/LeaseText.hpp"
 #include "cli/Lifetime.hpp"
@@ -42,10 +43,12 @@ void add_options(CLI::App& sub, GcArgs& a) {
         ->capture_default_str();
     a.prefix_option = sub.add_option("--prefix", a.prefix, "Only clusters whose name starts with this")
                           ->capture_default_str();
-    sub.add_flag("--expired", a.expired,
-                 "Instead: the state folder's clusters past the lifetime their spec sets, or idle (by their "
-                 "master's idle clock) for their autostop.idle_minutes (whatever their name, unless --prefix "
-                 "is given; --older-than, --target and --spec do not apply)");
+    sub.add_flag(
+        "--expired", a.expired,
+        "Instead: the state folder's clusters past the lifetime their spec sets, or idle (by their "
+        "master's idle clock) for their autostop.idle_minutes, and with --spec the target's clusters "
+        "whose recorded lifetime has ended and whose state folder is gone (whatever their name, "
+        "unless --prefix is given; --older-than and --target do not apply)");
     sub.add_flag("--dry-run", a.dry_run, "Only list what would be destroyed");
     sub.add_flag("-y,--yes", a.yes, "Destroy without asking (needed where there is no terminal: CI, cron)");
     sub.add_option("--target", a.targets,
@@ -84,14 +87,6 @@ std::vector<Candidate> candidates(const StateStore& store, const std::string& pr
         out.push_back({.name = name, .idle_s = idle});
     }
     return out;
-}
-
-// The targets found without a spec (`--target`), from the registry.
-std::string asked_without_spec() {
-    return targets_that([](TargetDriver& d) {
-        const auto* leaks = d.leaked_clusters();
-        return leaks != nullptr && !leaks->needs_spec();
-    });
 }
 
 // Whether cluster `name` (with autostop) has been idle for its idle_minutes, by its master's idle clock
@@ -238,22 +233,14 @@ found_with_specs(const StateStore& store, const std::vector<std::string>& specs,
     std::vector<Candidate> out;
     SystemProcessRunner proc;
     for (const auto& file : specs) {
-        auto loaded = load_spec_file(file);
-        if (!loaded.spec) return Error{"--spec " + file + ":\n" + loaded.diagnostics.format_text()};
-        auto d = make_target_driver(loaded.spec->target);
-        if (!d) return d.error();
-        std::shared_ptr<TargetDriver> driver = std::move(*d);
-        const auto* leaks = driver->leaked_clusters();
-        if (leaks == nullptr || !leaks->needs_spec())
-            return Error{"--spec " + file + ": ddl cannot ask target " + loaded.spec->target +
-                         " for its clusters with a spec; use --target (" + asked_without_spec() +
-                         ") or the state folder"};
-        auto found = leaks->find_clusters(&*loaded.spec, proc);
+        auto st = spec_target(file);
+        if (!st) return st.error();
+        auto found = st->driver->leaked_clusters()->find_clusters(&st->spec, proc);
         if (!found) {
-            problems.push_back("target " + loaded.spec->target + " (" + file + "): " + found.error().message);
+            problems.push_back("target " + st->spec.target + " (" + file + "): " + found.error().message);
             continue;
         }
-        keep_leaked(store, loaded.spec->target, driver, *found, prefix, age, elsewhere, out);
+        keep_leaked(store, st->spec.target, st->driver, *found, prefix, age, elsewhere, out);
     }
     return out;
 }
@@ -315,6 +302,21 @@ int destroy_all(const Invocation& inv, const GcArgs& a, const std::vector<Candid
     return failed ? exit_code::k_partial : exit_code::k_ok;
 }
 
+// The clusters found expired on the targets (GcExpired), after those of the state folder.
+void add_found(std::vector<Candidate>& found, std::vector<ExpiredFound> expired) {
+    for (auto& e : expired) {
+        Candidate c{.name = e.found.cluster,
+                    .idle_s = e.found.age_s,
+                    .source = e.target,
+                    .detail = e.found.detail + "; " + e.why,
+                    .driver = e.driver,
+                    .found = std::move(e.found)};
+        const bool known =
+            std::any_of(found.begin(), found.end(), [&](const Candidate& s) { return s.name == c.name; });
+        if (!known) found.push_back(std::move(c));
+    }
+}
+
 int gc(const Invocation& inv, const GcArgs& a) {
     auto age = parse_duration_s(a.older_than);
     if (!age)
@@ -324,10 +326,17 @@ int gc(const Invocation& inv, const GcArgs& a) {
     if (!targets) return inv.fail(targets.error().message, exit_code::k_bad_input);
     StateStore store(inv.g.state_dir);
     if (a.expired) {
-        std::vector<std::string> problems;
-        auto found = expired_clusters(store, a.prefix_option->count() ? a.prefix : "", problems);
+        std::vector<std::string> problems, notes;
+        const std::string prefix = a.prefix_option->count() ? a.prefix : "";
+        auto found = expired_clusters(store, prefix, problems);
+        auto on_targets =
+            expired_on_targets(store, a.specs, prefix, std::chrono::system_clock::now(), notes, problems);
+        if (!on_targets) return inv.fail(on_targets.error().message, exit_code::k_bad_input);
+        add_found(found, std::move(*on_targets));
         for (const auto& p : problems)
             inv.say("warning: " + p);
+        for (const auto& n : notes)
+            inv.say(n);
         return destroy_all(inv, a, found);
     }
     auto found = candidates(store, a.prefix, *age);

@@ -1,6 +1,7 @@
 #include "cli/OpenCluster.hpp"
 
 #include "cli/ClusterRef.hpp"
+#include "cli/Lifetime.hpp"
 #include "cli/Signals.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
@@ -99,7 +100,10 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
             return Error{"cluster " + spec.name + " is half destroyed\nhint: finish with `ddl destroy " +
                          spec.name + "`, then deploy again"};
         // A changed spec re-runs everything after validate; each phase converges to the new spec.
-        if (state.spec != spec.to_json()) state.reset_phases_from(phase_names(), "render");
+        // So does a changed lifetime (not in the normalized spec): where the target records its end
+        // (OpenStack, AWS: render/Expiry.hpp), provision writes it again.
+        if (state.spec != spec.to_json() || stored_spec(state).life.lifetime_s != spec.life.lifetime_s)
+            state.reset_phases_from(phase_names(), "render");
     } else {
         state.cluster = spec.name;
         state.target = spec.target;

@@ -9,11 +9,13 @@
 #include "core/Diagnostics.hpp"
 #include "provision/ConfigChanges.hpp"
 #include "remote/SshKeys.hpp"
+#include "render/Expiry.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -93,6 +95,7 @@ int plan(const Invocation& inv, const PlanArgs& a) {
     // As deploy renders it (the servers' ddl_state), so that the plan does not show it as a change.
     std::error_code ec;
     inputs.state_dir = std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
+    inputs.expires = expiry_stamp(spec, state.created_at, static_cast<long long>(std::time(nullptr)));
     if ((*driver)->renders_public_key()) {
         auto key = plan_public_key(ctx, scratch.path());
         if (!key) return inv.fail(key.error().message, exit_code::k_bad_input);

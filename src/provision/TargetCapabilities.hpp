@@ -21,6 +21,7 @@ struct FoundCluster {
     long long age_s = 0;   // since the target created it (its own record of the time)
     std::string state_dir; // the cluster's folder in the state folder that deployed it
     std::string detail;    // what was found, one line ("3 namespace nodes", "job 123 RUNNING")
+    std::string expires;   // when its lifetime ends as the target records it (RFC 3339; empty: not recorded)
     nlohmann::json record; // what destroy_found needs
 };
 

@@ -20,6 +20,9 @@ struct RenderInputs {
     // The cluster's state folder (absolute), recorded on what the target creates so that `ddl gc --spec`
     // tells a leaked cluster from one still owned (openstack: the servers' ddl_state). Empty: not recorded.
     std::string state_dir;
+    // When the cluster's lifetime ends (render/Expiry.hpp), recorded on what the target creates so that
+    // `ddl gc --expired --spec` finds it expired from the target's side. Empty: no lifetime, not recorded.
+    std::string expires;
 };
 
 // A JSON file as every renderer writes one: two-space indent, keys sorted, a final newline.

@@ -1,5 +1,7 @@
 #include "state/ClusterState.hpp"
 
+#include "util/UtcTime.hpp"
+
 #include <algorithm>
 #include <ctime>
 
@@ -117,12 +119,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
 }
 
 std::string utc_now_iso() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
+    return utc_text(std::time(nullptr));
 }
 
 } // namespace ddl

@@ -20,4 +20,9 @@ nlohmann::json shared_tfvars(const Spec& s, const std::string& public_key, const
     return vars;
 }
 
+nlohmann::json with_expiry(nlohmann::json vars, const std::string& expires) {
+    if (!expires.empty()) vars["expires"] = expires;
+    return vars;
+}
+
 } // namespace ddl

@@ -27,4 +27,8 @@ struct ModuleConventions {
 nlohmann::json shared_tfvars(const Spec& spec, const std::string& public_key, const std::string& state_dir,
                              const ModuleConventions& module);
 
+// `vars` with `expires` (common.tf: when the lifetime ends, render/Expiry.hpp) where the spec sets a
+// lifetime; without one the variable keeps its default (no expiry recorded).
+nlohmann::json with_expiry(nlohmann::json vars, const std::string& expires);
+
 } // namespace ddl

@@ -2,10 +2,12 @@
 
 #include "core/Log.hpp"
 #include "remote/SshKeys.hpp"
+#include "render/Expiry.hpp"
 #include "terraform/ScratchPlan.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <ctime>
 #include <filesystem>
 
 namespace ddl {
@@ -69,6 +71,7 @@ Result<RenderInputs> TerraformTarget::render_inputs(Context& ctx) {
     RenderInputs in;
     std::error_code ec;
     in.state_dir = std::filesystem::absolute(ctx.cluster_dir(), ec).lexically_normal().string();
+    in.expires = expiry_stamp(ctx.spec, ctx.state.created_at, static_cast<long long>(std::time(nullptr)));
     if (!ctx.spec.access.private_key.empty()) {
         std::string pub = ctx.spec.access.private_key + ".pub";
         auto text = read_file(pub);

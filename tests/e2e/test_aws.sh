@@ -96,16 +96,24 @@ ok "status shows the workers behind the master; exec on every node"
 # route table, security groups and key pair, and ddl gc --spec, run from another state folder, finds it there
 # and removes it through the EC2 API. awsfull, whose state folder is here, is named and left alone.
 aws_spec awsleak 1
+echo "lifetime: 1h" >>awsleak.yaml
 ddl deploy awsleak.yaml >leak.log 2>&1 || { cat leak.log; fail "deploy awsleak"; }
 python3 - "$FAKE_AWS_RESOURCES" awsleak "$STATE/awsleak" <<'PY' || fail "the region does not carry awsleak's tags"
-import json, os, sys
+import datetime, json, os, sys
 reg, name, state = json.load(open(sys.argv[1])), sys.argv[2], os.path.realpath(sys.argv[3])
 tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
 inst = [i for i in reg["instances"] if tags(i).get("ddl-cluster") == name and i["instanceState"]["name"] == "running"]
 assert len(inst) == 2 and all(os.path.realpath(tags(i)["ddl-state"]) == state for i in inst), inst
+# lifetime: 1h -> ddl-expires on every resource: the state's created_at plus an hour.
+created = datetime.datetime.strptime(json.load(open(state + "/state.json"))["created_at"], "%Y-%m-%dT%H:%M:%SZ")
+expires = (created + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+assert all(tags(i).get("ddl-expires") == expires for i in inst), (expires, inst)
 for kind in ("vpcs", "subnets", "internet_gateways", "route_tables", "security_groups", "key_pairs"):
-    assert any(tags(r).get("ddl-cluster") == name and tags(r).get("ddl-managed") == "true" for r in reg[kind]), kind
+    assert any(tags(r).get("ddl-cluster") == name and tags(r).get("ddl-managed") == "true" and
+               tags(r).get("ddl-expires") == expires for r in reg[kind]), kind
+assert not any("ddl-expires" in tags(i) for i in reg["instances"] if tags(i).get("ddl-cluster") == "awsfull")
 PY
+expires=$(python3 -c 'import datetime,json,sys; c=datetime.datetime.strptime(json.load(open(sys.argv[1]))["created_at"], "%Y-%m-%dT%H:%M:%SZ"); print((c + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))' "$STATE/awsleak/state.json")
 rm -rf "$STATE/awsleak"
 gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
 expect_in gc-dry.log "^would destroy awsleak (found on target aws, created 0 h ago: 2 instance(s) in region us-east-1" \
@@ -113,8 +121,44 @@ expect_in gc-dry.log "^would destroy awsleak (found on target aws, created 0 h a
 expect_in gc-dry.log "^ddl gc: not touched: awsfull (aws: its state is in " "gc --spec --dry-run: what it leaves"
 [ "$(python3 -c 'import json,sys; print(sum(i["instanceState"]["name"] == "running" for i in json.load(open(sys.argv[1]))["instances"]))' "$FAKE_AWS_RESOURCES")" = 5 ] ||
   fail "gc --dry-run removed something"
-gc_other -y >gc.log 2>&1 || { cat gc.log; fail "gc --spec"; }
-expect_in gc.log "^gc: 1 destroyed, 0 failed" "gc --spec did not remove awsleak"
+# gc --expired --spec from the region's side: awsleak's lifetime (its ddl-expires tag) has an hour to go, so
+# it is named with the time left and stays; without the tag it is left alone; once the tag's time has
+# passed it is destroyed (plan first: --dry-run; then -y). awsfull's state is here: named, left alone.
+gc_expired() { "$DDL" --state-dir "$WORK/other-state" gc --expired --spec awsleak.yaml "$@"; }
+set_expiry() {
+  python3 - "$FAKE_AWS_RESOURCES" "$DDL_SOURCE_DIR/tests/fakes" "$1" <<'PY' || fail "planting awsleak's ddl-expires"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from aws_region import registry
+with registry(sys.argv[1], write=True) as reg:
+    for i in reg["instances"]:
+        tags = {t["key"]: t["value"] for t in i["tagSet"] if t["key"] != "ddl-expires"}
+        if tags.get("ddl-cluster") == "awsleak":
+            if sys.argv[3]:
+                tags["ddl-expires"] = sys.argv[3]
+            i["tagSet"] = [{"key": k, "value": v} for k, v in sorted(tags.items())]
+PY
+}
+running() { python3 -c 'import json,sys; print(sum(i["instanceState"]["name"] == "running" for i in json.load(open(sys.argv[1]))["instances"]))' "$FAKE_AWS_RESOURCES"; }
+gc_expired -y >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired --spec before the end"; }
+expect_in gcx.log "^ddl gc: not yet: awsleak (aws: its lifetime ends $expires (in 5[0-9]m)" "gc --expired --spec: the time left"
+expect_in gcx.log "^ddl gc: not touched: awsfull (aws: its state is in " "gc --expired --spec: the owned cluster"
+expect_in gcx.log "^gc: 0 destroyed, 0 failed" "gc --expired --spec before the end: its totals"
+set_expiry ""
+gc_expired -y >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired --spec without the tag"; }
+expect_in gcx.log "^ddl gc: not touched: awsleak (aws: it records no end of its lifetime" "gc --expired --spec: no tag"
+[ "$(running)" = 5 ] || fail "gc --expired --spec removed something before the end"
+ok "gc --expired --spec: a cluster whose recorded end is to come is named with the time left, one without it left alone"
+set_expiry "$(date -u -d '-1 min' +%Y-%m-%dT%H:%M:%SZ)"
+gc_expired --dry-run >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired --spec --dry-run"; }
+expect_in gcx.log "^would destroy awsleak (found on target aws, created 0 h ago: 2 instance(s) in region us-east-1; its lifetime ended .*; its state folder .* is gone)" \
+  "gc --expired --spec --dry-run: what it would remove"
+[ "$(running)" = 5 ] || fail "gc --expired --dry-run removed something"
+gc_expired </dev/null >gcx.log 2>&1 && fail "gc --expired --spec without -y and without a terminal destroyed"
+[ "$(running)" = 5 ] || fail "gc --expired without -y removed something"
+gc_expired -y >gc.log 2>&1 || { cat gc.log; fail "gc --expired --spec"; }
+expect_in gc.log "^gc: 1 destroyed, 0 failed" "gc --expired --spec did not remove awsleak"
 python3 - "$FAKE_AWS_RESOURCES" <<'PY' || fail "resources of awsleak left in the region"
 import json, sys
 reg = json.load(open(sys.argv[1]))
@@ -127,7 +171,21 @@ if ip netns list | grep -q "^ddl-awsleak-"; then fail "nodes of awsleak left"; f
 if pgrep -f "$WORK/nodes/awsleak/" >/dev/null; then fail "processes of awsleak left"; fi
 [ "$(ddl exec --cluster awsfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
   fail "awsfull after the gc of awsleak"
-ok "gc --spec from another state folder: a cluster whose state folder is gone is found in the region and removed through the EC2 API; the owned one stays"
+ok "gc --expired --spec from another state folder: a cluster whose state folder is gone and whose recorded lifetime has ended is found in the region and removed through the EC2 API (plan first, -y); the owned one stays"
+
+# A lifetime added to a deployed cluster: the next deploy writes its end on the instances in place.
+echo "lifetime: 2h" >>awsfull.yaml
+ddl deploy -y awsfull.yaml >life.log 2>&1 || { cat life.log; fail "re-deploy with a lifetime"; }
+python3 - "$FAKE_AWS_RESOURCES" "$STATE/awsfull/state.json" <<'PY' || fail "the instances of awsfull do not carry the new end"
+import datetime, json, sys
+reg = json.load(open(sys.argv[1]))
+created = datetime.datetime.strptime(json.load(open(sys.argv[2]))["created_at"], "%Y-%m-%dT%H:%M:%SZ")
+expires = (created + datetime.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
+inst = [i for i in reg["instances"] if tags(i).get("ddl-cluster") == "awsfull" and i["instanceState"]["name"] == "running"]
+assert len(inst) == 3 and all(tags(i).get("ddl-expires") == expires for i in inst), (expires, inst)
+PY
+ok "a lifetime added to a deployed cluster is written on its instances in place by the next deploy"
 
 FAKE_TF_FAIL_DESTROY=1 ddl destroy -y awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone awsfull

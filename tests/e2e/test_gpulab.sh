@@ -215,6 +215,11 @@ gc_leak --dry-run >g1.log 2>&1 || { cat g1.log; fail "gc --spec --dry-run"; }
 grep -q "^would destroy ${P}glleak (found on target gpulab, .*GPULab job(s) $leak_job RUNNING; its state folder $STATE/${P}glleak is gone)" g1.log \
   || { cat g1.log; fail "gc --spec did not find the leaked job"; }
 grep -q "^Cancelled $leak_job " "$events" && fail "--dry-run cancelled the job"
+# gc --expired --spec reads the end GPULab itself keeps: maxDuration after the job started running.
+GPULAB_CERT="$WORK/alice.pem" "$DDL" --state-dir "$WORK/other-state" gc --expired --spec ${P}glleak.yaml -y >gx.log 2>&1 ||
+  { cat gx.log; fail "gc --expired --spec"; }
+expect_in gx.log "^ddl gc: not yet: ${P}glleak (gpulab: its lifetime ends .* (in 23h 5[0-9]m))" "gc --expired --spec: GPULab's maxDuration"
+expect_in gx.log "^gc: 0 destroyed, 0 failed" "gc --expired --spec destroyed a job before its maxDuration"
 gc_leak -y >g2.log 2>&1 || { cat g2.log; fail "gc --spec -y"; }
 expect_in g2.log "gc: 1 destroyed, 0 failed" "gc --spec did not destroy the leaked cluster"
 expect_in "$events" "^Cancelled $leak_job " "the leaked job was not cancelled"

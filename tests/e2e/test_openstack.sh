@@ -111,16 +111,28 @@ ok "a worker fewer: plan names its node and resources; approved, it goes and the
 # run from another state folder, finds it there and removes it through the APIs. osfull, whose state folder
 # is here, is named and left alone.
 openstack_spec osleak 1
+echo "lifetime: 1h" >>osleak.yaml
 ddl deploy osleak.yaml >leak.log 2>&1 || { cat leak.log; fail "deploy osleak"; }
 python3 - "$FAKE_OPENSTACK_RESOURCES" osleak "$STATE/osleak" <<'PY' || fail "the cloud does not carry osleak's markers"
-import json, os, sys
+import datetime, json, os, sys
 reg, name, state = json.load(open(sys.argv[1])), sys.argv[2], os.path.realpath(sys.argv[3])
 servers = [s for s in reg["servers"] if s["metadata"].get("ddl_cluster") == name]
 assert len(servers) == 2 and all(os.path.realpath(s["metadata"]["ddl_state"]) == state for s in servers), servers
+# lifetime: 1h -> the servers' ddl_expires and the Neutron resources' ddl-expires tag: created_at plus an hour.
+created = datetime.datetime.strptime(json.load(open(state + "/state.json"))["created_at"], "%Y-%m-%dT%H:%M:%SZ")
+expires = (created + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+assert all(s["metadata"].get("ddl_expires") == expires for s in servers), (expires, servers)
 for kind in ("networks", "subnets", "routers", "ports", "security_groups", "floatingips"):
-    assert any("ddl-cluster=" + name in r.get("tags", []) and "ddl" in r.get("tags", []) for r in reg[kind]), kind
+    assert any("ddl-cluster=" + name in r.get("tags", []) and "ddl" in r.get("tags", []) and
+               "ddl-expires=" + expires in r.get("tags", []) for r in reg[kind]), kind
+assert not any("ddl_expires" in s["metadata"] for s in reg["servers"] if s["metadata"].get("ddl_cluster") == "osfull")
 PY
 rm -rf "$STATE/osleak"
+# gc --expired --spec asks the cloud: osleak's recorded end is an hour away, so it is named and stays.
+"$DDL" --state-dir "$WORK/other-state" gc --expired --spec osleak.yaml -y >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired --spec"; }
+expect_in gcx.log "^ddl gc: not yet: osleak (openstack: its lifetime ends .* (in 5[0-9]m)" "gc --expired --spec: the time left"
+expect_in gcx.log "^gc: 0 destroyed, 0 failed" "gc --expired --spec destroyed a cluster whose end is to come"
+ok "lifetime is recorded on the cloud (ddl_expires, ddl-expires=); gc --expired --spec names a cluster whose end is to come and leaves it"
 gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
 expect_in gc-dry.log "^would destroy osleak (found on target openstack, created 0 h ago: 2 server(s) on cloud fakecloud" \
   "gc --spec --dry-run: what it would remove"

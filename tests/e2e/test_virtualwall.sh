@@ -107,6 +107,7 @@ YAML
 }
 
 vwspec vwe2e alice 2
+echo "lifetime: 2h" >>vwe2e.yaml # ends before expiry_hours (3): the slice expires with the lifetime
 ddl deploy vwe2e.yaml >d.log 2>&1 || { cat d.log; cat geni.log; fail "deploy over the GENI APIs"; }
 slice="urn:publicid:IDN+ilabt.imec.be:ddltest+slice+vwe2e"
 for call in "SA create $slice" "AM Allocate $slice" "AM Provision $slice" "AM PerformOperationalAction $slice" \
@@ -139,8 +140,8 @@ expect_in tx.log "nothing to delete" "twin destroy"
 ok "a cluster naming a slice with slivers ddl did not create is refused, and its destroy deletes nothing"
 
 st=$(ddl status vwe2e)
-grep -Eq "^lease ends [0-9T:-]+Z \(in 2h 5[0-9]m\)$" <<<"$st" || { echo "$st"; fail "status does not show the slice's expiry"; }
-ok "status shows when the slice's slivers end ($(grep '^lease' <<<"$st"))"
+grep -Eq "^lease ends [0-9T:-]+Z \(in 1h 5[0-9]m\)$" <<<"$st" || { echo "$st"; fail "status does not show the slice's expiry"; }
+ok "status shows when the slice's slivers end: with the lifetime (2h), before expiry_hours (3) ($(grep '^lease' <<<"$st"))"
 ddl renew vwe2e --hours 5 >r.log 2>&1 || { cat r.log; cat geni.log; fail "renew"; }
 grep -q "^SA update $slice" geni.log && grep -qx "AM Renew $slice" geni.log || { cat geni.log; fail "renew calls"; }
 grep -Eq "lease ends .* \(in 4h 5[0-9]m\)$" r.log || { cat r.log; fail "renew did not report the new end"; }

@@ -21,7 +21,9 @@ actions show them, each with a fresh EC2 id that is also the id the state record
 route table), subnet, internet gateway (attached), route table with its association, the two security
 groups with their rules, the key pair, placement group and the instances (running, launchTime, groupSet,
 subnetId, vpcId, the module's tags ddl-cluster, ddl-managed, Name, ddl-role and ddl-state =
-var.state_dir). Deletes take them out again; an instance is terminated and stays listed, as EC2 lists
+var.state_dir); with var.expires every resource also carries ddl-expires (var.expires of src/terraform/module/common.tf),
+and a changed var.expires updates the instances' tag in place (the tag of the instances is what ddl gc reads;
+the stand-in models no other in-place tag update). Deletes take them out again; an instance is terminated and stays listed, as EC2 lists
 terminated instances for a while. Every instance records its node in its private "_fake_nodes", so that an
 instance terminated through the API takes its node with it.
 """
@@ -191,9 +193,11 @@ def attributes(addr, v):
     if addr == "aws_key_pair.cluster":
         return {"public_key": (key_digest(v), True)}
     if addr == "aws_instance.master":
-        return {"instance_type": (v["master_instance_type"], False), "ami": (image, True)}
+        return {"instance_type": (v["master_instance_type"], False), "ami": (image, True),
+                "tags.ddl-expires": (v["expires"], False)}
     if addr.startswith("aws_instance.worker["):
-        return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True)}
+        return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True),
+                "tags.ddl-expires": (v["expires"], False)}
     return {}
 
 
@@ -207,8 +211,11 @@ def aws_region():
     return api_module("aws_region") if registry_path() else None
 
 
-def aws_tags(c, name, **extra):
-    t = {"ddl-cluster": c, "ddl-managed": "true", "Name": name}
+def aws_tags(values, name, **extra):
+    """The module's local.tags (with ddl-expires where var.expires is set) and the resource's own."""
+    t = {"ddl-cluster": values["cluster_name"], "ddl-managed": "true", "Name": name}
+    if values.get("expires"):
+        t["ddl-expires"] = values["expires"]
     t.update(extra)
     return [{"key": k, "value": v} for k, v in sorted(t.items())]
 
@@ -233,12 +240,12 @@ def create(addr, st, values):
                                  "error StatusCode: 400, api error InvalidKeyPair.Duplicate: The keypair already exists")
             reg["key_pairs"].append({"keyPairId": api.new_id("key"), "keyName": c + "-key", "keyType": "ed25519",
                                      "keyFingerprint": hashlib.sha256(values["public_key"].encode()).hexdigest()[:43] + "=",
-                                     "tagSet": aws_tags(c, c + "-key")})
+                                     "tagSet": aws_tags(values, c + "-key")})
             return c + "-key"  # the provider's id of a key pair is its name
         if kind == "aws_security_group":
             name = c + "-" + addr.split(".")[1]
             r = {"ownerId": AWS_ACCOUNT, "groupName": name, "groupId": api.new_id("sg"), "groupDescription": name,
-                 "vpcId": vpc, "ipPermissions": [], "ipPermissionsEgress": [], "tagSet": aws_tags(c, name), "_rules": {}}
+                 "vpcId": vpc, "ipPermissions": [], "ipPermissionsEgress": [], "tagSet": aws_tags(values, name), "_rules": {}}
             reg["security_groups"].append(r)
             return r["groupId"]
         if kind in ("aws_vpc_security_group_ingress_rule", "aws_vpc_security_group_egress_rule"):
@@ -263,7 +270,7 @@ def create(addr, st, values):
             return rule
         if kind == "aws_vpc":
             r = {"vpcId": api.new_id("vpc"), "cidrBlock": values["network_cidr"], "state": "available", "isDefault": False,
-                 "ownerId": AWS_ACCOUNT, "tagSet": aws_tags(c, c + "-vpc")}
+                 "ownerId": AWS_ACCOUNT, "tagSet": aws_tags(values, c + "-vpc")}
             reg["vpcs"].append(r)
             main = api.new_id("rtb")
             reg["route_tables"].append({"routeTableId": main, "vpcId": r["vpcId"], "ownerId": AWS_ACCOUNT,
@@ -277,19 +284,19 @@ def create(addr, st, values):
         if kind == "aws_subnet":
             r = {"subnetId": api.new_id("subnet"), "vpcId": vpc, "cidrBlock": values["network_cidr"], "state": "available",
                  "availabilityZone": values["availability_zone"] or values["region"] + "a", "mapPublicIpOnLaunch": True,
-                 "tagSet": aws_tags(c, c + "-subnet")}
+                 "tagSet": aws_tags(values, c + "-subnet")}
             reg["subnets"].append(r)
             return r["subnetId"]
         if kind == "aws_internet_gateway":
             r = {"internetGatewayId": api.new_id("igw"), "ownerId": AWS_ACCOUNT,
-                 "attachmentSet": [{"vpcId": vpc, "state": "available"}], "tagSet": aws_tags(c, c + "-igw")}
+                 "attachmentSet": [{"vpcId": vpc, "state": "available"}], "tagSet": aws_tags(values, c + "-igw")}
             reg["internet_gateways"].append(r)
             return r["internetGatewayId"]
         if kind == "aws_route_table":
             r = {"routeTableId": api.new_id("rtb"), "vpcId": vpc, "ownerId": AWS_ACCOUNT,
                  "routeSet": [{"destinationCidrBlock": values["network_cidr"], "gatewayId": "local"},
                               {"destinationCidrBlock": "0.0.0.0/0", "gatewayId": sid("aws_internet_gateway.cluster[0]")}],
-                 "associationSet": [], "tagSet": aws_tags(c, c + "-routes")}
+                 "associationSet": [], "tagSet": aws_tags(values, c + "-routes")}
             reg["route_tables"].append(r)
             return r["routeTableId"]
         if kind == "aws_route_table_association":
@@ -302,7 +309,7 @@ def create(addr, st, values):
             return a["routeTableAssociationId"]
         if kind == "aws_placement_group":
             reg["placement_groups"].append({"groupName": c + "-nodes", "groupId": api.new_id("pg"), "strategy": "cluster",
-                                            "state": "available", "tagSet": aws_tags(c, c + "-nodes")})
+                                            "state": "available", "tagSet": aws_tags(values, c + "-nodes")})
             return c + "-nodes"
         if kind == "aws_instance":
             index = None if key is None else int(key)
@@ -323,7 +330,7 @@ def create(addr, st, values):
                  "subnetId": sid("aws_subnet.cluster[0]") or DEFAULT_SUBNET, "vpcId": vpc,
                  "groupSet": [{"groupId": g, "groupName": (aws_find(reg, "security_groups", "groupId", g) or {}).get("groupName")}
                               for g in groups if g],
-                 "tagSet": aws_tags(c, name, **{"ddl-role": "master" if index is None else "worker",
+                 "tagSet": aws_tags(values, name, **{"ddl-role": "master" if index is None else "worker",
                                                 "ddl-state": values["state_dir"]}),
                  "_fake_nodes": {"id": c, "state_dir": nodes_dir(values, registry_path()), "node": node_name,
                                  "tool": os.environ.get("DDL_FAKE_NODES", "")}}
@@ -366,7 +373,7 @@ def delete(addr, ident):
 
 
 def update(addr, ident, values):
-    """An instance whose type changed in place."""
+    """An instance whose type or ddl-expires tag changed in place."""
     api = aws_region()
     if not api or not addr.startswith("aws_instance."):
         return
@@ -374,4 +381,8 @@ def update(addr, ident, values):
         i = aws_find(reg, "instances", "instanceId", ident)
         if i:
             i["instanceType"] = values["master_instance_type" if addr.endswith(".master") else "worker_instance_type"]
+            tags = {t["key"]: t["value"] for t in i["tagSet"] if t["key"] != "ddl-expires"}
+            if values.get("expires"):
+                tags["ddl-expires"] = values["expires"]
+            i["tagSet"] = [{"key": k, "value": v} for k, v in sorted(tags.items())]
 

@@ -22,9 +22,11 @@ them, each with a fresh id that is also the id the state records: the key pair (
 of the same name, 409, as here), server group, network, subnet, router, the router interface's port
 (device_owner network:router_interface), the security group with its rules, the servers' ports
 (addresses from the subnet's pool; bound to their server: device_id, device_owner compute:nova), the
-servers (ACTIVE, metadata ddl_cluster, ddl_role, ddl_state = var.state_dir) and the floating IP (its
-address the master node's public one); Neutron resources tagged "ddl" and "ddl-cluster=<cluster>" as the
-module tags them. Deletes (destroy, or fewer workers) take them out again. Their project is
+servers (ACTIVE, metadata ddl_cluster, ddl_role, ddl_state = var.state_dir, and ddl_expires = var.expires
+where it is set) and the floating IP (its address the master node's public one); Neutron resources tagged
+"ddl" and "ddl-cluster=<cluster>" (and "ddl-expires=<var.expires>" where it is set) as the module tags them
+(src/targets/openstack/terraform/main.tf; var.expires of src/terraform/module/common.tf). A changed var.expires updates the servers' metadata in
+place (what ddl gc reads; the stand-in models no other in-place tag update). Deletes (destroy, or fewer workers) take them out again. Their project is
 $FAKE_OPENSTACK_PROJECT_ID (default "p1": it must be the API stand-in's config project to be seen there),
 their user $FAKE_OPENSTACK_USER_ID (default "u-alice"). Every server records its node (the cluster id,
 its node name, the nodes' state folder and $DDL_FAKE_NODES) in its private "_fake_nodes", so that a server
@@ -101,9 +103,11 @@ def attributes(addr, v):
     if addr == "openstack_compute_keypair_v2.cluster":
         return {"public_key": (key_digest(v), True)}
     if addr == "openstack_compute_instance_v2.master":
-        return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True)}
+        return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True),
+                "metadata.ddl_expires": (v["expires"], False)}
     if addr.startswith("openstack_compute_instance_v2.worker["):
-        return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True)}
+        return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True),
+                "metadata.ddl_expires": (v["expires"], False)}
     return {}
 
 
@@ -126,7 +130,7 @@ def create(addr, st, values):
     c, kind = values["cluster_name"], addr.split(".")[0]
     pid = os.environ.get("FAKE_OPENSTACK_PROJECT_ID") or "p1"
     uid = os.environ.get("FAKE_OPENSTACK_USER_ID") or "u-alice"
-    tags = ["ddl", "ddl-cluster=" + c]
+    tags = ["ddl", "ddl-cluster=" + c] + (["ddl-expires=" + values["expires"]] if values.get("expires") else [])
     key = addr[addr.index("[") + 1:-1] if addr.endswith("]") else None
     key = json.loads(key) if key and key.startswith('"') else (int(key) if key else None)
     with api.registry(registry_path(), write=True) as reg:
@@ -190,7 +194,8 @@ def create(addr, st, values):
                      "node": "master" if key is None else "worker%d" % (key + 1), "tool": os.environ.get("DDL_FAKE_NODES", "")}
             r = api.new_server(pid, uid, c + ("-master" if key is None else "-worker-%d" % key),
                                values["master_flavor" if key is None else "worker_flavor"], c + "-key",
-                               {"ddl_cluster": c, "ddl_role": role, "ddl_state": values.get("state_dir", "")},
+                               dict({"ddl_cluster": c, "ddl_role": role, "ddl_state": values.get("state_dir", "")},
+                                    **({"ddl_expires": values["expires"]} if values.get("expires") else {})),
                                [c + "-nodes"], nodes)
             reg["servers"].append(r)
             port = find("ports", "openstack_networking_port_v2." + ("master" if key is None else "worker[%d]" % key))
@@ -251,7 +256,7 @@ def delete(addr, ident):
 
 
 def update(addr, ident, values):
-    """An instance resized in place: its flavor in the shared cloud."""
+    """An instance changed in place: its flavor and its ddl_expires metadata in the shared cloud."""
     api = cloud()
     if not api or not addr.startswith("openstack_compute_instance_v2."):
         return
@@ -260,3 +265,6 @@ def update(addr, ident, values):
         if server:
             server.update(_flavor_name=values["master_flavor" if addr.endswith(".master") else "worker_flavor"],
                           updated=api.iso_now())
+            server["metadata"].pop("ddl_expires", None)
+            if values.get("expires"):
+                server["metadata"]["ddl_expires"] = values["expires"]

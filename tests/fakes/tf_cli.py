@@ -42,6 +42,15 @@ def cidr_network(c):
         return False
 
 
+def rfc3339_ok(v):
+    """Terraform's formatdate() reads it (a real date and time)."""
+    try:
+        datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ")
+        return True
+    except ValueError:
+        return False
+
+
 # The validation blocks of the inputs every module shares (src/terraform/module/common.tf); each provider's
 # VALIDATIONS add those of its own variables.tf.
 COMMON_VALIDATIONS = {
@@ -55,8 +64,10 @@ COMMON_VALIDATIONS = {
                      "network_cidr must be an IPv4 network address with its prefix, such as 192.168.42.0/24 (no host bits set)."),
     "allowed_cidrs": (lambda v: len(v) > 0 and all(cidr_network(c) for c in v),
                       "Every entry of allowed_cidrs must be a network address with its prefix, such as 203.0.113.0/24 or 2001:db8::/32 (no host bits set)."),
+    "expires": (lambda v: v == "" or (re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", v) and rfc3339_ok(v)),
+                "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z."),
 }
-COMMON_DEFAULTS = {"state_dir": "", "allow_any_source": False, "user_data": ""}
+COMMON_DEFAULTS = {"state_dir": "", "allow_any_source": False, "user_data": "", "expires": ""}
 
 
 def ssh_from_anywhere(json_mode, values, group):

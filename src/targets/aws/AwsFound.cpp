@@ -1,6 +1,7 @@
 // `ddl gc --spec FILE` on AWS from the region's side. The module tags everything it creates
-// ddl-managed=true and ddl-cluster=<name>, and the instances also ddl-state=<the state folder that deployed
-// them>. So a cluster whose state folder, and with it its Terraform state, is gone is found from the
+// ddl-managed=true and ddl-cluster=<name> (and ddl-expires=<when its lifetime ends>, read by `ddl gc
+// --expired --spec`, where the spec sets one), and the instances also ddl-state=<the state folder that
+// deployed them>. So a cluster whose state folder, and with it its Terraform state, is gone is found from the
 // instance list and removed through the EC2 Query API, as the Amazon EC2 API Reference documents it
 // (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/): DescribeInstances (Filter.N tag:<key> and
 // instance-state-name, NextToken paging; launchTime), TerminateInstances, DescribeSecurityGroups,
@@ -90,6 +91,9 @@ Result<std::vector<FoundCluster>> AwsTarget::find_clusters(const Spec* given, Pr
         auto& found = clusters.add(c->second, i.id, i.launch_time);
         auto s = i.tags.find("ddl-state");
         if (found.state_dir.empty() && s != i.tags.end()) found.state_dir = s->second;
+        // The latest of its machines' ends (one form, so the text orders as the time does).
+        auto e = i.tags.find("ddl-expires");
+        if (e != i.tags.end() && e->second > found.expires) found.expires = e->second;
         found.record["region"] = creds->region;
         found.record["profile"] = a.profile;
         found.detail = std::to_string(clusters.machines(found)) + " instance(s) in region " + creds->region;

@@ -2,6 +2,7 @@
 
 #include "targets/aws/AwsInputs.hpp"
 #include "targets/aws/AwsPreflight.hpp"
+#include "terraform/TerraformInputs.hpp"
 #include "util/Strings.hpp"
 
 namespace ddl {
@@ -27,7 +28,8 @@ std::unique_ptr<AwsTransport> AwsTarget::make_transport() const {
 }
 
 RenderedFiles AwsTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
-    return {{"terraform.tfvars.json", json_file(AwsInputs::tfvars(s, in.public_key, in.state_dir))}};
+    return {{"terraform.tfvars.json",
+             json_file(with_expiry(AwsInputs::tfvars(s, in.public_key, in.state_dir), in.expires))}};
 }
 
 Result<std::map<std::string, std::string>> AwsTarget::terraform_env(const Spec& spec) const {

@@ -1,12 +1,15 @@
 // `ddl gc --spec FILE` on GPULab from the service's side: every job ddl submits is named
 // ddl-<cluster>-<node> and its description starts "ddl cluster <cluster>," and ends with the cluster's state
 // folder, so the user's job list ("GPULab API", "Get all jobs") finds a cluster whose state folder is gone;
-// its age comes from the job's own event times (state.eventTimes); the documented cancel removes it.
+// its age comes from the job's own event times (state.eventTimes), its end (`gc --expired`) from when GPULab
+// stops the first of its jobs (request.scheduling.maxDuration after eventTimes.RUNNING); the documented
+// cancel removes it.
 #include "provision/FoundClusters.hpp"
 #include "targets/gpulab/GpulabClient.hpp"
 #include "targets/gpulab/GpulabStatus.hpp"
 #include "targets/gpulab/GpulabTarget.hpp"
 #include "util/Strings.hpp"
+#include "util/UtcTime.hpp"
 
 #include <cstdlib>
 #include <ctime>
@@ -34,6 +37,24 @@ std::unique_ptr<GpulabClient> client(const std::string& api_url, const std::stri
 }
 
 } // namespace
+
+std::optional<std::time_t> GpulabTarget::job_end(const nlohmann::json& job) {
+    if (!job.is_object()) return std::nullopt;
+    const auto request = job.value("request", nlohmann::json::object());
+    const auto scheduling = request.is_object() ? request.value("scheduling", nlohmann::json::object())
+                                                : nlohmann::json::object();
+    const auto state = job.value("state", nlohmann::json::object());
+    const auto times =
+        state.is_object() ? state.value("eventTimes", nlohmann::json::object()) : nlohmann::json::object();
+    if (!scheduling.is_object() || !scheduling.contains("maxDuration") ||
+        !scheduling["maxDuration"].is_string() || !times.is_object() || !times.contains("RUNNING") ||
+        !times["RUNNING"].is_string())
+        return std::nullopt;
+    auto began = utc_seconds(times["RUNNING"].get<std::string>());
+    auto max = duration_seconds(scheduling["maxDuration"].get<std::string>());
+    if (!began || !max) return std::nullopt;
+    return *began + static_cast<std::time_t>(*max);
+}
 
 Result<std::vector<FoundCluster>> GpulabTarget::find_clusters(const Spec* given,
                                                               ProcessRunner& /*proc*/) const {
@@ -67,6 +88,11 @@ Result<std::vector<FoundCluster>> GpulabTarget::find_clusters(const Spec* given,
         const auto created = created_at(job);
         const long long age = created ? static_cast<long long>(now - *created) : 0;
         found.age_s = found.record.contains("jobs") ? std::min(found.age_s, age) : age;
+        // The cluster ends with the first of its jobs that GPULab stops.
+        if (auto end = job_end(job)) {
+            const std::string ends = utc_text(*end);
+            if (found.expires.empty() || ends < found.expires) found.expires = ends;
+        }
         found.record["api_url"] = api_url;
         found.record["cert"] = cert;
         found.record["jobs"].push_back(id);

@@ -1,5 +1,7 @@
 #include "targets/gpulab/GpulabJobs.hpp"
 
+#include "targets/gpulab/GpulabTarget.hpp"
+
 namespace ddl {
 
 std::string gpulab_project_urn(const std::string& project) {
@@ -27,6 +29,14 @@ const std::string& gpulab_sshd_program() {
 
 nlohmann::json gpulab_sshd_command() {
     return nlohmann::json::array({"/bin/sh", "-c", gpulab_sshd_program()});
+}
+
+std::string gpulab_max_duration(const Spec& spec) {
+    const auto& g = spec.target_section<GpulabSpec>();
+    const long long life = spec.life.lifetime_s;
+    const auto max = GpulabTarget::duration_seconds(g.max_duration);
+    if (life <= 0 || (max && *max <= life)) return g.max_duration;
+    return std::to_string((life + 59) / 60) + " minutes";
 }
 
 std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key) {
@@ -60,8 +70,8 @@ std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& p
         // Not interactive (that fails at once when GPUs are busy); ddl waits up to wait_minutes itself.
         nlohmann::json scheduling{{"interactive", false},
                                   {"restartable", false},
-                                  {"minDuration", g.max_duration},
-                                  {"maxDuration", g.max_duration}};
+                                  {"minDuration", gpulab_max_duration(spec)},
+                                  {"maxDuration", gpulab_max_duration(spec)}};
         job.request = {
             {"name", "ddl-" + spec.name + "-" + job.node},
             {"description", "ddl cluster " + spec.name + ", node " + job.node + " (" + std::to_string(i + 1) +

@@ -23,6 +23,11 @@ struct GpulabJob {
 
 std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key);
 
+// The jobs' maxDuration (and minDuration): gpulab.max_duration, or the spec's lifetime in whole minutes
+// ("90 minutes") where it is shorter, so that GPULab itself stops the jobs once it has passed (counted by
+// GPULab from when each job starts running).
+std::string gpulab_max_duration(const Spec& spec);
+
 // "urn:publicid:IDN+ilabt.imec.be+project+NAME".
 std::string gpulab_project_urn(const std::string& project);
 

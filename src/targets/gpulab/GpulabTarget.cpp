@@ -6,6 +6,7 @@
 #include "util/Files.hpp"
 #include "util/LoginPem.hpp"
 #include "util/Strings.hpp"
+#include "util/UtcTime.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,14 +48,6 @@ std::optional<std::time_t> utc_time(const std::string& text) {
         return zone[0] == '+' ? t - offset : t + offset;
     }
     return std::nullopt;
-}
-
-std::string iso_utc(std::time_t t) {
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 // Lines of a job's log shown when it ended before it was ready.
@@ -252,8 +245,8 @@ Status GpulabTarget::provision(Context& ctx) {
     }
 
     // The jobs' lease: GPULab stops each one maxDuration after it started running.
-    if (auto max = duration_seconds(g.max_duration))
-        if (auto end = earliest_end(running, *max)) td["lease_end"] = iso_utc(*end);
+    if (auto max = duration_seconds(gpulab_max_duration(ctx.spec)))
+        if (auto end = earliest_end(running, *max)) td["lease_end"] = utc_text(*end);
     ctx.state.nodes.clear();
     for (const auto& job : jobs) {
         auto ep = ssh_endpoint(running[job.node], g.ssh_port, g.ssh_via);

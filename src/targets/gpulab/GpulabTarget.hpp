@@ -11,6 +11,7 @@
 #include "targets/gpulab/GpulabClient.hpp"
 #include "targets/gpulab/GpulabSection.hpp"
 
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,6 +49,10 @@ public:
     }
     // "1 day", "12 hours", "90 minutes", "2w" (gpulab.max_duration's forms) in seconds; nullopt otherwise.
     static std::optional<long long> duration_seconds(const std::string& text);
+    // When GPULab stops `job` (one job of its list) by itself: request.scheduling.maxDuration ("will always
+    // stop your job after this time") after state.eventTimes.RUNNING; nullopt while it has not run, or
+    // where either is missing or unreadable. `ddl gc --expired --spec` reads a cluster's end from it.
+    static std::optional<std::time_t> job_end(const nlohmann::json& job);
 
     // `ddl gc --spec FILE`: the user's GPULab jobs that ddl submitted and that are still queued or
     // running, one FoundCluster per cluster (the job description names it and its state folder; the age

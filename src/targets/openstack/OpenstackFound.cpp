@@ -1,5 +1,6 @@
 // `ddl gc --spec FILE` on OpenStack from the cloud's side. The module marks what it creates: every server
-// carries the metadata ddl_cluster, ddl_role and ddl_state (the state folder that deployed it), every
+// carries the metadata ddl_cluster, ddl_role and ddl_state (the state folder that deployed it), and
+// ddl_expires (when its lifetime ends, read by `ddl gc --expired --spec`) where the spec sets one, every
 // Neutron resource the tags "ddl" and "ddl-cluster=<name>", the key pair and server group are named
 // "<name>-key" and "<name>-nodes". So a cluster whose state folder, and with it its Terraform state, is gone
 // is found from the server list and removed through the APIs, as the api-ref documents them:
@@ -95,6 +96,9 @@ Result<std::vector<FoundCluster>> OpenstackTarget::find_clusters(const Spec* spe
         if (cluster.empty() || id.empty()) continue;
         auto& found = clusters.add(cluster, id, server.value("created", std::string()));
         if (found.state_dir.empty()) found.state_dir = meta.value("ddl_state", std::string());
+        // The latest of its servers' ends (one form, so the text orders as the time does).
+        const std::string expires = meta.value("ddl_expires", std::string());
+        if (expires > found.expires) found.expires = expires;
         found.record["cloud"] = cloud_name;
         found.detail = std::to_string(clusters.machines(found)) + " server(s) on cloud " + cloud_name;
     }

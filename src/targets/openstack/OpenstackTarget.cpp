@@ -2,6 +2,7 @@
 
 #include "targets/openstack/OpenstackInputs.hpp"
 #include "targets/openstack/OpenstackPreflight.hpp"
+#include "terraform/TerraformInputs.hpp"
 #include "util/Strings.hpp"
 
 #include <cstdlib>
@@ -46,7 +47,8 @@ OpenstackTarget::OpenstackTarget(Deps deps)
     : TerraformTarget("openstack", openstack_module_files()), m_deps(std::move(deps)) {}
 
 RenderedFiles OpenstackTarget::module_inputs(const Spec& s, const RenderInputs& in) const {
-    return {{"terraform.tfvars.json", json_file(OpenstackInputs::tfvars(s, in.public_key, in.state_dir))},
+    return {{"terraform.tfvars.json",
+             json_file(with_expiry(OpenstackInputs::tfvars(s, in.public_key, in.state_dir), in.expires))},
             {"backend.tf.json", json_file(OpenstackInputs::backend(s))}};
 }
 

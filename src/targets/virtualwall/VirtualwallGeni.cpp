@@ -1,13 +1,16 @@
 #include "targets/virtualwall/VirtualwallGeni.hpp"
 
+#include "render/Expiry.hpp"
 #include "targets/virtualwall/GeniClient.hpp"
 #include "targets/virtualwall/GeniIdentity.hpp"
 #include "targets/virtualwall/RequestRspec.hpp"
 #include "util/Files.hpp"
 #include "util/LoginPem.hpp"
 #include "util/Strings.hpp"
+#include "util/UtcTime.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <thread>
 
 namespace ddl {
@@ -225,7 +228,11 @@ Status geni_provision(Context& ctx, XmlRpcTransport& transport, const std::strin
     auto creds = user_and_slice(client, *s);
     if (!creds) return creds.error();
     if (!creds->slice) {
-        const auto until = std::chrono::system_clock::now() + std::chrono::hours(vw.expiry_hours);
+        auto until = std::chrono::system_clock::now() + std::chrono::hours(vw.expiry_hours);
+        // The spec's lifetime, where it ends first, is the slice's expiration: the testbed ends the slice
+        // itself then, whether or not `ddl gc --expired` runs.
+        if (auto end = utc_parse(expiry_stamp(ctx.spec, ctx.state.created_at, std::time(nullptr))))
+            until = std::min(until, std::chrono::system_clock::from_time_t(*end));
         // A slice without slivers costs nothing and a slice authority deletes no slices: what destroy must
         // find is recorded before Allocate, not here.
         auto made = client.create_slice(s->slice_name, s->project_urn, format_rfc3339(until), creds->user);

@@ -83,6 +83,17 @@ variable "allow_any_source" {
   default     = false
 }
 
+variable "expires" {
+  description = "When the cluster's lifetime ends, RFC 3339 in UTC (2026-11-28T00:00:00Z), recorded on the cluster's resources (tags or metadata) for `ddl gc --expired --spec`; empty: no lifetime, not recorded."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.expires == "" || (can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", var.expires)) && can(formatdate("YYYY", var.expires)))
+    error_message = "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z."
+  }
+}
+
 variable "user_data" {
   description = "cloud-init user data for every node (empty: none). Kept in clear text in the Terraform state: no secrets."
   type        = string

@@ -86,6 +86,41 @@ run "new_vpc_makes_network_nodes_and_outputs" {
   }
 }
 
+run "no_lifetime_no_expiry_tag" {
+  command = plan
+
+  assert {
+    condition     = alltrue([for t in [aws_vpc.cluster[0].tags, aws_instance.master.tags, aws_key_pair.cluster.tags] : !contains(keys(t), "ddl-expires")])
+    error_message = "without expires no resource carries ddl-expires"
+  }
+}
+
+run "lifetime_tags_every_resource_with_its_end" {
+  command = plan
+
+  variables {
+    expires = "2026-11-28T00:00:00Z"
+  }
+
+  assert {
+    condition = alltrue([for t in [aws_vpc.cluster[0].tags, aws_subnet.cluster[0].tags, aws_internet_gateway.cluster[0].tags, aws_route_table.cluster[0].tags,
+      aws_security_group.nodes.tags, aws_security_group.ssh.tags, aws_key_pair.cluster.tags, aws_vpc_security_group_ingress_rule.internal.tags,
+      aws_instance.master.tags, aws_instance.worker[1].tags,
+    aws_instance.master.root_block_device[0].tags] : t["ddl-expires"] == "2026-11-28T00:00:00Z" && t["ddl-cluster"] == "demo"])
+    error_message = "with expires every resource carries ddl-expires beside ddl-cluster"
+  }
+}
+
+run "expires_must_be_rfc3339_utc" {
+  command = plan
+
+  variables {
+    expires = "2026-11-28 00:00"
+  }
+
+  expect_failures = [var.expires]
+}
+
 run "default_vpc_uses_a_default_subnet" {
   command = plan
 

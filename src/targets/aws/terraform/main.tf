@@ -4,12 +4,16 @@
 
 locals {
   # On every resource, so that resources left behind can be found from the cloud's side (`ddl gc --spec`;
-  # the instances also carry ddl-state, the state folder that deployed them).
-  tags = {
+  # the instances also carry ddl-state, the state folder that deployed them), and ddl-expires when
+  # var.expires (common.tf) is set.
+  tags = merge({
     "ddl-cluster" = var.cluster_name
     "ddl-managed" = "true"
-  }
-  lookup_ami = var.ami_id == ""
+  }, local.expiry_tags)
+  # When the cluster's lifetime ends (var.expires), so that `ddl gc --expired --spec` finds an expired
+  # cluster in the region even where the state folder that deployed it is gone; no lifetime: no tag.
+  expiry_tags = { for k, v in { "ddl-expires" = var.expires } : k => v if v != "" }
+  lookup_ami  = var.ami_id == ""
   # null (no placement group) unless var.placement_group.
   placement_group = one(aws_placement_group.cluster[*].name)
   # Size of the AMI's root snapshot: a smaller root volume is refused by RunInstances, as is one outside

@@ -19,9 +19,14 @@ resource "openstack_compute_servergroup_v2" "cluster" {
 }
 
 locals {
-  # What ddl gc looks for: servers carry metadata (ddl_cluster, ddl_role, ddl_state), Neutron resources
-  # these tags (Neutron "Tag extension": filter with ?tags=a,b).
-  ddl_tags = ["ddl", "ddl-cluster=${var.cluster_name}"]
+  # What ddl gc looks for: servers carry metadata (ddl_cluster, ddl_role, ddl_state, ddl_expires), Neutron
+  # resources these tags (Neutron "Tag extension": filter with ?tags=a,b).
+  ddl_tags = concat(["ddl", "ddl-cluster=${var.cluster_name}"], local.expiry_tags)
+  # When the cluster's lifetime ends (var.expires, common.tf), so that `ddl gc --expired --spec` finds an
+  # expired cluster on the cloud even where the state folder that deployed it is gone; no lifetime: neither.
+  # Merged into the servers' metadata; added to ddl_tags (Neutron tags are plain strings).
+  expiry_metadata = { for k, v in { ddl_expires = var.expires } : k => v if v != "" }
+  expiry_tags     = [for t in ["ddl-expires=${var.expires}"] : t if var.expires != ""]
   # Empty unless var.anti_affinity: drives the dynamic scheduler_hints blocks below.
   server_group_ids = openstack_compute_servergroup_v2.cluster[*].id
 
@@ -93,11 +98,11 @@ resource "openstack_compute_instance_v2" "master" {
     }
   }
 
-  metadata = {
+  metadata = merge({
     ddl_cluster = var.cluster_name
     ddl_role    = "master"
     ddl_state   = var.state_dir
-  }
+  }, local.expiry_metadata)
 }
 
 resource "openstack_compute_instance_v2" "worker" {
@@ -128,11 +133,11 @@ resource "openstack_compute_instance_v2" "worker" {
     }
   }
 
-  metadata = {
+  metadata = merge({
     ddl_cluster = var.cluster_name
     ddl_role    = "worker"
     ddl_state   = var.state_dir
-  }
+  }, local.expiry_metadata)
 }
 
 # --- floating IP (master only; workers are reached through the master) ----------------------

@@ -56,9 +56,10 @@ std::string tags(const std::map<std::string, std::string>& t) {
 }
 
 std::string instance(const std::string& id, const std::string& cluster, const std::string& launched,
-                     const std::string& state = "/ci/.ddl/c1") {
+                     const std::string& state = "/ci/.ddl/c1", const std::string& expires = "") {
     std::map<std::string, std::string> t{{"Name", cluster + "-" + id}};
     if (!cluster.empty()) t.insert({{"ddl-cluster", cluster}, {"ddl-managed", "true"}, {"ddl-state", state}});
+    if (!expires.empty()) t["ddl-expires"] = expires;
     return "<item><reservationId>r-" + id + "</reservationId><instancesSet><item><instanceId>" + id +
            "</instanceId><instanceState><code>16</code><name>running</name></instanceState><launchTime>" +
            launched + "</launchTime>" + tags(t) + "</item></instancesSet></item>";
@@ -97,7 +98,10 @@ struct Region : AwsTransport {
                                   "</reservationSet><nextToken>page2</nextToken>");
         if (action == "DescribeInstances")
             return ok(action, "<reservationSet>" + instance("i-2", "c1", "2026-11-21T10:00:00.000Z") +
-                                  instance("i-9", "c2", "2026-11-25T10:00:00.000Z", "/home/u/.ddl/c2") +
+                                  instance("i-9", "c2", "2026-11-25T10:00:00.000Z", "/home/u/.ddl/c2",
+                                           "2026-11-26T12:00:00Z") +
+                                  instance("i-8", "c2", "2026-11-25T10:00:00.000Z", "/home/u/.ddl/c2",
+                                           "2026-11-26T10:00:00Z") +
                                   "</reservationSet>");
         if (action == "TerminateInstances") {
             for (const auto& [k, v] : p)
@@ -208,8 +212,11 @@ TEST_CASE(
     CHECK(c1.detail == "2 instance(s) in region us-east-1");
     const long long since_i2 = static_cast<long long>(std::time(nullptr)) - 1795255200; // 2026-11-21T10:00Z
     CHECK(c1.age_s == since_i2);
+    CHECK(c1.expires.empty());
     CHECK((*found)[1].cluster == "c2");
     CHECK((*found)[1].state_dir == "/home/u/.ddl/c2");
+    // ddl-expires: the latest of its instances' (gc --expired destroys it once every one has passed).
+    CHECK((*found)[1].expires == "2026-11-26T12:00:00Z");
 }
 
 TEST_CASE("a found aws cluster is removed in the order EC2 accepts, after its instances are terminated") {

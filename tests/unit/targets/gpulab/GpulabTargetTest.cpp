@@ -3,6 +3,7 @@
 #include "spec/SpecLoader.hpp"
 #include "support/Rig.hpp"
 #include "targets/Registry.hpp"
+#include "targets/gpulab/GpulabJobs.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
@@ -385,4 +386,42 @@ TEST_CASE("gpulab records when its jobs end: RUNNING plus maxDuration, the earli
     CHECK(GpulabTarget::duration_seconds("2w") == 1209600);
     CHECK_FALSE(GpulabTarget::duration_seconds("soon"));
     CHECK_FALSE(GpulabTarget::duration_seconds("3 fortnights"));
+}
+
+TEST_CASE("a GPULab job ends maxDuration after it started running, as gc --expired reads it") {
+    const nlohmann::json running = {
+        {"request", {{"scheduling", {{"maxDuration", "12 hours"}}}}},
+        {"state",
+         {{"status", "Running"},
+          {"eventTimes", {{"created", "2026-11-25T19:00:00Z"}, {"RUNNING", "2026-11-25T20:00:00Z"}}}}}};
+    auto end = GpulabTarget::job_end(running);
+    REQUIRE(end);
+    CHECK(*end == 1795680000); // 2026-11-26T08:00:00Z
+    // Not running yet, no maxDuration, or one GPULab's forms do not cover: no end.
+    auto queued = running;
+    queued["state"]["eventTimes"].erase("RUNNING");
+    CHECK_FALSE(GpulabTarget::job_end(queued));
+    auto unlimited = running;
+    unlimited["request"]["scheduling"].erase("maxDuration");
+    CHECK_FALSE(GpulabTarget::job_end(unlimited));
+    auto odd = running;
+    odd["request"]["scheduling"]["maxDuration"] = "a while";
+    CHECK_FALSE(GpulabTarget::job_end(odd));
+    CHECK_FALSE(GpulabTarget::job_end(nlohmann::json::array()));
+}
+
+TEST_CASE("a lifetime shorter than gpulab.max_duration is the jobs' maxDuration, so GPULab stops them then") {
+    Rig rig("  max_duration: 12 hours\nlifetime: 90m\n");
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    REQUIRE(t.provision(ctx).ok());
+    REQUIRE(rig.api->submitted.size() == 1);
+    CHECK(rig.api->submitted[0]["request"]["scheduling"]["maxDuration"] == "90 minutes");
+    CHECK(rig.api->submitted[0]["request"]["scheduling"]["minDuration"] == "90 minutes");
+    // RUNNING at 2026-11-25T20:00:00Z, as above.
+    CHECK(rig.state.target_data["lease_end"] == "2026-11-25T21:30:00Z");
+    REQUIRE(t.destroy(ctx).ok());
+    // A lifetime longer than max_duration leaves it as it is.
+    Rig longer("  max_duration: 12 hours\nlifetime: 2d\n");
+    CHECK(gpulab_max_duration(longer.spec) == "12 hours");
 }

@@ -24,9 +24,10 @@ const std::string k_nova = "https://cloud.test/compute/v2.1";
 const std::string k_net = "https://cloud.test/network/v2.0";
 
 nlohmann::json server(const std::string& id, const std::string& cluster, const std::string& created,
-                      const std::string& state = "/ci/.ddl/c1") {
+                      const std::string& state = "/ci/.ddl/c1", const std::string& expires = "") {
     nlohmann::json meta = nlohmann::json::object();
     if (!cluster.empty()) meta = {{"ddl_cluster", cluster}, {"ddl_role", "worker"}, {"ddl_state", state}};
+    if (!expires.empty()) meta["ddl_expires"] = expires;
     return {{"id", id},
             {"name", cluster + "-" + id},
             {"status", "ACTIVE"},
@@ -68,9 +69,12 @@ struct Cloud {
                      {server("s1", "c1", "2026-11-20T10:00:00Z"), server("x9", "", "2026-11-01T00:00:00Z")}},
                     {"servers_links", {{{"rel", "next"}, {"href", k_nova + "/servers/detail?marker=x9"}}}}};
             } else if (r.method == "GET" && r.url == k_nova + "/servers/detail?marker=x9") {
-                body = {{"servers",
-                         {server("s2", "c1", "2026-11-21T10:00:00Z"),
-                          server("t1", "c2", "2026-11-25T10:00:00Z", "/home/u/.ddl/c2")}}};
+                body = {
+                    {"servers",
+                     {server("s2", "c1", "2026-11-21T10:00:00Z"),
+                      server("t1", "c2", "2026-11-25T10:00:00Z", "/home/u/.ddl/c2", "2026-11-26T10:00:00Z"),
+                      server("t2", "c2", "2026-11-25T10:00:00Z", "/home/u/.ddl/c2",
+                             "2026-11-26T12:00:00Z")}}};
             } else if (r.method == "GET" && starts_with(r.url, k_nova + "/servers/")) {
                 const std::string id = r.url.substr(r.url.rfind('/') + 1);
                 out.status = gone.count(id) ? 404 : 200;
@@ -156,8 +160,11 @@ TEST_CASE(
     CHECK(c1.detail == "2 server(s) on cloud hunren");
     const long long since_s2 = static_cast<long long>(std::time(nullptr)) - 1795255200; // 2026-11-21T10:00Z
     CHECK(c1.age_s == since_s2);
+    CHECK(c1.expires.empty());
     CHECK((*found)[1].cluster == "c2");
     CHECK((*found)[1].state_dir == "/home/u/.ddl/c2");
+    // ddl_expires: the latest of its servers' (gc --expired destroys it once every one has passed).
+    CHECK((*found)[1].expires == "2026-11-26T12:00:00Z");
 }
 
 TEST_CASE(
