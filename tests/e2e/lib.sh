@@ -11,8 +11,9 @@ CLUSTERS=()
 
 cleanup() {
   local rc=$?
+  set +e # everything below runs, whatever fails
   if [ -n "${SECRET_WATCH_PID:-}" ]; then kill "$SECRET_WATCH_PID" 2>/dev/null || true; fi
-  for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy -y "$c" >/dev/null 2>&1 || true; done
+  for c in "${CLUSTERS[@]}"; do "$DDL" --state-dir "$STATE" destroy -y "$c" >/dev/null 2>&1; done
   rm -rf "$WORK"
   exit $rc
 }
@@ -114,9 +115,10 @@ secret_watch() {
   /usr/bin/python3 - "$dir" "$(readlink -f "$DDL")" <<'PY' &
 import os, sys, time
 out, ddl_exe = sys.argv[1], sys.argv[2]
-me = str(os.getpid())
+me, shell = str(os.getpid()), os.getppid()
 argvs, envs, seen, snapshots, samples = set(), set(), set(), 0, 0
-while not os.path.exists(out + "/stop"):
+# Until secret_sweep asks it to stop, or the test's shell is gone (a failing test must not leave it behind).
+while not os.path.exists(out + "/stop") and os.getppid() == shell:
     snapshots += 1
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or pid == me:

@@ -12,7 +12,7 @@ source "$HERE/lib.sh"
 source "$HERE/helpers/aws.sh"
 gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec awsleak.yaml --prefix aws --older-than 0s "$@"; }
 trap 'rc=$?; [ -f awsleak.yaml ] && [ ! -d "$STATE/awsleak" ] && gc_other -y >/dev/null 2>&1
-      kill $FAKE_AWS_PID 2>/dev/null; (exit $rc); cleanup' EXIT
+      kill $FAKE_AWS_PID 2>/dev/null || true; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
 export DDL_FAKE_NODES

@@ -10,7 +10,7 @@ source "$HERE/helpers/openstack.sh"
 # failing run leaves no nodes behind.
 gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec osleak.yaml --prefix os --older-than 0s "$@"; }
 trap 'rc=$?; [ -f osleak.yaml ] && [ ! -d "$STATE/osleak" ] && gc_other -y >/dev/null 2>&1
-      kill $FAKE_CLOUD_PID 2>/dev/null; (exit $rc); cleanup' EXIT
+      kill $FAKE_CLOUD_PID 2>/dev/null || true; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
 export DDL_FAKE_NODES

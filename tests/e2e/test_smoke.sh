@@ -54,7 +54,7 @@ printf '%s\n' "$smtp_secret" >smtp.pass && chmod 600 smtp.pass
 smtp_pid=$!
 /usr/bin/python3 "$helpers/webhook_receiver.py" "$hook_port" hook.jsonl &
 hook_pid=$!
-trap 'rc=$?; kill $smtp_pid $hook_pid 2>/dev/null; (exit $rc); cleanup' EXIT
+trap 'rc=$?; kill $smtp_pid $hook_pid 2>/dev/null || true; (exit $rc); cleanup' EXIT
 sleep 1
 export DDL_SMTP_URL="smtp://127.0.0.1:$smtp_port" DDL_SMTP_FROM="ddl-ci@example.org" DDL_SMTP_USER=ddl-ci
 secret_watch

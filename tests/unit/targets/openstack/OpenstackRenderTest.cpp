@@ -48,9 +48,10 @@ TEST_CASE(
             if (!v.has_default) CHECK(tfvars.contains(name));
         for (auto it = tfvars.begin(); it != tfvars.end(); ++it)
             CHECK(vars.count(it.key()) == 1);
-        // Every input the spec decides is passed; only user_data keeps the module's default.
+        // Every input the spec decides is passed; user_data keeps the module's default, expires is added
+        // at deploy (with_expiry, from the state's created_at and the lifetime).
         for (const auto& [name, v] : vars)
-            if (name != "user_data") CHECK(tfvars.contains(name));
+            if (name != "user_data" && name != "expires") CHECK(tfvars.contains(name));
     }
 }
 
