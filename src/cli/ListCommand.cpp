@@ -84,6 +84,8 @@ Row row_for(const StateStore& store, const std::string& name) {
     r.age_s = oldest;
     if (st->destroying) {
         r.state = "destroy unfinished";
+    } else if (st->stopped()) {
+        r.state = "stopped";
     } else {
         r.state = "ready";
         for (const auto& p : phase_names()) {

@@ -63,6 +63,7 @@ public:
     LeakedClusters* leaked_clusters() { return capabilities().leaked_clusters; }
     NodeReplacement* node_replacement() { return capabilities().node_replacement; }
     ConfigureHints* configure_hints() { return capabilities().configure_hints; }
+    PowerControl* power_control() { return capabilities().power; }
     bool takes_manifest() { return capabilities().takes_manifest; }
 };
 

@@ -91,6 +91,33 @@ PY
 ddl exec --cluster awsfull --nodes worker2 -- true || fail "exec on a worker through the master"
 ok "status shows the workers behind the master; exec on every node"
 
+# ddl stop / ddl start: the instances stopped through Terraform's aws_ec2_instance_state (StopInstances), their
+# nodes silent, run refused with the way out; start (StartInstances) boots them with their disks.
+t_stop=$SECONDS
+ddl exec --cluster awsfull -- sh -c 'hostname > /opt/ddl/before-stop' || fail "writing a file before the stop"
+master_ip=$(ddl status awsfull --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["address"])')
+timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" || fail "the running master does not take SSH at $master_ip:22"
+ddl stop -y awsfull >stop.log 2>&1 || { cat stop.log; fail "stop"; }
+expect_in stop.log "EBS root volume(s) of 100 GB" "stop does not say what keeps costing"
+ddl status awsfull --output json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["power"] == "stopped" else 1)' ||
+  fail "status --output json does not say stopped"
+ddl list | grep -q "^awsfull .* stopped" || { ddl list; fail "list does not show the cluster stopped"; }
+python3 - "$FAKE_AWS_RESOURCES" awsfull <<'PY' || fail "the instances are not stopped"
+import json, sys
+live = [i for i in json.load(open(sys.argv[1]))["instances"] if {"key": "ddl-cluster", "value": sys.argv[2]} in i["tagSet"]
+        and i["instanceState"]["name"] != "terminated"]
+assert len(live) == 3 and all(i["instanceState"] == {"code": 80, "name": "stopped"} for i in live), live
+PY
+if timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" 2>/dev/null; then fail "the stopped master still takes SSH"; fi
+rc=0; ddl run --cluster awsfull -- hostname >run.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat run.log; fail "run on a stopped cluster: exit $rc, expected 2"; }
+expect_in run.log "hint: ddl start awsfull" "the refused run does not name ddl start"
+ddl start awsfull >start.log 2>&1 || { cat start.log; fail "start"; }
+[ "$(ddl exec --cluster awsfull -- cat /opt/ddl/before-stop | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
+  fail "the files written before the stop are not there after the start"
+ddl run --cluster awsfull -- hostname >run.log 2>&1 || { cat run.log; fail "run after the start"; }
+ok "stop: EC2 instances stopped (80), nodes silent, run refused naming ddl start; start: files kept, run works ($((SECONDS - t_stop)) s)"
+
 # A cluster whose state folder is lost (a CI job's container gone, and with it Terraform's state): the region
 # still has its instances (tags ddl-cluster, ddl-managed, ddl-state) and its tagged VPC, subnet, gateway,
 # route table, security groups and key pair, and ddl gc --spec, run from another state folder, finds it there

@@ -5,7 +5,9 @@ Follows:
   - terraform-provider-openstack's resource documentation (registry.terraform.io/providers/
     terraform-provider-openstack/openstack/latest/docs): openstack_compute_instance_v2 "flavor_name ...
     Changing this resizes the existing server" (update in place), its block_device (the image) "Changing
-    this creates a new server" (replace); openstack_compute_keypair_v2 public_key: new resource (replace);
+    this creates a new server" (replace), its power_state ("active", "shutoff": updated in place, the
+    provider's os-stop / os-start, then its wait for SHUTOFF / ACTIVE; the server boots with its disk as it
+    was); openstack_compute_keypair_v2 public_key: new resource (replace);
     the resource ids (keypair: its name; router interface: its port; floating IP association: the
     floating IP's). The provider's `cloud` argument reads clouds.yaml (OS_CLOUD, OS_CLIENT_CONFIG_FILE);
     without it the provider cannot configure.
@@ -33,7 +35,7 @@ import json
 import os
 import re
 
-from tf_cli import CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env, state_id
+from tf_cli import CloudError, api_module, fail, key_digest, node_power, nodes_dir, registry_from_env, state_id
 
 NAME = "openstack"
 LOCK = ("registry.terraform.io/terraform-provider-openstack/openstack", "3.0.0")
@@ -66,11 +68,12 @@ VALIDATIONS = {
     "boot_volume_gb": (lambda v: 10 <= v <= 65536 and v == int(v), "boot_volume_gb must be a whole number from 10 to 65536."),
     "allowed_cidrs": (lambda v: len(v) > 0 and all(CIDR.match(c) for c in v),
                       "Every entry of allowed_cidrs must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32."),
+    "power_state": (lambda v: v in ("active", "shutoff"), 'power_state must be "active" or "shutoff".'),
     "network_cidr": (lambda v: bool(re.match(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$", v)),
                      "network_cidr must be an IPv4 network address with its prefix, such as 192.168.42.0/24 (no host bits set)."),
 }
 DEFAULTS = {"network_name": "", "dns_nameservers": [], "allow_any_source": False, "anti_affinity": False, "user_data": "",
-            "state_dir": ""}
+            "state_dir": "", "power_state": "active"}
 
 
 def check_env(json_mode, values):
@@ -113,9 +116,11 @@ def attributes(addr, v):
     if addr == "openstack_compute_keypair_v2.cluster":
         return {"public_key": (key_digest(v), True)}
     if addr == "openstack_compute_instance_v2.master":
-        return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True)}
+        return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True),
+                "power_state": (v["power_state"], False)}
     if addr.startswith("openstack_compute_instance_v2.worker["):
-        return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True)}
+        return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True),
+                "power_state": (v["power_state"], False)}
     return {}
 
 
@@ -262,13 +267,31 @@ def delete(addr, ident):
                 reg[collection] = [r for r in reg[collection] if r["id"] != ident]
 
 
-def update(addr, ident, values):
-    """An instance resized in place: its flavor in the shared cloud."""
+def update(addr, ident, values, before, st):
+    """An instance updated in place: its flavor (resized) and its power_state: the provider's os-stop or
+    os-start (its messages "Error stopping/starting OpenStack instance"), the server then SHUTOFF or ACTIVE and
+    its node powered off or booted (tests/fakes/openstack_registry.py power_server; without a shared cloud,
+    the node alone)."""
+    if not addr.startswith("openstack_compute_instance_v2."):
+        return
+    power = values["power_state"] if before.get("power_state", "active") != values["power_state"] else None
     api = cloud()
-    if not api or not addr.startswith("openstack_compute_instance_v2."):
+    if not api:
+        if power:
+            node_power(st, addr, power == "active")
         return
     with api.registry(registry_path(), write=True) as reg:
         server = api.find(reg, "servers", ident)
         if server:
             server.update(_flavor_name=values["master_flavor" if addr.endswith(".master") else "worker_flavor"],
                           updated=api.iso_now())
+        if server and power:
+            action = "start" if power == "active" else "stop"
+            try:
+                api.power_server(reg, server, action)
+            except api.Refusal as r:
+                raise CloudError("Error %s OpenStack instance" % ("starting" if action == "start" else "stopping"),
+                                 "Expected HTTP response code [202] when accessing [POST https://nova.example.org:8774"
+                                 "/v2.1/servers/%s/action], but got %d instead: %s"
+                                 % (ident, r.status, json.dumps({"conflictingRequest" if r.status == 409 else
+                                                                 "computeFault": {"code": r.status, "message": r.message}})))

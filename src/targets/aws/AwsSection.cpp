@@ -124,12 +124,9 @@ void parse_market(SectionReader& r, const YAML::Node& n, AwsSpec& a) {
 
 class AwsKind : public TargetKind {
 public:
-    // Servers (instances) stop and start again with their disks.
-    std::optional<Refusal> refuse_stop() const override {
-        return Refusal{"autostop.action: stop is not available on target aws: EC2 can stop instances keeping "
-                       "their EBS volumes, but ddl does not drive that yet",
-                       "use action: destroy (the instances and their VPC are removed)"};
-    }
+    // Instances stop and start again with their EBS volumes (`ddl stop`, terraform/power.tf); one-time Spot
+    // Instances cannot (check).
+    std::optional<Refusal> refuse_stop() const override { return std::nullopt; }
     std::string name() const override { return "aws"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<AwsSpec>(); }
     std::string starter_body() const override { return aws_starter_body(); }
@@ -139,6 +136,13 @@ public:
 
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
         require_allowed_cidrs(r, doc, spec);
+        if (spec.life.autostop.action == "stop" && spec.target_section<AwsSpec>().spot &&
+            doc["autostop"].IsMap() && doc["autostop"]["action"].IsDefined())
+            r.diags().error(
+                r.pos(doc["autostop"]["action"]),
+                "autostop.action: stop is not available with aws.spot: EC2 cannot stop one-time Spot "
+                "Instances",
+                "use action: destroy, or spot: false");
         auto nodes = doc["nodes"];
         if (!nodes.IsDefined() || !nodes.IsMap()) return;
         for (const char* group : {"master", "workers"}) {

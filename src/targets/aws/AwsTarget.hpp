@@ -13,9 +13,9 @@
 
 namespace ddl {
 
-class AwsTarget : public TerraformTarget, public LeakedClusters {
+class AwsTarget : public TerraformTarget, public LeakedClusters, public PowerControl {
 public:
-    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this, .power = this}; }
 
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
@@ -32,6 +32,14 @@ public:
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+
+    // `ddl stop` / `ddl start`: the module's aws_ec2_instance_state "stopped" / "running"
+    // (terraform/power.tf).
+    std::string why_no_stop(const Spec& spec) const override;
+    std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
+    Status set_power(Context& ctx, bool on) override {
+        return apply_power_vars(ctx, {{"instance_state", on ? "running" : "stopped"}});
+    }
 
 protected:
     const std::map<std::string, std::string>& module_files() const override;

@@ -29,13 +29,8 @@ namespace {
 
 class OpenstackKind : public TargetKind {
 public:
-    // Servers (instances) stop and start again with their disks.
-    std::optional<Refusal> refuse_stop() const override {
-        return Refusal{
-            "autostop.action: stop is not available on target openstack: OpenStack can stop or shelve "
-            "servers keeping their disks, but ddl does not drive that yet",
-            "use action: destroy (the servers and their network are removed)"};
-    }
+    // Servers stop (SHUTOFF) and start again with their boot volumes (`ddl stop`, terraform/power.tf).
+    std::optional<Refusal> refuse_stop() const override { return std::nullopt; }
     std::string name() const override { return "openstack"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<OpenstackSpec>(); }
     std::string starter_body() const override { return openstack_starter_body(); }

@@ -94,6 +94,8 @@ resource "openstack_compute_instance_v2" "master" {
     ddl_role    = "master"
     ddl_state   = var.state_dir
   }
+
+  power_state = var.power_state
 }
 
 resource "openstack_compute_instance_v2" "worker" {
@@ -129,6 +131,8 @@ resource "openstack_compute_instance_v2" "worker" {
     ddl_role    = "worker"
     ddl_state   = var.state_dir
   }
+
+  power_state = var.power_state
 }
 
 # --- floating IP (master only; workers are reached through the master) ----------------------
