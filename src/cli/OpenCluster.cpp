@@ -98,6 +98,12 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
         if (state.destroying)
             return Error{"cluster " + spec.name + " is half destroyed\nhint: finish with `ddl destroy " +
                          spec.name + "`, then deploy again"};
+        // A stopped cluster's machines answer nothing: a deploy would wait for SSH in vain.
+        if (state.stopped()) {
+            rc = exit_code::k_bad_input;
+            return Error{"cluster " + spec.name + " is stopped (since " + state.stopped_at +
+                         ")\nhint: ddl start " + spec.name + ", then deploy"};
+        }
         // A changed spec re-runs everything after validate; each phase converges to the new spec.
         if (state.spec != spec.to_json()) state.reset_phases_from(phase_names(), "render");
     } else {

@@ -130,6 +130,9 @@ if timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" 2>/dev/null; then fail "th
 rc=0; ddl run --cluster osfull -- hostname >run.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat run.log; fail "run on a stopped cluster: exit $rc, expected 2"; }
 expect_in run.log "hint: ddl start osfull" "the refused run does not name ddl start"
+rc=0; ddl deploy osfull.yaml >deploy-stopped.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat deploy-stopped.log; fail "deploy of a stopped cluster: exit $rc, expected 2"; }
+expect_in deploy-stopped.log "hint: ddl start osfull" "the refused deploy does not name ddl start"
 ddl stop -y osfull | grep -q "already stopped" || fail "a second stop"
 ddl start osfull >start.log 2>&1 || { cat start.log; fail "start"; }
 expect_in start.log "cluster osfull started" "start does not finish"

@@ -144,18 +144,10 @@ def power_instance(reg, i, on):
 
 def stop_or_start(on):
     def action(cfg, req):
-        ids = req.lists.get("InstanceId", [])
-        if not ids:
-            raise ApiError(400, "MissingParameter", "The request must contain the parameter InstanceId")
         out = []
         with NODES_LOCK:
             with registry(region_path(cfg), write=True) as reg:
-                settle(reg)
-                by_id = {i["instanceId"]: i for i in reg["instances"]}
-                missing = [i for i in ids if i not in by_id]
-                if missing:
-                    raise ApiError(400, "InvalidInstanceID.NotFound",
-                                   "The instance ID '%s' does not exist" % "', '".join(missing))
+                ids, by_id = requested_instances(reg, req)
                 for iid in ids:
                     before = power_instance(reg, by_id[iid], on)
                     out.append({"instanceId": iid, "currentState": by_id[iid]["instanceState"], "previousState": before})
@@ -181,20 +173,27 @@ def describe_instances(cfg, req):
     return [("reservationSet", reservations), ("nextToken", token)]
 
 
-def terminate_instances(cfg, req):
-    """Each instance shuts down (its ddl-fake-nodes node is taken down: the other nodes of its cluster are
-    brought up again without it, or the last one goes); terminating a terminated instance is no error."""
+def requested_instances(reg, req):
+    """The InstanceId.N of REQ, each an instance of REG (settled first): MissingParameter without one,
+    InvalidInstanceID.NotFound naming those that do not exist. (ids, {id: instance})."""
     ids = req.lists.get("InstanceId", [])
     if not ids:
         raise ApiError(400, "MissingParameter", "The request must contain the parameter InstanceId")
+    settle(reg)
+    by_id = {i["instanceId"]: i for i in reg["instances"]}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ApiError(400, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist" % "', '".join(missing))
+    return ids, by_id
+
+
+def terminate_instances(cfg, req):
+    """Each instance shuts down (its ddl-fake-nodes node is taken down: the other nodes of its cluster are
+    brought up again without it, or the last one goes); terminating a terminated instance is no error."""
     out = []
     with NODES_LOCK:
         with registry(region_path(cfg), write=True) as reg:
-            settle(reg)
-            by_id = {i["instanceId"]: i for i in reg["instances"]}
-            missing = [i for i in ids if i not in by_id]
-            if missing:
-                raise ApiError(400, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist" % "', '".join(missing))
+            ids, by_id = requested_instances(reg, req)
             for iid in ids:
                 i = by_id[iid]
                 before = dict(i["instanceState"])

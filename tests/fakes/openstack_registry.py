@@ -250,40 +250,44 @@ def public(resource):
 
 
 
-def fake_nodes_without(nodes, rest):
-    """Takes NODES["node"] out of its ddl-fake-nodes cluster: `up` with the REST of the node names (the
-    first is the bastion, as the Terraform stand-in brings them up), or `down` when none is left. The tool
-    is the one that made them (recorded), else $DDL_FAKE_NODES. None, or why it failed."""
+def run_fake_nodes(nodes, args, why):
+    """ddl-fake-nodes ARGS with the tool that made NODES (recorded), else $DDL_FAKE_NODES. None, or why it
+    failed (WHY: what cannot be done without the tool)."""
     tool = nodes.get("tool") or os.environ.get("DDL_FAKE_NODES")
     if not tool:
-        return "DDL_FAKE_NODES is not set: the stand-in cannot remove the instance's node"
+        return "DDL_FAKE_NODES is not set: the stand-in cannot " + why
+    r = subprocess.run([tool] + args, capture_output=True, text=True)
+    return None if r.returncode == 0 else "%s %s failed: %s" % (tool, args[0], (r.stderr or r.stdout).strip())
+
+
+def node_order(names):
+    """The nodes as the Terraform stand-in brings them up: the master (the bastion) first, then the workers."""
+    return sorted(names, key=lambda n: (n != "master", int(re.sub(r"\D", "", n) or 0)))
+
+
+def fake_nodes_without(nodes, rest):
+    """Takes NODES["node"] out of its ddl-fake-nodes cluster: `up` with the REST of the node names, or `down`
+    when none is left. None, or why it failed."""
     d = nodes["state_dir"]
     if rest:
-        order = sorted(rest, key=lambda n: (n != "master", int(re.sub(r"\D", "", n) or 0)))
-        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(order),
+        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(node_order(rest)),
                 "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion"]
     else:
         args = ["down", "--id", nodes["id"], "--state-dir", d]
-    r = subprocess.run([tool] + args, capture_output=True, text=True)
-    return None if r.returncode == 0 else "%s %s failed: %s" % (tool, args[0], (r.stderr or r.stdout).strip())
+    return run_fake_nodes(nodes, args, "remove the instance's node")
 
 
 def fake_nodes_power(nodes, names, on):
     """Powers NODES["node"] off (`ddl-fake-nodes stop`: its processes end, its links go down, its files stay)
     or boots it again (`up` with every node of its cluster, NAMES, and --start it: links up, sshd with the
     same host key; the cluster's other stopped nodes stay off). None, or why it failed."""
-    tool = nodes.get("tool") or os.environ.get("DDL_FAKE_NODES")
-    if not tool:
-        return "DDL_FAKE_NODES is not set: the stand-in cannot power the instance's node"
     d = nodes["state_dir"]
     if on:
-        order = sorted(names, key=lambda n: (n != "master", int(re.sub(r"\D", "", n) or 0)))
-        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(order),
+        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(node_order(names)),
                 "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion", "--start", nodes["node"]]
     else:
         args = ["stop", "--id", nodes["id"], "--state-dir", d, "--names", nodes["node"]]
-    r = subprocess.run([tool] + args, capture_output=True, text=True)
-    return None if r.returncode == 0 else "%s %s failed: %s" % (tool, args[0], (r.stderr or r.stdout).strip())
+    return run_fake_nodes(nodes, args, "power the instance's node")
 
 
 def cluster_node_names(reg, server):
