@@ -30,8 +30,8 @@ int start(const Invocation& inv) {
         return inv.fail("cluster " + name + ": " + s.error().message + "\nhint: run `ddl start " + name +
                             "` again",
                         exit_code::k_failure);
-    for (auto& n : ctx.state.nodes)
-        n.configured_inputs.clear();
+    // What configure started on the nodes must run again after a boot (where systemd does not bring it back).
+    ctx.options.force_configure = true;
     ctx.state.reset_phases_from(phase_names(), "wait-ssh");
     if (auto s = ctx.save(); !s) return inv.fail(s.error().message, exit_code::k_failure);
     const int rc = run_deploy(ctx, driver, {});

@@ -136,6 +136,7 @@ expect_in deploy-stopped.log "hint: ddl start osfull" "the refused deploy does n
 ddl stop -y osfull | grep -q "already stopped" || fail "a second stop"
 ddl start osfull >start.log 2>&1 || { cat start.log; fail "start"; }
 expect_in start.log "cluster osfull started" "start does not finish"
+if grep -q "Ansible not run" start.log; then cat start.log; fail "start did not run configure again"; fi
 [ "$(ddl exec --cluster osfull -- cat /opt/ddl/before-stop | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "the files written before the stop are not there after the start"
 ddl run --cluster osfull -- hostname >run.log 2>&1 || { cat run.log; fail "run after the start"; }
