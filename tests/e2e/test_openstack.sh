@@ -130,6 +130,9 @@ if timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" 2>/dev/null; then fail "th
 rc=0; ddl run --cluster osfull -- hostname >run.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat run.log; fail "run on a stopped cluster: exit $rc, expected 2"; }
 expect_in run.log "hint: ddl start osfull" "the refused run does not name ddl start"
+ddl plan osfull.yaml >plan-stopped.txt 2>&1 || { cat plan-stopped.txt; fail "plan of a stopped cluster"; }
+expect_in plan-stopped.txt '^Nodes: 0 to create, 0 to update' "plan of a stopped cluster"
+if grep -q "resource openstack_compute_instance_v2" plan-stopped.txt; then cat plan-stopped.txt; fail "the plan of a stopped cluster would start it"; fi
 rc=0; ddl deploy osfull.yaml >deploy-stopped.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat deploy-stopped.log; fail "deploy of a stopped cluster: exit $rc, expected 2"; }
 expect_in deploy-stopped.log "hint: ddl start osfull" "the refused deploy does not name ddl start"
