@@ -103,9 +103,13 @@ CommandBody cancel_command();          // JobsCommand.cpp
 CommandBody doctor_command();          // DoctorCommand.cpp
 CommandBody cordon_command();          // CordonCommand.cpp
 CommandBody uncordon_command();        // CordonCommand.cpp
+CommandBody stop_command();            // StopCommand.cpp
+CommandBody start_command();           // StartCommand.cpp
 
 // `ddl destroy NAME --yes` on behalf of another command (gc): the same checks, set-up and messages.
 int destroy_cluster(const Invocation& from, const std::string& name);
+// `ddl stop NAME --yes` on behalf of another command (gc --expired, autostop.action: stop). StopCommand.cpp.
+int stop_cluster(const Invocation& from, const std::string& name);
 
 // The spec's workdir to the cluster, then (with_setup) its setup where it changed, with progress notes;
 // `out` gets the JSON summary. An exit code: bad input (no workdir, an env variable unset, a failing

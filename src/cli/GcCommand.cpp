@@ -67,6 +67,7 @@ struct Candidate {
     long long idle_s = 0;         // from the state folder: since last touched; from a target: since created
     std::string source = "state"; // "state" or the target that still has it
     std::string detail;
+    bool stop = false;                    // gc --expired with autostop.action: stop: stopped, not destroyed
     std::shared_ptr<TargetDriver> driver; // a target's own find
     FoundCluster found;
 };
@@ -132,14 +133,13 @@ std::vector<Candidate> expired_clusters(const StateStore& store, const std::stri
         auto created = created_time(*st);
         const long long age =
             created ? std::chrono::duration_cast<std::chrono::seconds>(now - *created).count() : 0;
-        if (auto end = lifetime_end(*st, life); end && *end <= now) {
-            out.push_back({.name = name, .idle_s = age, .detail = "its lifetime ended " + iso_utc(*end)});
-            continue;
-        }
         std::string detail;
-        if (life.autostop.set() && !st->destroying &&
-            idle_past_autostop(store.root(), name, life.autostop, detail, problems))
-            out.push_back({.name = name, .idle_s = age, .detail = detail});
+        const auto what = expiry_of(*st, life, now, [&] {
+            return idle_past_autostop(store.root(), name, life.autostop, detail, problems);
+        });
+        if (what == Expiry::none) continue;
+        if (detail.empty()) detail = "its lifetime ended " + iso_utc(*lifetime_end(*st, life));
+        out.push_back({.name = name, .idle_s = age, .detail = detail, .stop = what == Expiry::stop});
     }
     return out;
 }
@@ -245,7 +245,8 @@ found_with_specs(const StateStore& store, const std::vector<std::string>& specs,
     return out;
 }
 
-// Asked once for all of them (typing "yes") on a terminal; without one only -y destroys. nullopt: go on.
+// Asked once for all of them (typing "yes") on a terminal; without one only -y destroys (or stops). nullopt:
+// go on.
 std::optional<int> confirm(const GcArgs& a, const std::vector<Candidate>& found) {
     if (a.yes || a.dry_run || found.empty()) return std::nullopt;
     std::vector<std::string> names;
@@ -260,23 +261,37 @@ std::optional<int> confirm(const GcArgs& a, const std::vector<Candidate>& found)
 // Destroys what was found (asking first where a terminal allows) and reports each.
 int destroy_all(const Invocation& inv, const GcArgs& a, const std::vector<Candidate>& found) {
     if (auto rc = confirm(a, found)) return *rc;
-    int failed = 0, removed = 0;
+    int failed = 0, removed = 0, stopped = 0;
     auto report = nlohmann::json::array();
     // With --output json, stdout carries one JSON document: what each destroy prints goes to stderr.
     std::streambuf* saved_out = inv.g.json ? std::cout.rdbuf(std::cerr.rdbuf()) : nullptr;
     ConsoleProgress progress;
     SystemProcessRunner proc;
     for (const auto& c : found) {
-        std::cout << (a.dry_run ? "would destroy " : "destroying ") << c.name
+        const std::string verb = c.stop ? "stop" : "destroy";
+        std::cout << (a.dry_run ? "would " + verb + " "
+                      : c.stop  ? "stopping "
+                                : "destroying ")
+                  << c.name
                   << (!c.detail.empty() && c.source == "state" ? " (" + c.detail + ")"
                       : c.source == "state"
                           ? " (untouched for " + std::to_string(c.idle_s / 3600) + " h)"
                           : " (found on target " + c.source + ", created " + std::to_string(c.idle_s / 3600) +
                                 " h ago: " + c.detail + ")")
                   << "\n";
-        std::string outcome = "would destroy";
+        std::string outcome = "would " + verb;
         if (!a.dry_run) {
             bool ok = false;
+            if (c.stop) {
+                ok = stop_cluster(inv, c.name) == exit_code::k_ok;
+                ++(ok ? stopped : failed);
+                report.push_back({{"cluster", c.name},
+                                  {"idle_s", c.idle_s},
+                                  {"source", c.source},
+                                  {"outcome", ok ? "stopped" : "failed"},
+                                  {"why", c.detail}});
+                continue;
+            }
             if (c.source == "state") {
                 ok = destroy_cluster(inv, c.name) == exit_code::k_ok;
             } else {
@@ -293,10 +308,15 @@ int destroy_all(const Invocation& inv, const GcArgs& a, const std::vector<Candid
                           {"outcome", outcome},
                           {"why", c.detail}});
     }
-    std::cout << "gc: " << removed << " destroyed, " << failed << " failed\n";
+    std::cout << "gc: " << removed << " destroyed, " << failed << " failed"
+              << (stopped ? ", " + std::to_string(stopped) + " stopped" : "") << "\n";
     if (saved_out) {
         std::cout.rdbuf(saved_out);
-        std::cout << nlohmann::json{{"clusters", report}, {"destroyed", removed}, {"failed", failed}}.dump(2)
+        std::cout << nlohmann::json{{"clusters", report},
+                                    {"destroyed", removed},
+                                    {"stopped", stopped},
+                                    {"failed", failed}}
+                         .dump(2)
                   << "\n";
     }
     return failed ? exit_code::k_partial : exit_code::k_ok;

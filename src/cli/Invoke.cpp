@@ -4,6 +4,8 @@
 #include "core/Diagnostics.hpp"
 
 #include <iostream>
+#include <set>
+#include <string>
 
 namespace ddl::cli {
 namespace {
@@ -19,6 +21,13 @@ std::optional<int> set_up(const CommandEntry& entry, CommandBody& body, Invocati
         if (!driver) return inv.fail(driver.error().message, exit_code::k_failure);
         (*oc)->driver = std::move(*driver);
     }
+    // A stopped cluster's machines answer nothing: only what reads the state, or changes the power or ends
+    // the cluster, goes on.
+    static const std::set<std::string> k_while_stopped{"status", "hostfile", "destroy", "stop", "start"};
+    if ((*oc)->state.stopped() && !k_while_stopped.count(entry.name))
+        return inv.fail("cluster " + (*oc)->state.cluster + " is stopped (since " + (*oc)->state.stopped_at +
+                            ")\nhint: ddl start " + (*oc)->state.cluster,
+                        exit_code::k_bad_input);
     if (entry.needs == Needs::probed_cluster && !(*oc)->state.phase_done("probe"))
         return inv.fail(
             "cluster " + (*oc)->state.cluster +

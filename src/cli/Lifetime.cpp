@@ -4,6 +4,7 @@
 #include "cli/LeaseText.hpp"
 #include "targets/Kinds.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -42,6 +43,20 @@ std::optional<time_point> lifetime_end(const ClusterState& state, const LifeSpec
     return *created + std::chrono::seconds(life.lifetime_s);
 }
 
+Expiry expiry_of(const ClusterState& state, const LifeSpec& life, time_point now,
+                 const std::function<bool()>& idle_past) {
+    if (auto end = lifetime_end(state, life); end && *end <= now) return Expiry::destroy;
+    if (!life.autostop.set() || state.destroying || state.stopped() || !idle_past()) return Expiry::none;
+    return life.autostop.action == "stop" ? Expiry::stop : Expiry::destroy;
+}
+
+double stopped_seconds(const ClusterState& state, time_point now) {
+    double s = static_cast<double>(state.stopped_s);
+    if (auto since = parse_iso_utc(state.stopped_at); since && now > *since)
+        s += std::chrono::duration<double>(now - *since).count();
+    return s;
+}
+
 Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now) {
     Usage u;
     u.nodes = static_cast<int>(state.nodes.size());
@@ -54,7 +69,10 @@ Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now) 
     }
     auto created = created_time(state);
     if (!created || now <= *created) return u;
-    u.hours = std::chrono::duration<double>(now - *created).count() / 3600.0;
+    // Stopped machines use no compute: their spells are left out (their disks' cost is not priced here).
+    const double running_s =
+        std::chrono::duration<double>(now - *created).count() - stopped_seconds(state, now);
+    u.hours = std::max(0.0, running_s) / 3600.0;
     u.node_hours = u.hours * u.nodes;
     u.gpu_hours = u.hours * u.gpus;
     return u;

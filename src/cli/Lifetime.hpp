@@ -6,6 +6,7 @@
 #include "state/ClusterState.hpp"
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,6 +25,14 @@ std::optional<time_point> created_time(const ClusterState& state);
 // When its lifetime ends; nullopt without a lifetime or a creation time.
 std::optional<time_point> lifetime_end(const ClusterState& state, const LifeSpec& life);
 
+// What `ddl gc --expired` does to a cluster at `now`: destroy it once its lifetime has ended (stopped or
+// not); else, when it is idle past autostop.idle_minutes (`idle_past`, asked only of a running cluster with
+// autostop that is not being destroyed), stop it (autostop.action: stop) or destroy it; a stopped cluster
+// stays as it is.
+enum class Expiry { none, destroy, stop };
+Expiry expiry_of(const ClusterState& state, const LifeSpec& life, time_point now,
+                 const std::function<bool()>& idle_past);
+
 // One node as the price table sees it.
 struct UsedNode {
     std::string flavor;   // its node group's flavor (empty: none)
@@ -38,7 +47,11 @@ struct Usage {
     double gpu_hours = 0;
     std::vector<UsedNode> each;
 };
-// What the cluster has used from its creation until `now` (nothing without a creation time).
+// How long the cluster's machines have been stopped until `now`: its earlier stopped spells and the current
+// one.
+double stopped_seconds(const ClusterState& state, time_point now);
+// What the cluster has used from its creation until `now` (nothing without a creation time), its stopped
+// spells left out.
 Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now);
 // What the nodes cost per hour with the price table (each node's flavor and GPU model).
 double hourly_cost(const Usage& u, const CostSpec& cost);

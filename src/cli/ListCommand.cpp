@@ -87,6 +87,8 @@ Row row_for(const StateStore& store, const std::string& name) {
         r.state = "destroy unfinished";
     } else if (r.idle && r.idle->ended_at) {
         r.state = "ended by autostop"; // the idle clock ended the allocation (`ddl gc --expired` cleans up)
+    } else if (st->stopped()) {
+        r.state = "stopped";
     } else {
         r.state = "ready";
         for (const auto& p : phase_names()) {

@@ -99,6 +99,12 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
         if (state.destroying)
             return Error{"cluster " + spec.name + " is half destroyed\nhint: finish with `ddl destroy " +
                          spec.name + "`, then deploy again"};
+        // A stopped cluster's machines answer nothing: a deploy would wait for SSH in vain.
+        if (state.stopped()) {
+            rc = exit_code::k_bad_input;
+            return Error{"cluster " + spec.name + " is stopped (since " + state.stopped_at +
+                         ")\nhint: ddl start " + spec.name + ", then deploy"};
+        }
         // A changed spec re-runs everything after validate; each phase converges to the new spec.
         // So does a changed lifetime (not in the normalized spec): where the target records its end
         // (OpenStack, AWS: render/Expiry.hpp), provision writes it again.

@@ -85,13 +85,16 @@ int status(const Invocation& inv, const StatusArgs& a) {
     const auto now = std::chrono::system_clock::now();
     const auto life_end = lifetime_end(st, spec.life);
     const auto used = usage_so_far(st, spec, now);
-    const auto reach = a.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
+    // A stopped cluster's machines answer nothing: neither they nor the idle clock are asked.
+    StatusArgs asked = a;
+    asked.no_check = a.no_check || st.stopped();
+    const auto reach = asked.no_check ? std::vector<std::string>{} : reachability(*inv.cluster->ctx);
     // An allocation the idle clock ended itself (autostop on Slurm, GPULab): its nodes are gone, not failing.
     // The target is asked only where the master does not answer, or is not reached over SSH.
     std::optional<IdleRecord> ended;
     const NodeState* m = master_of(*inv.cluster->ctx);
     const auto mi = m ? static_cast<std::size_t>(m - st.nodes.data()) : reach.size();
-    if (!a.no_check && (mi >= reach.size() || reach[mi] != "up")) {
+    if (!asked.no_check && (mi >= reach.size() || reach[mi] != "up")) {
         auto e = autostop_ended(*inv.cluster->ctx, inv.cluster->store.cluster_dir(st.cluster), now);
         if (e)
             ended = *e;
@@ -99,7 +102,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
             std::cerr << "ddl status: whether autostop ended the cluster: " << e.error().message << "\n";
     }
     if (!ended) warn_unreachable(st, reach);
-    const auto idle = ended ? ended : idle_clock(inv, a, reach, now);
+    const auto idle = ended ? ended : idle_clock(inv, asked, reach, now);
     if (inv.g.json) {
         auto j = st.to_json();
         for (std::size_t i = 0; i < reach.size() && i < j["nodes"].size(); ++i)
@@ -108,6 +111,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
         j["lease_end"] = lease ? nlohmann::json(iso_utc(*lease)) : nlohmann::json(nullptr);
         j["lifetime_end"] = life_end ? nlohmann::json(iso_utc(*life_end)) : nlohmann::json(nullptr);
         j["usage"] = usage_json(used, spec.life.cost);
+        j["power"] = st.stopped() ? "stopped" : "running";
         j["idle"] = idle ? idle_json_at(*idle, now) : nlohmann::json(nullptr);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
@@ -117,6 +121,9 @@ int status(const Invocation& inv, const StatusArgs& a) {
     std::printf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
     for (const auto& p : phase_names())
         std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
+    if (st.stopped())
+        std::printf("\nstopped since %s (`ddl start %s` boots it again)", st.stopped_at.c_str(),
+                    st.cluster.c_str());
     if (lease) std::printf("\n%s", lease_text(lease).c_str());
     if (life_end) std::printf("\n%s", lifetime_text(*life_end, now).c_str());
     std::printf("\nused: %s", usage_text(used, spec.life.cost).c_str());
@@ -129,8 +136,10 @@ int status(const Invocation& inv, const StatusArgs& a) {
         const auto& n = st.nodes[i];
         std::printf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s%s\n", n.name.c_str(), n.group.c_str(),
                     (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(),
-                    i < reach.size() ? reach[i].c_str() : "-", n.gpus, n.cpus, n.slots,
-                    n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
+                    i < reach.size() ? reach[i].c_str()
+                    : st.stopped()   ? "stopped"
+                                     : "-",
+                    n.gpus, n.cpus, n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
                     n.cordoned ? "  [cordoned: no ranks]" : "");
     }
     return exit_code::k_ok;

@@ -115,6 +115,19 @@ inline std::optional<std::string> autostop_line(const std::string& log) {
     return log.substr(at, log.find('\n', at) - at);
 }
 
+// Machines that stop and start again keeping their disks (`ddl stop`, `ddl start`, autostop.action: stop).
+class PowerControl {
+public:
+    virtual ~PowerControl() = default;
+    // Why this cluster's machines cannot stop (e.g. one-time Spot Instances); empty: they can.
+    virtual std::string why_no_stop(const Spec& spec) const = 0;
+    // What keeps costing while the machines are stopped (disks, addresses, quota), one line each.
+    virtual std::vector<std::string> kept_while_stopped(const Context& ctx) const = 0;
+    // Stops (on = false) or starts every machine of the cluster and waits until it is so; ctx.state.nodes
+    // takes the addresses the machines have then (a public address may change at start).
+    virtual Status set_power(Context& ctx, bool on) = 0;
+};
+
 // The capabilities a driver has; each nullptr (false) where it has not.
 struct TargetCapabilities {
     JobSteps* job_steps = nullptr;
@@ -124,6 +137,7 @@ struct TargetCapabilities {
     NodeReplacement* node_replacement = nullptr;
     ConfigureHints* configure_hints = nullptr;
     SelfEnding* self_ending = nullptr;
+    PowerControl* power = nullptr;
     // Whether `ddl deploy --manifest FILE` applies (a manifest saved by the testbed's own tool).
     bool takes_manifest = false;
 };

@@ -64,6 +64,7 @@ public:
     NodeReplacement* node_replacement() { return capabilities().node_replacement; }
     ConfigureHints* configure_hints() { return capabilities().configure_hints; }
     SelfEnding* self_ending() { return capabilities().self_ending; }
+    PowerControl* power_control() { return capabilities().power; }
     bool takes_manifest() { return capabilities().takes_manifest; }
 };
 

@@ -38,6 +38,8 @@ nlohmann::json ClusterState::to_json() const {
     j["destroying"] = destroying;
     j["jupyter_token"] = jupyter_token;
     if (!created_at.empty()) j["created_at"] = created_at;
+    if (!stopped_at.empty()) j["stopped_at"] = stopped_at;
+    if (stopped_s > 0) j["stopped_s"] = stopped_s;
     auto& ph = j["phases"] = nlohmann::json::object();
     for (const auto& [k, v] : phases)
         ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
@@ -83,6 +85,8 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
         s.destroying = j.value("destroying", false);
         s.jupyter_token = j.value("jupyter_token", "");
         s.created_at = j.value("created_at", "");
+        s.stopped_at = j.value("stopped_at", "");
+        s.stopped_s = j.value("stopped_s", 0LL);
         for (const auto& [k, v] : j.at("phases").items())
             s.phases[k] = {v.at("done"), v.value("finished_at", "")};
         for (const auto& n : j.at("nodes")) {

@@ -70,7 +70,13 @@ struct ClusterState {
     // When the cluster was first deployed (ISO 8601 UTC): its lifetime and its node-hours count from here.
     // Empty in states written before it was recorded: the earliest phase's finish stands in.
     std::string created_at;
+    // Set while the cluster's machines are stopped (`ddl stop`, autostop.action: stop): since when (ISO 8601
+    // UTC). Empty: running.
+    std::string stopped_at;
+    // Seconds the cluster spent stopped in earlier stopped spells (its node-hours leave them out).
+    long long stopped_s = 0;
 
+    bool stopped() const { return !stopped_at.empty(); }
     bool phase_done(const std::string& name) const;
     void mark_done(const std::string& name, const std::string& when);
     void reset_phases_from(const std::vector<std::string>& order, const std::string& first);

@@ -9,8 +9,9 @@ Result<std::vector<TerraformPlannedChange>> plan_in_scratch(ProcessRunner& proc,
     if (auto s = make_dirs(req.scratch, 0700); !s) return s.error();
     for (const auto& [name, text] : req.module)
         if (auto s = write_file_atomic(req.scratch + "/" + name, text, 0600); !s) return s.error();
-    // The state holds the cluster's addresses and ids: its copy is as private as the original.
-    for (const char* name : {"terraform.tfstate", ".terraform.lock.hcl"}) {
+    // The state holds the cluster's addresses and ids: its copy is as private as the original. A stopped
+    // cluster's power variables (TerraformTarget::k_power_file) come along, so the plan keeps it stopped.
+    for (const char* name : {"terraform.tfstate", ".terraform.lock.hcl", "power.auto.tfvars.json"}) {
         const std::string from = req.work_dir + "/" + name;
         if (!path_exists(from)) continue;
         auto text = read_file(from);

@@ -52,6 +52,7 @@ write_aws 64
 
 # --- deploy, status, exec, destroy ---------------------------------------------------------------------
 aws_spec awsfull 2
+echo "autostop: {idle_minutes: 60, action: stop}" >>awsfull.yaml # gc --expired stops it below
 FAKE_TF_FAIL_APPLY=1 ddl -v deploy awsfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
 expect_in fail.log "aws_instance.worker\[0\] (create): creating EC2 Instance" \
   "apply failure names the resource and the provider's message"
@@ -90,6 +91,50 @@ PY
   fail "exec on every node"
 ddl exec --cluster awsfull --nodes worker2 -- true || fail "exec on a worker through the master"
 ok "status shows the workers behind the master; exec on every node"
+
+# autostop.action: stop: `ddl gc --expired` stops a cluster idle past idle_minutes (an idle spell of 2 hours
+# planted in the master's idle record), through Terraform's aws_ec2_instance_state (StopInstances); the nodes
+# are silent and run is refused with the way out; `ddl start` (StartInstances) boots them with their disks
+# and runs configure again.
+t_stop=$SECONDS
+ddl exec --cluster awsfull -- sh -c 'hostname > /opt/ddl/before-stop' || fail "writing a file before the stop"
+master_ip=$(ddl status awsfull --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["address"])')
+timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" || fail "the running master does not take SSH at $master_ip:22"
+# The master's clock may tick between the plant and gc's read (and find this machine's load busy): planted
+# again then, at most three times.
+for _ in 1 2 3; do
+  ddl exec --cluster awsfull --nodes master -- python3 -c "import json, time
+now = time.time()
+json.dump({'checked_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'busy': [], 'period_s': 60,
+           'idle_since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 7200))},
+          open('/var/lib/ddl/idle/awsfull.json', 'w'))" || fail "planting a 2-hour idle spell"
+  ddl gc --expired -y >gc-stop.log 2>&1 || { cat gc-stop.log; fail "gc --expired with autostop.action: stop"; }
+  grep -q "^gc: 0 destroyed, 0 failed$" gc-stop.log || break
+done
+expect_in gc-stop.log "^stopping awsfull (idle since " "gc --expired does not say it stops the idle cluster"
+expect_in gc-stop.log "EBS root volume(s) of 100 GB" "the stop does not say what keeps costing"
+expect_in gc-stop.log "^gc: 0 destroyed, 0 failed, 1 stopped" "gc --expired's totals"
+ddl status awsfull --output json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["power"] == "stopped" else 1)' ||
+  fail "status --output json does not say stopped"
+ddl list | grep -q "^awsfull .* stopped" || { ddl list; fail "list does not show the cluster stopped"; }
+python3 - "$FAKE_AWS_RESOURCES" awsfull <<'PY' || fail "the instances are not stopped"
+import json, sys
+live = [i for i in json.load(open(sys.argv[1]))["instances"] if {"key": "ddl-cluster", "value": sys.argv[2]} in i["tagSet"]
+        and i["instanceState"]["name"] != "terminated"]
+assert len(live) == 3 and all(i["instanceState"] == {"code": 80, "name": "stopped"} for i in live), live
+PY
+ddl gc --expired -y >gc-again.log 2>&1 || { cat gc-again.log; fail "a second gc --expired"; }
+expect_in gc-again.log "^gc: 0 destroyed, 0 failed$" "a second gc --expired touched the stopped cluster"
+if timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" 2>/dev/null; then fail "the stopped master still takes SSH"; fi
+rc=0; ddl run --cluster awsfull -- hostname >run.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat run.log; fail "run on a stopped cluster: exit $rc, expected 2"; }
+expect_in run.log "hint: ddl start awsfull" "the refused run does not name ddl start"
+ddl start awsfull >start.log 2>&1 || { cat start.log; fail "start"; }
+[ "$(ddl exec --cluster awsfull -- cat /opt/ddl/before-stop | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
+  fail "the files written before the stop are not there after the start"
+ddl run --cluster awsfull -- hostname >run.log 2>&1 || { cat run.log; fail "run after the start"; }
+if grep -q "Ansible not run" start.log; then cat start.log; fail "start did not run configure again"; fi
+ok "gc --expired stops an idle cluster (autostop.action: stop): EC2 instances stopped (80), nodes silent, run refused naming ddl start; start: files kept, configure again, run works ($((SECONDS - t_stop)) s)"
 
 # A cluster whose state folder is lost (a CI job's container gone, and with it Terraform's state): the region
 # still has its instances (tags ddl-cluster, ddl-managed, ddl-state) and its tagged VPC, subnet, gateway,

@@ -106,6 +106,50 @@ ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy 
 [ "$(ddl hostfile --cluster osfull | grep -c slots=)" = 2 ] || fail "hostfile after the shrink"
 ok "a worker fewer: plan names its node and resources; approved, it goes and the rest answers"
 
+# ddl stop / ddl start (autostop.action: stop's mechanism): the servers go SHUTOFF through Terraform's
+# power_state, their nodes answer nothing, commands that need them are refused with the way out; start boots
+# them with their disks as they were, and the cluster runs jobs again.
+t_stop=$SECONDS
+ddl exec --cluster osfull -- sh -c 'hostname > /opt/ddl/before-stop' || fail "writing a file before the stop"
+master_ip=$(ddl status osfull --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["address"])')
+timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" || fail "the running master does not take SSH at $master_ip:22"
+rc=0; ddl stop osfull </dev/null >stop.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat stop.log; fail "stop without -y and without a terminal: exit $rc, expected 2"; }
+ddl stop -y osfull >stop.log 2>&1 || { cat stop.log; fail "stop"; }
+expect_in stop.log "^  stops: master (" "stop does not name the nodes that stop"
+expect_in stop.log "boot volume(s) of 20 GB" "stop does not say what keeps costing"
+ddl status osfull >status.txt 2>&1 || { cat status.txt; fail "status of a stopped cluster"; }
+expect_in status.txt "^stopped since " "status does not say the cluster is stopped"
+ddl list | grep -q "^osfull .* stopped" || { ddl list; fail "list does not show the cluster stopped"; }
+python3 - "$FAKE_OPENSTACK_RESOURCES" osfull <<'PY' || fail "the servers are not SHUTOFF"
+import json, sys
+servers = [s for s in json.load(open(sys.argv[1]))["servers"] if s["metadata"].get("ddl_cluster") == sys.argv[2]]
+assert len(servers) == 2 and all(s["status"] == "SHUTOFF" and s["OS-EXT-STS:vm_state"] == "stopped" for s in servers), servers
+PY
+if timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" 2>/dev/null; then fail "the stopped master still takes SSH"; fi
+rc=0; ddl run --cluster osfull -- hostname >run.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat run.log; fail "run on a stopped cluster: exit $rc, expected 2"; }
+expect_in run.log "hint: ddl start osfull" "the refused run does not name ddl start"
+ddl plan osfull.yaml >plan-stopped.txt 2>&1 || { cat plan-stopped.txt; fail "plan of a stopped cluster"; }
+expect_in plan-stopped.txt '^Nodes: 0 to create, 0 to update' "plan of a stopped cluster"
+if grep -q "resource openstack_compute_instance_v2" plan-stopped.txt; then cat plan-stopped.txt; fail "the plan of a stopped cluster would start it"; fi
+rc=0; ddl deploy osfull.yaml >deploy-stopped.log 2>&1 || rc=$?
+[ $rc = 2 ] || { cat deploy-stopped.log; fail "deploy of a stopped cluster: exit $rc, expected 2"; }
+expect_in deploy-stopped.log "hint: ddl start osfull" "the refused deploy does not name ddl start"
+ddl stop -y osfull | grep -q "already stopped" || fail "a second stop"
+ddl start osfull >start.log 2>&1 || { cat start.log; fail "start"; }
+expect_in start.log "cluster osfull started" "start does not finish"
+if grep -q "Ansible not run" start.log; then cat start.log; fail "start did not run configure again"; fi
+[ "$(ddl exec --cluster osfull -- cat /opt/ddl/before-stop | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
+  fail "the files written before the stop are not there after the start"
+ddl run --cluster osfull -- hostname >run.log 2>&1 || { cat run.log; fail "run after the start"; }
+python3 - "$FAKE_OPENSTACK_RESOURCES" osfull <<'PY' || fail "the servers are not ACTIVE again"
+import json, sys
+servers = [s for s in json.load(open(sys.argv[1]))["servers"] if s["metadata"].get("ddl_cluster") == sys.argv[2]]
+assert all(s["status"] == "ACTIVE" for s in servers), servers
+PY
+ok "stop: plan, SHUTOFF servers, nodes silent, run refused naming ddl start; start: files kept, run works ($((SECONDS - t_stop)) s)"
+
 # A cluster whose state folder is lost (a CI job's container gone, and with it Terraform's state): the cloud
 # still has its servers (metadata ddl_cluster/ddl_state) and its tagged Neutron resources, and ddl gc --spec,
 # run from another state folder, finds it there and removes it through the APIs. osfull, whose state folder

@@ -6,6 +6,11 @@ Follows:
     tag:<key>, instance-state-name, instance-id; reservationSet/instancesSet, instanceState code and name,
     launchTime, tagSet; MaxResults 5-1000 and NextToken), API_TerminateInstances (instancesSet with
     currentState/previousState; the instance is shutting-down, then terminated and still listed),
+    API_StopInstances / API_StartInstances (instancesSet with currentState/previousState: stopping 64 then
+    stopped 80, pending 0 then running 16; already stopped / running is no error; the public IPv4 address is
+    released at stop; "Stop and start Amazon EC2 instances" in the EC2 User Guide: the EBS root volume and the
+    private address stay; IncorrectInstanceState for an instance in no state to stop or start,
+    UnsupportedOperation for a one-time Spot Instance),
     API_DescribeSecurityGroups (securityGroupInfo, ipPermissions with groups), API_RevokeSecurityGroupIngress
     (GroupId, IpPermissions.N), API_DeleteSecurityGroup, API_DescribeSubnets/API_DeleteSubnet,
     API_DescribeInternetGateways (attachmentSet)/API_DetachInternetGateway/API_DeleteInternetGateway,
@@ -27,8 +32,10 @@ deletes the AWS module's resources, read and written under flock(2) on FILE.lock
    "route_tables": [...], "vpcs": [...], "key_pairs": [...], "placement_groups": [...]}
 each entry in the shape of its Describe* item (element names as keys), plus private keys starting with "_"
 that are never served: an instance's "_fake_nodes" {"id", "state_dir", "node", "tool"} (its ddl-fake-nodes
-node, taken down when it is terminated) and "_since" (when it began shutting down: it is terminated a
-second later).
+node, taken down when it is terminated, powered off when it is stopped and booted again, with its files,
+when it is started) and "_since" (when it began shutting down, stopping or pending: the state it goes to
+follows a second later). The node's public address stands for the one EC2 gives at start (the stand-in's
+nodes keep theirs).
 """
 import datetime
 import re
@@ -91,11 +98,61 @@ def live(instance):
     return instance["instanceState"]["name"] != "terminated"
 
 
+SETTLES_TO = {"shutting-down": "terminated", "stopping": "stopped", "pending": "running"}
+
+
 def settle(reg):
-    """EC2 terminates in the background: an instance shutting down for a second is terminated."""
+    """EC2 ends a transition in the background: an instance shutting down, stopping or pending for a second
+    is terminated, stopped or running."""
     for i in reg["instances"]:
-        if i["instanceState"]["name"] == "shutting-down" and time.time() - i.get("_since", 0) >= 1:
-            i["instanceState"] = {"code": STATE_CODES["terminated"], "name": "terminated"}
+        name = i["instanceState"]["name"]
+        if name in SETTLES_TO and time.time() - i.get("_since", 0) >= 1:
+            i["instanceState"] = {"code": STATE_CODES[SETTLES_TO[name]], "name": SETTLES_TO[name]}
+
+
+def power_instance(reg, i, on):
+    """StopInstances (ON false) or StartInstances (ON true) of one instance: EC2's refusals, the node powered
+    off or booted (tests/fakes/openstack_registry.py fake_nodes_power), then stopping / pending. Returns the
+    previous state."""
+    before, name, iid = dict(i["instanceState"]), i["instanceState"]["name"], i["instanceId"]
+    if not on and i.get("instanceLifecycle") == "spot":
+        raise ApiError(400, "UnsupportedOperation", "You can't stop the Spot Instance '%s' because it is associated "
+                       "with a one-time Spot Instance request. You can only stop Spot Instances associated with "
+                       "persistent Spot Instance requests." % iid)
+    if name in (("stopped", "stopping") if not on else ("running", "pending")):
+        return before  # already there (or on the way): no error, nothing changes
+    if name != ("running" if not on else "stopped"):
+        raise ApiError(400, "IncorrectInstanceState", "The instance '%s' is not in a state from which it can be %s."
+                       % (iid, "started" if on else "stopped"))
+    nodes = i.get("_fake_nodes")
+    if nodes:
+        names = [o["_fake_nodes"]["node"] for o in reg["instances"] if live(o) and
+                 o.get("_fake_nodes", {}).get("id") == nodes["id"] and o["_fake_nodes"].get("state_dir") == nodes["state_dir"]]
+        error = openstack_registry.fake_nodes_power(nodes, names, on)
+        if error:
+            raise ApiError(500, "InternalError", error)
+    state = "pending" if on else "stopping"
+    i["instanceState"] = {"code": STATE_CODES[state], "name": state}
+    i["_since"] = time.time()
+    if on:
+        i["ipAddress"] = i.get("_public_address")
+    else:
+        i["_public_address"] = i.get("ipAddress")
+        i["ipAddress"] = None
+    return before
+
+
+def stop_or_start(on):
+    def action(cfg, req):
+        out = []
+        with NODES_LOCK:
+            with registry(region_path(cfg), write=True) as reg:
+                ids, by_id = requested_instances(reg, req)
+                for iid in ids:
+                    before = power_instance(reg, by_id[iid], on)
+                    out.append({"instanceId": iid, "currentState": by_id[iid]["instanceState"], "previousState": before})
+        return [("instancesSet", out)]
+    return action
 
 
 def describe_instances(cfg, req):
@@ -116,20 +173,27 @@ def describe_instances(cfg, req):
     return [("reservationSet", reservations), ("nextToken", token)]
 
 
-def terminate_instances(cfg, req):
-    """Each instance shuts down (its ddl-fake-nodes node is taken down: the other nodes of its cluster are
-    brought up again without it, or the last one goes); terminating a terminated instance is no error."""
+def requested_instances(reg, req):
+    """The InstanceId.N of REQ, each an instance of REG (settled first): MissingParameter without one,
+    InvalidInstanceID.NotFound naming those that do not exist. (ids, {id: instance})."""
     ids = req.lists.get("InstanceId", [])
     if not ids:
         raise ApiError(400, "MissingParameter", "The request must contain the parameter InstanceId")
+    settle(reg)
+    by_id = {i["instanceId"]: i for i in reg["instances"]}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ApiError(400, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist" % "', '".join(missing))
+    return ids, by_id
+
+
+def terminate_instances(cfg, req):
+    """Each instance shuts down (its ddl-fake-nodes node is taken down: the other nodes of its cluster are
+    brought up again without it, or the last one goes); terminating a terminated instance is no error."""
     out = []
     with NODES_LOCK:
         with registry(region_path(cfg), write=True) as reg:
-            settle(reg)
-            by_id = {i["instanceId"]: i for i in reg["instances"]}
-            missing = [i for i in ids if i not in by_id]
-            if missing:
-                raise ApiError(400, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist" % "', '".join(missing))
+            ids, by_id = requested_instances(reg, req)
             for iid in ids:
                 i = by_id[iid]
                 before = dict(i["instanceState"])
@@ -316,6 +380,8 @@ EC2_ACTIONS = {
     "DescribeInstanceTypes": describe_instance_types,
     "DescribeInstances": describe_instances,
     "TerminateInstances": terminate_instances,
+    "StopInstances": stop_or_start(False),
+    "StartInstances": stop_or_start(True),
     "RevokeSecurityGroupIngress": changed(revoke_ingress),
     "DeleteSecurityGroup": changed(delete_security_group),
     "DeleteSubnet": changed(delete_subnet),

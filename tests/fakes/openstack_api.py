@@ -61,6 +61,9 @@ Serves:
   GET  /compute/v2.1/servers[/detail]?limit=&marker=&name=   Nova {"servers", "servers_links"}, newest first
   GET|DELETE /compute/v2.1/servers/ID      Nova {"server"} | 204: the server and its node go, its ports
                                            are unbound (device_id and device_owner "")
+  POST /compute/v2.1/servers/ID/action     {"os-stop": null} | {"os-start": null}: 202; the server is SHUTOFF
+                                           (its node powered off, files kept) | ACTIVE (booted); 409 when
+                                           its vm_state does not allow it
   GET  /compute/v2.1/os-keypairs[/NAME], DELETE .../NAME (202)   GET /compute/v2.1/os-server-groups[/ID],
                                            DELETE .../ID (204)
   GET  /network/v2.0/{networks,subnets,ports,routers,floatingips,security-groups}[/ID]   Neutron lists (with
@@ -174,6 +177,8 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
 
 
     def do_POST(self):
+        if urllib.parse.urlparse(self.path).path != "/identity/v3/auth/tokens":
+            return self.serve()  # Nova's server actions; any other path is refused there
         cfg = self.cfg()
         self.record(cfg)
         url = urllib.parse.urlparse(self.path)
@@ -183,8 +188,6 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
         if self.injected(cfg, path):
             return
         service = service_of(path)
-        if path != "/identity/v3/auth/tokens":
-            return self.refuse(service, Refusal(404, NOT_FOUND))
         try:
             token = self.issue_token(cfg, body, query)
         except Refusal as r:
@@ -288,7 +291,8 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
         self.serve()
 
     def serve(self):
-        """GET, DELETE and PUT on Nova, Glance, Neutron and Cinder: authenticated by X-Auth-Token."""
+        """GET, DELETE, PUT and POST (other than Keystone's tokens) on Nova, Glance, Neutron and Cinder:
+        authenticated by X-Auth-Token."""
         cfg = self.cfg()
         self.record(cfg)
         url = urllib.parse.urlparse(self.path)

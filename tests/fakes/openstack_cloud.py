@@ -9,6 +9,9 @@ neutron-lib 6cd671a8 api-ref/source/v2, neutron 2131d26f73 doc/source/admin/ops-
             response parameters and the servers-details-resp.json sample), "List Servers" (#list-servers),
             "Show Server Details" (#show-server-details), "Delete Server" (#delete-server: 204; "the ports
             attached to the server, which Nova created ... are deleted"; the server leaves the list),
+            "Stop Server (os-stop Action)" / "Start Server (os-start Action)" (#stop-server-os-stop-action,
+            #start-server-os-start-action: POST /servers/{id}/action, 202 without a body; the server goes
+            to SHUTOFF / ACTIVE; 409 when its state does not allow it),
             "List Keypairs" / "Show Keypair Details" / "Delete Keypair" (#list-keypairs, #show-keypair-details,
             #delete-keypair: 202 up to microversion 2.1, 204 from 2.2), "List Server Groups" / "Show Server
             Group Details" / "Delete Server Group" (#list-server-groups, #delete-server-group: 204)
@@ -62,8 +65,8 @@ import urllib.parse
 
 from openstack_errors import Refusal, after_marker, neutron_bool, paging_int
 from openstack_registry import (AUTO_DELETE_PORT_OWNERS, ROUTER_INTERFACE_OWNERS, ROUTER_PORT_OWNERS,
-                                fake_nodes_without, find, iso_now, public, registry, remove_network,
-                                remove_port, remove_server, remove_subnet)
+                                fake_nodes_without, find, iso_now, power_server, public, registry,
+                                remove_network, remove_port, remove_server, remove_subnet)
 
 NODES_LOCK = threading.Lock()  # one ddl-fake-nodes call at a time (a server delete re-ups its cluster)
 
@@ -80,6 +83,9 @@ class Cloud:
     def route(self, method, path, query, data):
         """(status, body) for a registry path, or None when the path is not one of them."""
         parts = path.strip("/").split("/")
+        if parts[:2] == ["compute", "v2.1"] and len(parts) == 5 and parts[2] == "servers" and parts[4] == "action" \
+                and method == "POST":
+            return self.server_action(parts[3], data)
         if parts[:2] == ["compute", "v2.1"] and len(parts) >= 3:
             return self.nova(method, parts[2:], query)
         if parts[:2] == ["network", "v2.0"] and len(parts) >= 3:
@@ -185,6 +191,27 @@ class Cloud:
             out["servers_links"] = [{"rel": "next", "href": self.base + "/compute/v2.1/servers/detail?" +
                                      urllib.parse.urlencode(params)}]
         return out
+
+    def server_action(self, server_id, data):
+        """POST /servers/{id}/action with {"os-stop": null} or {"os-start": null}: 202, no body (the server is
+        SHUTOFF / ACTIVE when it is sent); Nova's 400 for a body that is not one action it knows (here: the
+        two modelled), 404 for a server not seen, 409 from the state check (power_server)."""
+        try:
+            body = json.loads(data or b"null")
+        except ValueError:
+            raise Refusal(400, "Malformed request body")
+        if not isinstance(body, dict) or len(body) != 1:
+            raise Refusal(400, "Malformed request body")
+        action = next(iter(body))
+        if action not in ("os-stop", "os-start"):
+            raise Refusal(400, "There is no such action: %s" % action)
+        with NODES_LOCK:
+            with registry(self.path, write=True) as reg:
+                s = find(reg, "servers", server_id)
+                if not s or not self.mine(s):
+                    raise Refusal(404, "Instance %s could not be found." % server_id)
+                power_server(reg, s, action[3:])
+        return 202, None
 
     def delete_server(self, server_id):
         """204, then what Nova does: the instance goes (its ddl-fake-nodes node with it: the cluster's other

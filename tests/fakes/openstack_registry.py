@@ -50,6 +50,8 @@ ROUTER_PORT_OWNERS = ("network:router_interface", "network:ha_router_replicated_
 ROUTER_INTERFACE_OWNERS = ROUTER_PORT_OWNERS[:3]
 # Ports Neutron deletes itself with their network or subnet (neutron common/_constants.py).
 AUTO_DELETE_PORT_OWNERS = ("network:dhcp", "network:distributed", "network:floatingip_agent_gateway")
+# OS-EXT-STS:power_state (nova compute/power_state.py): RUNNING 1, SHUTDOWN 4.
+POWER_RUNNING, POWER_SHUTDOWN = 1, 4
 
 
 @contextlib.contextmanager
@@ -198,7 +200,7 @@ def new_server(project_id, user_id, name, flavor_name, key_name, metadata, secur
               "image": "", "flavor": {}, "addresses": {}, "links": [], "accessIPv4": "", "accessIPv6": "",
               "hostId": hashlib.sha224((project_id + "host-1").encode()).hexdigest(), "progress": 0,
               "config_drive": "", "OS-DCF:diskConfig": "MANUAL", "OS-EXT-AZ:availability_zone": "nova",
-              "OS-EXT-STS:power_state": 1, "OS-EXT-STS:task_state": None, "OS-EXT-STS:vm_state": "active",
+              "OS-EXT-STS:power_state": POWER_RUNNING, "OS-EXT-STS:task_state": None, "OS-EXT-STS:vm_state": "active",
               "OS-SRV-USG:launched_at": now.replace("Z", ".000000"), "OS-SRV-USG:terminated_at": None,
               "os-extended-volumes:volumes_attached": [{"id": str(uuid.uuid4())}],
               "security_groups": [{"name": n} for n in security_group_names], "_flavor_name": flavor_name}
@@ -248,19 +250,70 @@ def public(resource):
 
 
 
-def fake_nodes_without(nodes, rest):
-    """Takes NODES["node"] out of its ddl-fake-nodes cluster: `up` with the REST of the node names (the
-    first is the bastion, as the Terraform stand-in brings them up), or `down` when none is left. The tool
-    is the one that made them (recorded), else $DDL_FAKE_NODES. None, or why it failed."""
+def run_fake_nodes(nodes, args, why):
+    """ddl-fake-nodes ARGS with the tool that made NODES (recorded), else $DDL_FAKE_NODES. None, or why it
+    failed (WHY: what cannot be done without the tool)."""
     tool = nodes.get("tool") or os.environ.get("DDL_FAKE_NODES")
     if not tool:
-        return "DDL_FAKE_NODES is not set: the stand-in cannot remove the instance's node"
+        return "DDL_FAKE_NODES is not set: the stand-in cannot " + why
+    r = subprocess.run([tool] + args, capture_output=True, text=True)
+    return None if r.returncode == 0 else "%s %s failed: %s" % (tool, args[0], (r.stderr or r.stdout).strip())
+
+
+def node_order(names):
+    """The nodes as the Terraform stand-in brings them up: the master (the bastion) first, then the workers."""
+    return sorted(names, key=lambda n: (n != "master", int(re.sub(r"\D", "", n) or 0)))
+
+
+def fake_nodes_without(nodes, rest):
+    """Takes NODES["node"] out of its ddl-fake-nodes cluster: `up` with the REST of the node names, or `down`
+    when none is left. None, or why it failed."""
     d = nodes["state_dir"]
     if rest:
-        order = sorted(rest, key=lambda n: (n != "master", int(re.sub(r"\D", "", n) or 0)))
-        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(order),
+        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(node_order(rest)),
                 "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion"]
     else:
         args = ["down", "--id", nodes["id"], "--state-dir", d]
-    r = subprocess.run([tool] + args, capture_output=True, text=True)
-    return None if r.returncode == 0 else "%s %s failed: %s" % (tool, args[0], (r.stderr or r.stdout).strip())
+    return run_fake_nodes(nodes, args, "remove the instance's node")
+
+
+def fake_nodes_power(nodes, names, on):
+    """Powers NODES["node"] off (`ddl-fake-nodes stop`: its processes end, its links go down, its files stay)
+    or boots it again (`up` with every node of its cluster, NAMES, and --start it: links up, sshd with the
+    same host key; the cluster's other stopped nodes stay off). None, or why it failed."""
+    d = nodes["state_dir"]
+    if on:
+        args = ["up", "--id", nodes["id"], "--state-dir", d, "--names", ",".join(node_order(names)),
+                "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion", "--start", nodes["node"]]
+    else:
+        args = ["stop", "--id", nodes["id"], "--state-dir", d, "--names", nodes["node"]]
+    return run_fake_nodes(nodes, args, "power the instance's node")
+
+
+def cluster_node_names(reg, server):
+    """The ddl-fake-nodes names of every server in SERVER's node cluster (itself included)."""
+    nodes = server.get("_fake_nodes") or {}
+    return [o["_fake_nodes"]["node"] for o in reg["servers"] if o.get("_fake_nodes", {}).get("id") == nodes.get("id")
+            and o["_fake_nodes"].get("state_dir") == nodes.get("state_dir")]
+
+
+def power_server(reg, server, action):
+    """Nova's os-stop / os-start on SERVER (a registry entry): the state check of nova compute/api.py
+    (stop: vm_state active or error; start: vm_state stopped; else 409 "Cannot 'ACTION' instance ID while it
+    is in vm_state STATE", from api/openstack/common.py raise_http_conflict_for_instance_invalid_state),
+    then the instance's node powered off or booted, and the state Nova ends in: SHUTOFF (vm_state stopped,
+    power_state SHUTDOWN) or ACTIVE (vm_state active, power_state RUNNING). The stand-in does it before it
+    answers 202, so no task_state is ever seen."""
+    vm_state = server.get("OS-EXT-STS:vm_state", "active")
+    allowed = ("active", "error") if action == "stop" else ("stopped",)
+    if vm_state not in allowed:
+        raise Refusal(409, "Cannot '%s' instance %s while it is in vm_state %s" % (action, server["id"], vm_state))
+    nodes = server.get("_fake_nodes")
+    if nodes:
+        error = fake_nodes_power(nodes, cluster_node_names(reg, server), action == "start")
+        if error:
+            raise Refusal(500, error[-255:])
+    stopped = action == "stop"
+    server.update(status="SHUTOFF" if stopped else "ACTIVE", updated=iso_now())
+    server["OS-EXT-STS:vm_state"] = "stopped" if stopped else "active"
+    server["OS-EXT-STS:power_state"] = POWER_SHUTDOWN if stopped else POWER_RUNNING

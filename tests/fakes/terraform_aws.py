@@ -9,7 +9,10 @@ Follows:
     AWS_ENDPOINT_URL and AWS_CA_BUNDLE for the endpoint.
   - The resource documentation for the attributes modelled here: aws_key_pair public_key: new resource
     (replace); aws_instance instance_type: updated in place (the instance is stopped and started), ami:
-    replace; the ids of aws_key_pair and aws_placement_group are their names.
+    replace; the ids of aws_key_pair and aws_placement_group are their names; aws_ec2_instance_state (its id
+    the instance's): state "running" / "stopped" updated in place (StartInstances / StopInstances, then the
+    provider waits for the state; its errors "starting EC2 Instance (ID)" / "stopping EC2 Instance (ID)"),
+    created without a call when the instance is already in the state, deleted without a call.
   - The module's validation blocks and preconditions (src/targets/aws/terraform/variables.tf, security.tf,
     main.tf; those of src/terraform/module/common.tf are in tf_cli.py), as far as a stand-in can evaluate
     them, and the provider's refusal of security group names beginning "sg-" (aws_security_group, "name").
@@ -33,7 +36,7 @@ import json
 import os
 import re
 
-from tf_cli import (CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env,
+from tf_cli import (CloudError, api_module, fail, key_digest, node_power, nodes_dir, registry_from_env,
                     ssh_from_anywhere, state_id)
 
 NAME = "aws"
@@ -71,11 +74,13 @@ VALIDATIONS = {
     "availability_zone": (lambda v: v == "" or re.match(r"^[a-z]{2}(-[a-z]+)+-[0-9]+[a-z]$", v),
                           "availability_zone must be a zone name such as us-east-1a, or empty."),
     "spot_max_price": (lambda v: v == "" or re.match(r"^[0-9]+(\.[0-9]+)?$", v), 'spot_max_price must be a price such as "0.50", or empty.'),
+    "instance_state": (lambda v: v in ("running", "stopped"), 'instance_state must be "running" or "stopped".'),
 }
 DEFAULTS = {"profile": "", "ami_id": "", "ami_owners": ["amazon"],
             "ami_name_filter": "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *", "root_volume_type": "gp3",
             "use_default_vpc": False, "availability_zone": "", "spot": False, "spot_max_price": "",
-            "placement_group": False}
+            "placement_group": False,
+            "instance_state": "running"}
 
 
 def check_env(json_mode, values):
@@ -169,6 +174,9 @@ def preconditions(json_mode, values):
         fail(json_mode, "Resource precondition failed",
              "state_dir must be at most 256 characters: it is the value of the ddl-state tag, and EC2 tag values "
              "are at most 256.", "aws_instance.master")
+    if values["spot"] and values["instance_state"] == "stopped":
+        fail(json_mode, "Resource precondition failed", "One-time Spot Instances cannot be stopped; destroy the cluster "
+             "instead.", "aws_ec2_instance_state.master")
 
 
 def desired(v):
@@ -184,6 +192,8 @@ def desired(v):
         res.append("aws_placement_group.cluster[0]")
     res.append("aws_instance.master")
     res += ["aws_instance.worker[%d]" % i for i in range(int(v["worker_count"]))]
+    res.append("aws_ec2_instance_state.master")
+    res += ["aws_ec2_instance_state.worker[%d]" % i for i in range(int(v["worker_count"]))]
     return res
 
 
@@ -198,6 +208,8 @@ def attributes(addr, v):
     if addr.startswith("aws_instance.worker["):
         return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True),
                 "tags.ddl-expires": (v["expires"], False)}
+    if addr.startswith("aws_ec2_instance_state."):
+        return {"state": (v["instance_state"], False)}
     return {}
 
 
@@ -311,6 +323,12 @@ def create(addr, st, values):
             reg["placement_groups"].append({"groupName": c + "-nodes", "groupId": api.new_id("pg"), "strategy": "cluster",
                                             "state": "available", "tagSet": aws_tags(values, c + "-nodes")})
             return c + "-nodes"
+        if kind == "aws_ec2_instance_state":
+            ident = sid(addr.replace("aws_ec2_instance_state.", "aws_instance."))
+            i = aws_find(reg, "instances", "instanceId", ident)
+            if i and i["instanceState"]["name"] != values["instance_state"]:
+                set_state(api, reg, i, ident, values["instance_state"])
+            return ident
         if kind == "aws_instance":
             index = None if key is None else int(key)
             node_name = "master" if index is None else "worker%d" % (index + 1)
@@ -334,6 +352,8 @@ def create(addr, st, values):
                                                 "ddl-state": values["state_dir"]}),
                  "_fake_nodes": {"id": c, "state_dir": nodes_dir(values, registry_path()), "node": node_name,
                                  "tool": os.environ.get("DDL_FAKE_NODES", "")}}
+            if values["spot"]:
+                r["instanceLifecycle"] = "spot"
             reg["instances"].append(r)
             return r["instanceId"]
     return None
@@ -372,9 +392,33 @@ def delete(addr, ident):
                 reg[where[0]] = [r for r in reg[where[0]] if r.get(where[1]) != ident]
 
 
-def update(addr, ident, values):
-    """An instance whose type or ddl-expires tag changed in place."""
+def set_state(api, reg, instance, ident, state):
+    """StopInstances / StartInstances, then the provider's wait: the instance is left stopped / running."""
+    try:
+        api.power_instance(reg, instance, state == "running")
+    except api.ApiError as e:
+        raise CloudError("%s EC2 Instance (%s)" % ("starting" if state == "running" else "stopping", ident),
+                         "operation error EC2: %s, https response error StatusCode: %d, api error %s: %s"
+                         % ("StartInstances" if state == "running" else "StopInstances", e.status, e.code, e.message))
+    instance["instanceState"] = {"code": api.STATE_CODES[state], "name": state}
+
+
+def update(addr, ident, values, before, st):
+    """An instance whose type or ddl-expires tag changed in place; an instance state changed (aws_ec2_instance_state): the instance
+    stopped or started, and its node powered off or booted (without a simulated region, the node alone)."""
     api = aws_region()
+    if addr.startswith("aws_ec2_instance_state."):
+        state = values["instance_state"]
+        if before.get("state", "running") == state:
+            return
+        if not api:
+            node_power(st, addr, state == "running")
+            return
+        with api.registry(registry_path(), write=True) as reg:
+            i = aws_find(reg, "instances", "instanceId", ident)
+            if i:
+                set_state(api, reg, i, ident, state)
+        return
     if not api or not addr.startswith("aws_instance."):
         return
     with api.registry(registry_path(), write=True) as reg:

@@ -5,7 +5,9 @@ Follows:
   - terraform-provider-openstack's resource documentation (registry.terraform.io/providers/
     terraform-provider-openstack/openstack/latest/docs): openstack_compute_instance_v2 "flavor_name ...
     Changing this resizes the existing server" (update in place), its block_device (the image) "Changing
-    this creates a new server" (replace); openstack_compute_keypair_v2 public_key: new resource (replace);
+    this creates a new server" (replace), its power_state ("active", "shutoff": updated in place, the
+    provider's os-stop / os-start, then its wait for SHUTOFF / ACTIVE; the server boots with its disk as it
+    was); openstack_compute_keypair_v2 public_key: new resource (replace);
     the resource ids (keypair: its name; router interface: its port; floating IP association: the
     floating IP's). The provider's `cloud` argument reads clouds.yaml (OS_CLOUD, OS_CLIENT_CONFIG_FILE);
     without it the provider cannot configure.
@@ -36,7 +38,7 @@ import json
 import os
 import re
 
-from tf_cli import (CloudError, api_module, fail, key_digest, nodes_dir, registry_from_env,
+from tf_cli import (CloudError, api_module, fail, key_digest, node_power, nodes_dir, registry_from_env,
                     ssh_from_anywhere, state_id)
 
 NAME = "openstack"
@@ -61,8 +63,9 @@ DESTROY_FAILURE = ("openstack_networking_secgroup_v2", "Error deleting openstack
 VALIDATIONS = {
     "cloud": (lambda v: len(v) > 0, "cloud must name an entry of clouds.yaml."),
     "boot_volume_gb": (lambda v: 10 <= v <= 65536 and v == int(v), "boot_volume_gb must be a whole number from 10 to 65536."),
+    "power_state": (lambda v: v in ("active", "shutoff"), 'power_state must be "active" or "shutoff".'),
 }
-DEFAULTS = {"network_name": "", "dns_nameservers": [], "anti_affinity": False}
+DEFAULTS = {"network_name": "", "dns_nameservers": [], "anti_affinity": False, "power_state": "active"}
 
 
 def check_env(json_mode, values):
@@ -104,10 +107,10 @@ def attributes(addr, v):
         return {"public_key": (key_digest(v), True)}
     if addr == "openstack_compute_instance_v2.master":
         return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True),
-                "metadata.ddl_expires": (v["expires"], False)}
+                "metadata.ddl_expires": (v["expires"], False), "power_state": (v["power_state"], False)}
     if addr.startswith("openstack_compute_instance_v2.worker["):
         return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True),
-                "metadata.ddl_expires": (v["expires"], False)}
+                "metadata.ddl_expires": (v["expires"], False), "power_state": (v["power_state"], False)}
     return {}
 
 
@@ -255,10 +258,18 @@ def delete(addr, ident):
                 reg[collection] = [r for r in reg[collection] if r["id"] != ident]
 
 
-def update(addr, ident, values):
-    """An instance changed in place: its flavor and its ddl_expires metadata in the shared cloud."""
+def update(addr, ident, values, before, st):
+    """An instance updated in place: its flavor (resized), its ddl_expires metadata and its power_state: the
+    provider's os-stop or os-start (its messages "Error stopping/starting OpenStack instance"), the server then
+    SHUTOFF or ACTIVE and its node powered off or booted (tests/fakes/openstack_registry.py power_server; without a shared cloud,
+    the node alone)."""
+    if not addr.startswith("openstack_compute_instance_v2."):
+        return
+    power = values["power_state"] if before.get("power_state", "active") != values["power_state"] else None
     api = cloud()
-    if not api or not addr.startswith("openstack_compute_instance_v2."):
+    if not api:
+        if power:
+            node_power(st, addr, power == "active")
         return
     with api.registry(registry_path(), write=True) as reg:
         server = api.find(reg, "servers", ident)
@@ -268,3 +279,13 @@ def update(addr, ident, values):
             server["metadata"].pop("ddl_expires", None)
             if values.get("expires"):
                 server["metadata"]["ddl_expires"] = values["expires"]
+        if server and power:
+            action = "start" if power == "active" else "stop"
+            try:
+                api.power_server(reg, server, action)
+            except api.Refusal as r:
+                raise CloudError("Error %s OpenStack instance" % ("starting" if action == "start" else "stopping"),
+                                 "Expected HTTP response code [202] when accessing [POST https://nova.example.org:8774"
+                                 "/v2.1/servers/%s/action], but got %d instead: %s"
+                                 % (ident, r.status, json.dumps({"conflictingRequest" if r.status == 409 else
+                                                                 "computeFault": {"code": r.status, "message": r.message}})))

@@ -4,6 +4,7 @@
 # (https://docs.aws.amazon.com/servicequotas/2019-06-24/apireference/API_GetServiceQuota.html) and "Create a
 # signed AWS API request" (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html).
 # For the simulated region (--resources): the EC2 API Reference pages of DescribeInstances, TerminateInstances,
+# StopInstances, StartInstances,
 # DescribeSecurityGroups, RevokeSecurityGroupIngress, DeleteSecurityGroup, DeleteSubnet, DetachInternetGateway,
 # DeleteInternetGateway, DeleteRouteTable, DeleteVpc, DeleteKeyPair, DeletePlacementGroup
 # (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_<Action>.html) and the Amazon VPC User Guide's
@@ -208,7 +209,8 @@ json.dump({
   "instances": [{"instanceId": "i-%d" % n, "instanceState": {"code": 16, "name": "running"}, "subnetId": "subnet-1",
                  "vpcId": "vpc-1", "ipAddress": "203.0.113.%d" % n, "launchTime": "2026-11-20T10:00:00.000Z",
                  "groupSet": [{"groupId": "sg-n"}, {"groupId": "sg-s"}],
-                 "tagSet": t("c1-node%d" % n) + [{"key": "ddl-state", "value": "/ci/.ddl/c1"}]} for n in range(1, 8)],
+                 "tagSet": t("c1-node%d" % n) + [{"key": "ddl-state", "value": "/ci/.ddl/c1"}]}
+                | ({"instanceLifecycle": "spot"} if n == 2 else {}) for n in range(1, 8)],
   "key_pairs": [{"keyPairId": "key-1", "keyName": "c1-key", "tagSet": t("c1-key")}],
   "placement_groups": [{"groupName": "c1-nodes", "strategy": "cluster", "state": "available", "tagSet": t("c1-nodes")}]},
   open(sys.argv[1], "w"))
@@ -234,6 +236,27 @@ ec2 "$A" "Action=DeleteSubnet&$V&SubnetId=subnet-1"
 expect "DeleteSubnet under running instances" 400 "<Code>DependencyViolation</Code>"
 ec2 "$A" "Action=DetachInternetGateway&$V&InternetGatewayId=igw-1&VpcId=vpc-1"
 expect "DetachInternetGateway while instances have public addresses" 400 "<Code>DependencyViolation</Code>" "mapped public address"
+ec2 "$A" "Action=StopInstances&$V&InstanceId.1=i-1"
+expect "StopInstances: stopping (64) from running (16)" 200 "<StopInstancesResponse $NS>" \
+  "<instancesSet><item><instanceId>i-1</instanceId><currentState><code>64</code><name>stopping</name></currentState><previousState><code>16</code><name>running</name>"
+ec2 "$A" "Action=StartInstances&$V&InstanceId.1=i-1"
+expect "StartInstances of a stopping instance: IncorrectInstanceState" 400 "<Code>IncorrectInstanceState</Code>" \
+  "The instance 'i-1' is not in a state from which it can be started."
+sleep 1.2
+ec2 "$A" "Action=DescribeInstances&$V&Filter.1.Name=instance-id&Filter.1.Value.1=i-1"
+expect "a second later it is stopped (80), its public address released" 200 "<code>80</code><name>stopped</name>"
+grep -q "<ipAddress>203.0.113.1<" <<<"$body" && { echo "FAIL: the stopped instance keeps its public address"; failed=1; }
+ec2 "$A" "Action=StopInstances&$V&InstanceId.1=i-1"
+expect "StopInstances of a stopped instance: no error, nothing changes" 200 "<currentState><code>80</code><name>stopped</name>"
+ec2 "$A" "Action=StartInstances&$V&InstanceId.1=i-1"
+expect "StartInstances: pending (0) from stopped (80)" 200 "<StartInstancesResponse $NS>" \
+  "<currentState><code>0</code><name>pending</name></currentState><previousState><code>80</code><name>stopped</name>"
+ec2 "$A" "Action=StopInstances&$V&InstanceId.1=i-2"
+expect "StopInstances of a one-time Spot Instance: UnsupportedOperation" 400 "<Code>UnsupportedOperation</Code>" \
+  "You can't stop the Spot Instance 'i-2'"
+ec2 "$A" "Action=StopInstances&$V&InstanceId.1=i-99"
+expect "StopInstances of an unknown instance" 400 "<Code>InvalidInstanceID.NotFound</Code>"
+sleep 1.2
 ids=$(for n in 1 2 3 4 5 6 7; do printf '&InstanceId.%d=i-%d' "$n" "$n"; done)
 ec2 "$A" "Action=TerminateInstances&$V$ids"
 expect "TerminateInstances" 200 "<instancesSet><item><instanceId>i-1</instanceId><currentState><code>32</code><name>shutting-down</name>" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Follows: the OpenStack api-ref pages tests/fakes/openstack_cloud.py names for the shared cloud: Compute
 # "List Servers Detailed", "Show Server Details", "Delete Server", "Delete Keypair", "List/Delete Server
-# Groups" (https://docs.openstack.org/api-ref/compute/); Networking "List/Delete" networks, subnets, ports,
+# Groups", "Stop Server (os-stop Action)", "Start Server (os-start Action)"
+# (https://docs.openstack.org/api-ref/compute/); Networking "List/Delete" networks, subnets, ports,
 # routers, floating IPs, security groups, "Remove interface from router"
 # (https://docs.openstack.org/api-ref/network/v2/) and Neutron's "Resource tags", "Filtering with tags"
 # (https://docs.openstack.org/neutron/latest/admin/ops-resource-tags.html); the 409 types and messages as
@@ -214,6 +215,34 @@ del /network/v2.0/networks/n-public
 expect "D7 a network of the config (not the project's own): 404 NetworkNotFound" 404 "b['NeutronError']['type'] == 'NetworkNotFound'"
 in_registry 'len(r["ports"]) == 4 and len(r["networks"]) == 2 and len(r["routers"]) == 1' &&
   good "the refused deletes changed nothing" || bad "a refused delete changed the registry"
+
+# --- Stop Server (os-stop Action), Start Server (os-start Action) -------------------------------------------
+post() { call POST "$1" -H "X-Auth-Token: $TOKEN" -H "Content-Type: application/json" --data "$2"; }
+post /compute/v2.1/servers/srv-worker1/action '{"os-stop": null}'
+expect "P1 os-stop: 202 without a body" 202 ""
+nodes_call "P1 its node is powered off" "stop --id c1 --state-dir $work/nodes/c1 --names worker1"
+get /compute/v2.1/servers/srv-worker1
+expect "P1 then SHUTOFF, vm_state stopped, power_state SHUTDOWN (4)" 200 \
+  "b['server']['status'] == 'SHUTOFF' and b['server']['OS-EXT-STS:vm_state'] == 'stopped' and b['server']['OS-EXT-STS:power_state'] == 4"
+post /compute/v2.1/servers/srv-worker1/action '{"os-stop": null}'
+expect "P2 os-stop of a stopped server: 409 conflictingRequest" 409 \
+  "b == {'conflictingRequest': {'code': 409, 'message': \"Cannot 'stop' instance srv-worker1 while it is in vm_state stopped\"}}"
+post /compute/v2.1/servers/srv-master/action '{"os-start": null}'
+expect "P3 os-start of an active server: 409 conflictingRequest" 409 \
+  "b == {'conflictingRequest': {'code': 409, 'message': \"Cannot 'start' instance srv-master while it is in vm_state active\"}}"
+post /compute/v2.1/servers/srv-worker1/action '{"os-start": null}'
+expect "P4 os-start: 202" 202 ""
+nodes_call "P4 its node boots: up with every node of its cluster, --start it (the others stay as they are)" \
+  "up --id c1 --state-dir $work/nodes/c1 --names master,worker1,worker2 --pubkey-file $work/nodes/c1/pubkey.pub --bastion --start worker1"
+get /compute/v2.1/servers/srv-worker1
+expect "P4 then ACTIVE, power_state RUNNING (1)" 200 \
+  "b['server']['status'] == 'ACTIVE' and b['server']['OS-EXT-STS:vm_state'] == 'active' and b['server']['OS-EXT-STS:power_state'] == 1"
+post /compute/v2.1/servers/srv-worker1/action '{"os-reboot-not-modelled": null}'
+expect "P5 an action Nova does not have: 400" 400 "b == {'badRequest': {'code': 400, 'message': 'There is no such action: os-reboot-not-modelled'}}"
+post /compute/v2.1/servers/srv-other/action '{"os-stop": null}'
+expect "P5 another project's server: 404" 404 "b == {'itemNotFound': {'code': 404, 'message': 'Instance srv-other could not be found.'}}"
+call POST /compute/v2.1/servers/srv-worker1/action -H "Content-Type: application/json" --data '{"os-stop": null}'
+expect "P5 without a token: keystonemiddleware's 401" 401 "b['error']['code'] == 401"
 
 # --- the order that works ---------------------------------------------------------------------------------
 del /network/v2.0/floatingips/fip-c1

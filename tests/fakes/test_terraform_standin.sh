@@ -2,7 +2,8 @@
 # Follows: Terraform CLI documentation, "Command: init" / "Command: plan" / "Command: apply"
 # (https://developer.hashicorp.com/terraform/cli/commands) and "Input Variables", "Assigning values to root
 # module variables" (https://developer.hashicorp.com/terraform/language/values/variables): undeclared and
-# unset variables are errors.
+# unset variables are errors, in terraform.tfvars.json and in *.auto.tfvars.json ("Variable Definitions
+# (.tfvars) Files").
 # Checks tests/fakes/terraform refuses what Terraform refuses, in Terraform's words and exit status: an
 # unknown command, a flag the subcommand does not define, a variable the module does not declare, a
 # required variable left unset; and it refuses a module of a provider it does not model. (The e2e suites
@@ -31,6 +32,10 @@ echo '{"nonsense": 1}' >terraform.tfvars.json
 expect 1 'Value for undeclared variable' plan -input=false -no-color
 echo '{}' >terraform.tfvars.json
 expect 1 'No value for required variable' plan -input=false -no-color
+# "Variable Definitions (.tfvars) Files": *.auto.tfvars.json are read too (ddl's power.auto.tfvars.json).
+echo '{"nonsense": 1}' >x.auto.tfvars.json
+expect 1 'a value was found in file "x.auto.tfvars.json"' plan -input=false -no-color
+rm x.auto.tfvars.json
 # The mode is the module's provider block: a module of a provider the stand-in does not model is refused,
 # not planned as another provider's.
 mkdir other && cd other

@@ -250,28 +250,34 @@ def type_ok(type_, value):
 
 
 def load_inputs(json_mode, provider):
-    """terraform.tfvars.json checked against the module's variables and PROVIDER's validation blocks; the
-    values with the module's defaults filled in."""
+    """terraform.tfvars.json and *.auto.tfvars.json checked against the module's variables and PROVIDER's
+    validation blocks; the values with the module's defaults filled in."""
     variables = load_variables()
     values, errors, given = {}, 0, set()
     if os.path.exists("terraform.tfvars"):
         fail(json_mode, "Unsupported by the stand-in", "terraform.tfvars (HCL) is not read by tests/fakes/terraform")
-    if os.path.exists("terraform.tfvars.json"):
+    # "Variable Definitions (.tfvars) Files": terraform.tfvars.json, then every *.auto.tfvars.json in
+    # lexical order, a later file's value winning.
+    files = [f for f in ["terraform.tfvars.json"] if os.path.exists(f)]
+    files += sorted(f for f in os.listdir(".") if f.endswith(".auto.tfvars.json"))
+    if any(f.endswith(".auto.tfvars") for f in os.listdir(".")):
+        fail(json_mode, "Unsupported by the stand-in", "*.auto.tfvars (HCL) is not read by tests/fakes/terraform")
+    for path in files:
         try:
-            data = json.load(open("terraform.tfvars.json"))
+            data = json.load(open(path))
         except ValueError as e:
-            fail(json_mode, "Invalid JSON in terraform.tfvars.json", str(e))
+            fail(json_mode, "Invalid JSON in " + path, str(e))
         if not isinstance(data, dict):
             fail(json_mode, "Root value must be object", "The root value in a JSON-based configuration must be an object.")
-        given = set(data)
+        given |= set(data)
         for name, value in sorted(data.items()):
             if name not in variables:
                 # Real Terraform only warns about an undeclared variable in a .tfvars file; the stand-in
                 # fails, because ddl promises to render no input the module does not use.
                 diag_error(json_mode, "Value for undeclared variable",
                            'The root module does not declare a variable named "%s" but a value was found in file '
-                           '"terraform.tfvars.json". If you meant to use this value, add a "variable" block to the '
-                           'configuration.' % name)
+                           '"%s". If you meant to use this value, add a "variable" block to the '
+                           'configuration.' % (name, path))
                 errors += 1
                 continue
             if not type_ok(variables[name]["type"], value):
@@ -401,3 +407,20 @@ def api_module(name):
     """tests/fakes/<name>.py, the API stand-in whose registry and item shapes a shared cloud uses."""
     import importlib
     return importlib.import_module(name)
+
+
+def node_of(addr):
+    """The ddl-fake-nodes name of an instance's address: "master", or "worker<i+1>" for ...worker[i]."""
+    return "master" if addr.endswith(".master") else "worker%d" % (int(addr.split("[")[1][:-1]) + 1)
+
+
+def node_power(st, addr, on):
+    """Without a shared cloud: powers the node of instance ADDR off or on (tests/fakes/openstack_registry.py
+    fake_nodes_power) from what the state records of the nodes. Raises CloudError(summary) when it fails."""
+    fn = st.get("fake_nodes")
+    if not fn:
+        return
+    nodes = {"id": fn["id"], "state_dir": fn.get("dir") or os.path.abspath(".fake-nodes"), "node": node_of(addr)}
+    error = api_module("openstack_registry").fake_nodes_power(nodes, [n["name"] for n in fn["nodes"]], on)
+    if error:
+        raise CloudError("Error %s the instance's node" % ("starting" if on else "stopping"), error)

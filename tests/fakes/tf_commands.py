@@ -76,11 +76,10 @@ def apply_resource(P, addr, action, st, values):
     res = resource_parts(addr)
     if action == "update":
         ui("apply_start", "%s: Modifying..." % addr, hook={"resource": res, "action": action})
-        for r in st["resources"]:
-            if r["addr"] == addr:
-                r["attributes"] = recorded(P, addr, values)
-                ident = r["id"]
-        P.update(addr, ident, values)
+        r = next(r for r in st["resources"] if r["addr"] == addr)
+        ident = r["id"]
+        P.update(addr, ident, values, r.get("attributes", {}), st)  # the state keeps the old values if it fails
+        r["attributes"] = recorded(P, addr, values)
         ui("apply_complete", "%s: Modifications complete after 31s [id=%s]" % (addr, ident),
            hook={"resource": res, "action": action, "id_key": "id", "id_value": ident, "elapsed_seconds": 31})
         return
@@ -249,7 +248,7 @@ def cmd_apply(provider, args):
         for addr in plan.get("replace", []):
             if addr.startswith(P.INSTANCE):
                 # A new server for this one: the node is removed and created again (new host key).
-                name = "master" if addr.endswith(".master") else "worker%d" % (int(addr.split("[")[1][:-1]) + 1)
+                name = tf_cli.node_of(addr)
                 if st.get("fake_nodes"):
                     d = st["fake_nodes"].get("dir") or os.path.abspath(".fake-nodes")
                     fake_nodes("up", "--id", values["cluster_name"], "--state-dir", d,

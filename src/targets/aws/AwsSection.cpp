@@ -120,12 +120,6 @@ void parse_market(SectionReader& r, const YAML::Node& n, AwsSpec& a) {
 class AwsKind : public TerraformKind {
 public:
     AwsKind() : TerraformKind("aws") {}
-    // Servers (instances) stop and start again with their disks.
-    std::optional<Refusal> refuse_stop() const override {
-        return Refusal{"autostop.action: stop is not available on target aws: EC2 can stop instances keeping "
-                       "their EBS volumes, but ddl does not drive that yet",
-                       "use action: destroy (the instances and their VPC are removed)"};
-    }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<AwsSpec>(); }
     std::string starter_body() const override { return aws_starter_body(); }
 
@@ -135,6 +129,13 @@ public:
             r.diags().error(r.pos(doc["name"]),
                             "name must not start with \"sg-\" on target aws (got \"" + spec.name + "\")",
                             "EC2 refuses security group names that start with \"sg-\"; pick another name");
+        // EC2 cannot stop one-time Spot Instances (ddl stop and the module refuse it too).
+        if (spec.life.autostop.action == "stop" && spec.target_section<AwsSpec>().spot &&
+            doc["autostop"].IsMap() && doc["autostop"]["action"].IsDefined())
+            r.diags().error(r.pos(doc["autostop"]["action"]),
+                            "autostop.action: stop is not available with aws.spot: EC2 cannot stop one-time Spot "
+                            "Instances",
+                            "use action: destroy, or spot: false");
         auto nodes = doc["nodes"];
         if (!nodes.IsDefined() || !nodes.IsMap()) return;
         for (const char* group : {"master", "workers"}) {

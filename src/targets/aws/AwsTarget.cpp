@@ -15,6 +15,21 @@ Result<AwsCredentials> credentials(const Spec& spec, const AwsCredentials::Sourc
 
 } // namespace
 
+std::string AwsTarget::why_no_stop(const Spec& spec) const {
+    if (spec.target_section<AwsSpec>().spot)
+        return "its nodes are one-time Spot Instances (aws.spot), which EC2 cannot stop; `ddl destroy` ends "
+               "it";
+    return "";
+}
+
+std::vector<std::string> AwsTarget::kept_while_stopped(const Context& ctx) const {
+    const auto& a = ctx.spec.target_section<AwsSpec>();
+    return {std::to_string(ctx.state.nodes.size()) + " EBS root volume(s) of " +
+                std::to_string(a.root_volume_gb) + " GB (" + a.root_volume_type + ", billed per GB-month)",
+            "the VPC, subnet and security groups (no charge); the master's public IPv4 address is released "
+            "and a new one comes at start"};
+}
+
 AwsTarget::AwsTarget()
     : AwsTarget(Deps{[](std::chrono::milliseconds t) {
                          return std::make_unique<HttpAwsTransport>(std::make_unique<CurlHttpClient>(), t);

@@ -13,13 +13,13 @@
 
 namespace ddl {
 
-class AwsTarget : public TerraformTarget, public LeakedClusters {
+class AwsTarget : public TerraformTarget, public LeakedClusters, public PowerControl {
 public:
     // `ddl gc --spec FILE`: the clusters whose instances (tag ddl-managed=true, not terminated) run in the
     // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
     // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
     // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
-    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this, .power = this}; }
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
@@ -31,6 +31,14 @@ public:
     };
     AwsTarget();
     explicit AwsTarget(Deps deps);
+
+    // `ddl stop` / `ddl start`: the module's aws_ec2_instance_state "stopped" / "running"
+    // (terraform/power.tf).
+    std::string why_no_stop(const Spec& spec) const override;
+    std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
+    Status set_power(Context& ctx, bool on) override {
+        return apply_power_vars(ctx, {{"instance_state", on ? "running" : "stopped"}});
+    }
 
 protected:
     // terraform.tfvars.json (AwsInputs).

@@ -30,13 +30,6 @@ namespace {
 class OpenstackKind : public TerraformKind {
 public:
     OpenstackKind() : TerraformKind("openstack") {}
-    // Servers (instances) stop and start again with their disks.
-    std::optional<Refusal> refuse_stop() const override {
-        return Refusal{
-            "autostop.action: stop is not available on target openstack: OpenStack can stop or shelve "
-            "servers keeping their disks, but ddl does not drive that yet",
-            "use action: destroy (the servers and their network are removed)"};
-    }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<OpenstackSpec>(); }
     std::string starter_body() const override { return openstack_starter_body(); }
 

@@ -39,6 +39,15 @@ Status check_state_backend(const BackendSpec& backend, const TerraformTool& tool
 
 } // namespace
 
+std::vector<std::string> OpenstackTarget::kept_while_stopped(const Context& ctx) const {
+    const auto& os = ctx.spec.target_section<OpenstackSpec>();
+    return {std::to_string(ctx.state.nodes.size()) + " boot volume(s) of " +
+                std::to_string(os.boot_volume_gb) + " GB (Cinder quota and storage cost)",
+            "the floating IP of the master, the network, router and security group",
+            "the servers' flavors: a SHUTOFF server keeps its vCPUs, RAM and GPUs on its host and in the "
+            "project's quota (some clouds bill it as running)"};
+}
+
 OpenstackTarget::OpenstackTarget()
     : OpenstackTarget(
           Deps{[] { return std::make_unique<CurlHttpClient>(); }, CloudConfig::system_sources()}) {}

@@ -14,7 +14,7 @@
 
 namespace ddl {
 
-class OpenstackTarget : public TerraformTarget, public LeakedClusters {
+class OpenstackTarget : public TerraformTarget, public LeakedClusters, public PowerControl {
 public:
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
@@ -23,6 +23,14 @@ public:
     };
     OpenstackTarget();
     explicit OpenstackTarget(Deps deps);
+
+    // `ddl stop` / `ddl start`: the servers' power_state "shutoff" / "active" (terraform/power.tf says why
+    // stop rather than shelve).
+    std::string why_no_stop(const Spec&) const override { return ""; }
+    std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
+    Status set_power(Context& ctx, bool on) override {
+        return apply_power_vars(ctx, {{"power_state", on ? "active" : "shutoff"}});
+    }
 
 protected:
     // terraform.tfvars.json and backend.tf.json (OpenstackInputs).
@@ -36,7 +44,7 @@ protected:
 public:
     // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
     // the Compute and Networking APIs without Terraform's state.
-    TargetCapabilities capabilities() override { return {.leaked_clusters = this}; }
+    TargetCapabilities capabilities() override { return {.leaked_clusters = this, .power = this}; }
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;

@@ -6,13 +6,18 @@
 // GPULab; each names the document it follows) hand out.
 // It builds them with the real local target, so everything after provisioning runs for real:
 //   ddl-fake-nodes up   --id ID --state-dir DIR --names master,worker1 --pubkey-file PUB [--bastion]
-//                       [--no-sshd NAME,...]
+//                       [--no-sshd NAME,...] [--start NAME,...]
 //   ddl-fake-nodes down --id ID --state-dir DIR
+//   ddl-fake-nodes stop --id ID --state-dir DIR --names worker1,...
 // `up` prints {"nodes":[{"name","public_address","private_address","port","user","netns","node_dir"}]};
 // with --bastion only the first node has a public address, the others are reachable through it. The nodes
 // named by --no-sshd have their own sshd stopped once they are made: such a node is a network namespace with
 // its files (node_dir: etc_ddl, opt_ddl, hosts, hostname, resolv.conf) in which the caller runs what a
 // container would run (the GPULab stand-in runs the job's command there); `down` ends whatever runs in it.
+// `stop` powers the named nodes off as a stopped instance is: every process in the node ends and its links
+// go down (it answers nothing), while its namespace, addresses, host key and files stay, and it is marked
+// powered off (node_dir/powered-off). `up` keeps marked nodes off; `up --start NAME,...` boots those (links
+// up, sshd started with the same host key), files as they were.
 #include "core/Log.hpp"
 #include "targets/local/LocalTarget.hpp"
 #include "util/Files.hpp"
@@ -40,6 +45,22 @@ public:
     void note(const std::string& message) override { std::cerr << "fake-nodes: " << message << "\n"; }
 };
 
+// Every process in the node ends, as at power-off; then its links go down and it is marked powered off.
+void power_off(ddl::ProcessRunner& proc, const std::string& netns, const std::string& node_dir) {
+    for (int round = 0; round < 5; ++round) {
+        auto pids = proc.run({.argv = {"ip", "netns", "pids", netns}});
+        if (!pids || ddl::trim(pids->out).empty()) break;
+        for (const auto& line : ddl::split_lines(pids->out))
+            if (auto pid = ddl::parse_int(ddl::trim(line)); pid && *pid > 1)
+                kill(static_cast<pid_t>(*pid), SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (const char* link : {"eth0", "eth1"})
+        (void)proc.run({.argv = {"ip", "-n", netns, "link", "set", link, "down"}});
+    (void)std::remove((node_dir + "/sshd.pid").c_str());
+    (void)ddl::write_file_atomic(node_dir + "/powered-off", "stopped by ddl-fake-nodes stop\n", 0644);
+}
+
 int fail(const std::string& message) {
     std::cerr << "ddl-fake-nodes: " << message << "\n";
     return 1;
@@ -55,15 +76,19 @@ int main(int argc, char** argv) {
     std::string no_sshd_csv;
     auto* up = app.add_subcommand("up", "create the nodes (idempotent)");
     auto* down = app.add_subcommand("down", "remove them (idempotent)");
-    for (auto* sub : {up, down}) {
+    auto* stop = app.add_subcommand("stop", "power the named nodes off, keeping their files (idempotent)");
+    for (auto* sub : {up, down, stop}) {
         sub->add_option("--id", id, "name of this set of nodes (becomes a local cluster name)")->required();
         sub->add_option("--state-dir", state_dir, "where the stand-in keeps their state")->required();
     }
     up->add_option("--names", names_csv, "node names, comma separated; the first is the bastion")->required();
+    stop->add_option("--names", names_csv, "the nodes to power off, comma separated")->required();
     up->add_option("--pubkey-file", pubkey_file, "public key every node authorizes (root)")->required();
     up->add_flag("--bastion", bastion, "only the first node on the machine's bridge");
     up->add_option("--no-sshd", no_sshd_csv,
                    "nodes whose sshd is stopped once made (the caller runs its own)");
+    std::string start_csv;
+    up->add_option("--start", start_csv, "powered-off nodes to boot again (the others stay off)");
     CLI11_PARSE(app, argc, argv);
 
     ddl::Spec spec;
@@ -97,6 +122,13 @@ int main(int argc, char** argv) {
         if (auto s = store.remove(id); !s) return fail(s.error().message);
         return 0;
     }
+    if (stop->parsed()) {
+        if (!store.exists(id)) return fail("no nodes with id " + id + " in " + state_dir);
+        for (const auto& n : state.nodes)
+            if (std::find(names.begin(), names.end(), n.name) != names.end())
+                power_off(proc, n.netns, ddl::LocalTarget::node_dir(ctx, n.name));
+        return 0;
+    }
     if (names.empty()) return fail("--names lists no node");
     if (auto s = target.preflight(ctx); !s) return fail(s.error().message);
     if (auto s = store.ensure_cluster_dir(id); !s) return fail(s.error().message);
@@ -110,13 +142,19 @@ int main(int argc, char** argv) {
     if (auto s = ddl::write_file_atomic(ctx.key_path(), "held by the caller of ddl-fake-nodes\n", 0600); !s)
         return fail(s.error().message);
     if (auto s = store.save(state); !s) return fail(s.error().message);
+    for (const auto& n : ddl::split(start_csv, ','))
+        if (!ddl::trim(n).empty())
+            (void)std::remove((ddl::LocalTarget::node_dir(ctx, ddl::trim(n)) + "/powered-off").c_str());
     if (auto s = target.provision(ctx); !s) return fail(s.error().message);
     if (auto s = store.save(state); !s) return fail(s.error().message);
+    for (const auto& n : state.nodes)
+        if (ddl::path_exists(ddl::LocalTarget::node_dir(ctx, n.name) + "/powered-off"))
+            power_off(proc, n.netns, ddl::LocalTarget::node_dir(ctx, n.name));
     {
-        const auto stop = ddl::split(no_sshd_csv, ',');
+        const auto no_sshd = ddl::split(no_sshd_csv, ',');
         for (std::size_t i = 0; i < state.nodes.size(); ++i) {
             const auto& n = state.nodes[i];
-            if (std::find(stop.begin(), stop.end(), names[i]) == stop.end()) continue;
+            if (std::find(no_sshd.begin(), no_sshd.end(), names[i]) == no_sshd.end()) continue;
             const std::string pidfile = ddl::LocalTarget::node_dir(ctx, n.name) + "/sshd.pid";
             auto pid = ddl::read_file(pidfile);
             auto value = pid ? ddl::parse_int(ddl::trim(*pid)) : std::nullopt;

@@ -280,3 +280,34 @@ run "bad_values_are_refused" {
   }
   expect_failures = [var.cluster_name, var.region, var.public_key, var.ami_id, var.worker_count, var.root_volume_type, var.network_cidr, var.allowed_cidrs]
 }
+
+run "stopped_sets_every_node_stopped" {
+  command = plan
+
+  variables {
+    instance_state = "stopped"
+  }
+  assert {
+    condition     = aws_ec2_instance_state.master.state == "stopped" && length(aws_ec2_instance_state.worker) == 2 && alltrue([for s in aws_ec2_instance_state.worker : s.state == "stopped"])
+    error_message = "instance_state stopped reaches the master and every worker"
+  }
+}
+
+run "stopping_spot_instances_is_refused" {
+  command = plan
+
+  variables {
+    spot           = true
+    instance_state = "stopped"
+  }
+  expect_failures = [aws_ec2_instance_state.master, aws_ec2_instance_state.worker]
+}
+
+run "unknown_instance_state_is_refused" {
+  command = plan
+
+  variables {
+    instance_state = "hibernated"
+  }
+  expect_failures = [var.instance_state]
+}

@@ -226,3 +226,54 @@ TEST_CASE("status and list show when a GPULab cluster's jobs end, and run warns 
     auto quiet = c.ddl({"run", "--cluster", "gl", "-np", "1", "--", "true"});
     CHECK(quiet.err.find("lease on cluster") == std::string::npos);
 }
+
+TEST_CASE(
+    "a stopped cluster: status and list say so, commands that need its nodes are refused with ddl start") {
+    Clusters c;
+    const std::string os = "nodes:\n  master: {flavor: m1.small}\naccess:\n  allowed_cidrs: [10.0.0.0/8]\n"
+                           "openstack:\n  cloud: c\n  image: ubuntu\n  external_network: public\n";
+    c.add("os", "openstack", os, {node("master", "127.0.0.1")});
+    StateStore store(c.state());
+    auto st = store.load("os");
+    REQUIRE(st.ok());
+    st->stopped_at = "2026-11-27T16:00:00Z";
+    REQUIRE(store.save(*st).ok());
+
+    const std::vector<std::vector<std::string>> refused{{"run", "--cluster", "os", "--", "true"},
+                                                        {"exec", "--cluster", "os", "--", "true"},
+                                                        {"bench", "allreduce", "--cluster", "os"}};
+    for (const auto& args : refused) {
+        auto r = c.ddl(args);
+        INFO(args[0] << ": " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("cluster os is stopped (since 2026-11-27T16:00:00Z)\nhint: ddl start os") !=
+              std::string::npos);
+    }
+    auto status = c.ddl({"status", "os"});
+    INFO(status.err);
+    CHECK(status.exit_code == 0);
+    CHECK(status.out.find("\nstopped since 2026-11-27T16:00:00Z (`ddl start os` boots it again)") !=
+          std::string::npos);
+    CHECK(status.out.find(" stopped ") != std::string::npos); // the nodes' SSH column: not asked
+    CHECK(nlohmann::json::parse(c.ddl({"--output", "json", "status", "os"}).out)["power"] == "stopped");
+    const auto list = c.ddl({"list"}).out;
+    const auto row = list.substr(list.find("\nos "));
+    CHECK(row.substr(0, row.find('\n', 1)).find(" stopped ") != std::string::npos);
+    auto again = c.ddl({"stop", "-y", "os"});
+    CHECK(again.exit_code == 0);
+    CHECK(again.out.find("cluster os is already stopped") != std::string::npos);
+}
+
+TEST_CASE("ddl stop on a target that cannot stop its machines is refused, naming why; start of a running one "
+          "does nothing") {
+    Clusters c;
+    c.add("lo", "local", k_local_spec, {node("master", "10.0.0.1")});
+    auto r = c.ddl({"stop", "-y", "lo"});
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("cluster lo cannot stop: target local: ") != std::string::npos);
+    CHECK(r.err.find("hint: `ddl destroy lo` ends it") != std::string::npos);
+    auto start = c.ddl({"start", "lo"});
+    CHECK(start.exit_code == 0);
+    CHECK(start.out.find("cluster lo is not stopped; nothing to start") != std::string::npos);
+}

@@ -107,3 +107,56 @@ TEST_CASE("the plan's hourly figure: by node count, or by each node group's flav
     CHECK(hourly_text(spec) ==
           "17.60 EUR per hour (1 node of m1.large at 1.20, 2 nodes of g1.xlarge at 3.20, 4 GPUs at 2.50)");
 }
+
+TEST_CASE("stopped spells are left out of node-hours, GPU-hours and cost") {
+    auto st = two_nodes();
+    Spec spec;
+    st.stopped_s = 1800; // an earlier spell of 30 minutes
+    st.stopped_at = "2026-11-18T12:06:40Z";
+    // Created 3 h ago, stopped 2 h ago (now) and 30 min before: 30 min of running time.
+    const auto u = usage_so_far(st, spec, k_created + std::chrono::hours(3));
+    CHECK(stopped_seconds(st, k_created + std::chrono::hours(3)) == Approx(1800 + 7200));
+    CHECK(u.hours == Approx(0.5));
+    CHECK(u.node_hours == Approx(1.0));
+    CHECK(u.gpu_hours == Approx(2.0));
+    CostSpec cost{.per_node_hour = 1.0, .currency = "EUR"};
+    CHECK(usage_json(u, cost)["cost"]["amount"].get<double>() == Approx(1.0));
+    st.stopped_at.clear(); // started again: only the finished spells count
+    CHECK(usage_so_far(st, spec, k_created + std::chrono::hours(3)).hours == Approx(2.5));
+}
+
+TEST_CASE("gc --expired destroys past the lifetime, stops or destroys when idle by autostop.action") {
+    auto st = two_nodes();
+    const auto now = k_created + std::chrono::hours(2);
+    int asked = 0;
+    auto idle = [&] {
+        ++asked;
+        return true;
+    };
+    auto busy = [&] {
+        ++asked;
+        return false;
+    };
+    LifeSpec life{.lifetime_s = 3600};
+    CHECK(expiry_of(st, life, now, idle) == Expiry::destroy);
+    life.autostop = {.idle_minutes = 10, .action = "stop"};
+    CHECK(expiry_of(st, life, now, idle) == Expiry::destroy); // the lifetime wins over the idle stop
+    life.lifetime_s = 0;
+    CHECK(expiry_of(st, life, now, idle) == Expiry::stop);
+    CHECK(expiry_of(st, life, now, busy) == Expiry::none);
+    life.autostop.action = "destroy";
+    CHECK(expiry_of(st, life, now, idle) == Expiry::destroy);
+    // A stopped cluster is left as it is: its idle clock is not asked (its master does not answer).
+    asked = 0;
+    st.stopped_at = "2026-11-18T12:00:00Z";
+    life.autostop.action = "stop";
+    CHECK(expiry_of(st, life, now, idle) == Expiry::none);
+    CHECK(asked == 0);
+    // ... unless its lifetime has ended: then it is destroyed, stopped or not.
+    life.lifetime_s = 3600;
+    CHECK(expiry_of(st, life, now, idle) == Expiry::destroy);
+    // Without autostop nothing is asked either.
+    st.stopped_at.clear();
+    CHECK(expiry_of(st, LifeSpec{}, now, idle) == Expiry::none);
+    CHECK(asked == 0);
+}

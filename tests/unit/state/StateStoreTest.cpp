@@ -41,6 +41,25 @@ TEST_CASE("state round-trips through state.json with mode 0600") {
     CHECK(store.clusters() == std::vector<std::string>{"demo"});
 }
 
+TEST_CASE("a stopped cluster's spell round-trips, and a running one writes no stopped keys") {
+    TempDir dir;
+    StateStore store(dir.path());
+    ClusterState s;
+    s.cluster = "demo";
+    s.target = "openstack";
+    CHECK_FALSE(s.stopped());
+    CHECK_FALSE(s.to_json().contains("stopped_at"));
+    CHECK_FALSE(s.to_json().contains("stopped_s"));
+    s.stopped_at = "2026-11-27T16:00:00Z";
+    s.stopped_s = 1800;
+    REQUIRE(store.save(s).ok());
+    auto loaded = store.load("demo");
+    REQUIRE(loaded.ok());
+    CHECK(loaded->stopped());
+    CHECK(loaded->stopped_at == "2026-11-27T16:00:00Z");
+    CHECK(loaded->stopped_s == 1800);
+}
+
 TEST_CASE("a state file from another schema version is refused with the versions named") {
     TempDir dir;
     StateStore store(dir.path());

@@ -103,6 +103,8 @@ resource "openstack_compute_instance_v2" "master" {
     ddl_role    = "master"
     ddl_state   = var.state_dir
   }, local.expiry_metadata)
+
+  power_state = var.power_state
 }
 
 resource "openstack_compute_instance_v2" "worker" {
@@ -138,6 +140,8 @@ resource "openstack_compute_instance_v2" "worker" {
     ddl_role    = "worker"
     ddl_state   = var.state_dir
   }, local.expiry_metadata)
+
+  power_state = var.power_state
 }
 
 # --- floating IP (master only; workers are reached through the master) ----------------------
