@@ -23,7 +23,7 @@ public:
     std::string name() const override { return m_name; }
     bool uses_node_groups() const override { return true; }
     bool flavor_required() const override { return true; }
-    // The machines stop and start again keeping their disks (`ddl stop`, the module's power.tf); a cloud
+    // The machines stop and start again keeping their disks (`ddl stop`: common.tf's `stopped`); a cloud
     // that cannot for some clusters says so in check_cloud (AWS: one-time Spot Instances).
     std::optional<Refusal> refuse_stop() const override { return std::nullopt; }
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const final;

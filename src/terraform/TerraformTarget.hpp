@@ -56,8 +56,8 @@ protected:
     // tool's version must support, the account's or cloud's own API).
     virtual Status preflight_target(const Context& ctx, const TerraformTool& tool) = 0;
 
-    // `ddl stop` / `ddl start` for a module that declares a power variable (power.tf): the module rendered
-    // again (a cluster deployed by an older ddl gets power.tf), `vars` written to power.auto.tfvars.json in
+    // `ddl stop` / `ddl start` through common.tf's `stopped` (which the module's machines follow): the module
+    // rendered again (a cluster deployed by an older ddl gets the variable), `vars` written to power.auto.tfvars.json in
     // the working directory (it stays there, so every later plan keeps the machines as they are), then
     // provision: Terraform updates the instances in place and the nodes take the outputs' addresses.
     Status apply_power_vars(Context& ctx, const nlohmann::json& vars);

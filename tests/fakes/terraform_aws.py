@@ -74,13 +74,11 @@ VALIDATIONS = {
     "availability_zone": (lambda v: v == "" or re.match(r"^[a-z]{2}(-[a-z]+)+-[0-9]+[a-z]$", v),
                           "availability_zone must be a zone name such as us-east-1a, or empty."),
     "spot_max_price": (lambda v: v == "" or re.match(r"^[0-9]+(\.[0-9]+)?$", v), 'spot_max_price must be a price such as "0.50", or empty.'),
-    "instance_state": (lambda v: v in ("running", "stopped"), 'instance_state must be "running" or "stopped".'),
 }
 DEFAULTS = {"profile": "", "ami_id": "", "ami_owners": ["amazon"],
             "ami_name_filter": "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *", "root_volume_type": "gp3",
             "use_default_vpc": False, "availability_zone": "", "spot": False, "spot_max_price": "",
-            "placement_group": False,
-            "instance_state": "running"}
+            "placement_group": False}
 
 
 def check_env(json_mode, values):
@@ -174,7 +172,7 @@ def preconditions(json_mode, values):
         fail(json_mode, "Resource precondition failed",
              "state_dir must be at most 256 characters: it is the value of the ddl-state tag, and EC2 tag values "
              "are at most 256.", "aws_instance.master")
-    if values["spot"] and values["instance_state"] == "stopped":
+    if values["spot"] and values["stopped"]:
         fail(json_mode, "Resource precondition failed", "One-time Spot Instances cannot be stopped; destroy the cluster "
              "instead.", "aws_ec2_instance_state.master")
 
@@ -209,7 +207,7 @@ def attributes(addr, v):
         return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True),
                 "tags.ddl-expires": (v["expires"], False)}
     if addr.startswith("aws_ec2_instance_state."):
-        return {"state": (v["instance_state"], False)}
+        return {"state": (instance_state(v), False)}
     return {}
 
 
@@ -326,8 +324,8 @@ def create(addr, st, values):
         if kind == "aws_ec2_instance_state":
             ident = sid(addr.replace("aws_ec2_instance_state.", "aws_instance."))
             i = aws_find(reg, "instances", "instanceId", ident)
-            if i and i["instanceState"]["name"] != values["instance_state"]:
-                set_state(api, reg, i, ident, values["instance_state"])
+            if i and i["instanceState"]["name"] != instance_state(values):
+                set_state(api, reg, i, ident, instance_state(values))
             return ident
         if kind == "aws_instance":
             index = None if key is None else int(key)
@@ -392,6 +390,11 @@ def delete(addr, ident):
                 reg[where[0]] = [r for r in reg[where[0]] if r.get(where[1]) != ident]
 
 
+def instance_state(values):
+    """The state the module's aws_ec2_instance_state resources take from var.stopped."""
+    return "stopped" if values["stopped"] else "running"
+
+
 def set_state(api, reg, instance, ident, state):
     """StopInstances / StartInstances, then the provider's wait: the instance is left stopped / running."""
     try:
@@ -408,7 +411,7 @@ def update(addr, ident, values, before, st):
     stopped or started, and its node powered off or booted (without a simulated region, the node alone)."""
     api = aws_region()
     if addr.startswith("aws_ec2_instance_state."):
-        state = values["instance_state"]
+        state = instance_state(values)
         if before.get("state", "running") == state:
             return
         if not api:

@@ -63,9 +63,8 @@ DESTROY_FAILURE = ("openstack_networking_secgroup_v2", "Error deleting openstack
 VALIDATIONS = {
     "cloud": (lambda v: len(v) > 0, "cloud must name an entry of clouds.yaml."),
     "boot_volume_gb": (lambda v: 10 <= v <= 65536 and v == int(v), "boot_volume_gb must be a whole number from 10 to 65536."),
-    "power_state": (lambda v: v in ("active", "shutoff"), 'power_state must be "active" or "shutoff".'),
 }
-DEFAULTS = {"network_name": "", "dns_nameservers": [], "anti_affinity": False, "power_state": "active"}
+DEFAULTS = {"network_name": "", "dns_nameservers": [], "anti_affinity": False}
 
 
 def check_env(json_mode, values):
@@ -107,10 +106,10 @@ def attributes(addr, v):
         return {"public_key": (key_digest(v), True)}
     if addr == "openstack_compute_instance_v2.master":
         return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True),
-                "metadata.ddl_expires": (v["expires"], False), "power_state": (v["power_state"], False)}
+                "metadata.ddl_expires": (v["expires"], False), "power_state": (power_state(v), False)}
     if addr.startswith("openstack_compute_instance_v2.worker["):
         return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True),
-                "metadata.ddl_expires": (v["expires"], False), "power_state": (v["power_state"], False)}
+                "metadata.ddl_expires": (v["expires"], False), "power_state": (power_state(v), False)}
     return {}
 
 
@@ -258,6 +257,11 @@ def delete(addr, ident):
                 reg[collection] = [r for r in reg[collection] if r["id"] != ident]
 
 
+def power_state(values):
+    """The servers' power_state as the module sets it from var.stopped."""
+    return "shutoff" if values["stopped"] else "active"
+
+
 def update(addr, ident, values, before, st):
     """An instance updated in place: its flavor (resized), its ddl_expires metadata and its power_state: the
     provider's os-stop or os-start (its messages "Error stopping/starting OpenStack instance"), the server then
@@ -265,7 +269,7 @@ def update(addr, ident, values, before, st):
     the node alone)."""
     if not addr.startswith("openstack_compute_instance_v2."):
         return
-    power = values["power_state"] if before.get("power_state", "active") != values["power_state"] else None
+    power = power_state(values) if before.get("power_state", "active") != power_state(values) else None
     api = cloud()
     if not api:
         if power:

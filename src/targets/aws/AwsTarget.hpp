@@ -32,12 +32,12 @@ public:
     AwsTarget();
     explicit AwsTarget(Deps deps);
 
-    // `ddl stop` / `ddl start`: the module's aws_ec2_instance_state "stopped" / "running"
+    // `ddl stop` / `ddl start`: var.stopped, which the module's aws_ec2_instance_state resources follow
     // (terraform/power.tf).
     std::string why_no_stop(const Spec& spec) const override;
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
     Status set_power(Context& ctx, bool on) override {
-        return apply_power_vars(ctx, {{"instance_state", on ? "running" : "stopped"}});
+        return apply_power_vars(ctx, {{"stopped", !on}});
     }
 
 protected:

@@ -24,12 +24,12 @@ public:
     OpenstackTarget();
     explicit OpenstackTarget(Deps deps);
 
-    // `ddl stop` / `ddl start`: the servers' power_state "shutoff" / "active" (terraform/power.tf says why
-    // stop rather than shelve).
+    // `ddl stop` / `ddl start`: var.stopped, which the servers' power_state follows, "shutoff" / "active"
+    // (terraform/main.tf says why stop rather than shelve).
     std::string why_no_stop(const Spec&) const override { return ""; }
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
     Status set_power(Context& ctx, bool on) override {
-        return apply_power_vars(ctx, {{"power_state", on ? "active" : "shutoff"}});
+        return apply_power_vars(ctx, {{"stopped", !on}});
     }
 
 protected:

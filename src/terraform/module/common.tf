@@ -94,6 +94,12 @@ variable "expires" {
   }
 }
 
+variable "stopped" {
+  description = "Whether the nodes are stopped (`ddl stop`; `ddl start` sets it back to false): their disks are kept. ddl writes it to power.auto.tfvars.json beside terraform.tfvars.json, so that every later plan keeps them as they are."
+  type        = bool
+  default     = false
+}
+
 variable "user_data" {
   description = "cloud-init user data for every node (empty: none). Kept in clear text in the Terraform state: no secrets."
   type        = string

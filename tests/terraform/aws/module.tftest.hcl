@@ -285,7 +285,7 @@ run "stopped_sets_every_node_stopped" {
   command = plan
 
   variables {
-    instance_state = "stopped"
+    stopped = true
   }
   assert {
     condition     = aws_ec2_instance_state.master.state == "stopped" && length(aws_ec2_instance_state.worker) == 2 && alltrue([for s in aws_ec2_instance_state.worker : s.state == "stopped"])
@@ -298,16 +298,8 @@ run "stopping_spot_instances_is_refused" {
 
   variables {
     spot           = true
-    instance_state = "stopped"
+    stopped = true
   }
   expect_failures = [aws_ec2_instance_state.master, aws_ec2_instance_state.worker]
 }
 
-run "unknown_instance_state_is_refused" {
-  command = plan
-
-  variables {
-    instance_state = "hibernated"
-  }
-  expect_failures = [var.instance_state]
-}

@@ -72,6 +72,17 @@ resource "openstack_networking_port_v2" "worker" {
 
 # --- instances -------------------------------------------------------------------------------
 
+# The nodes' power_state follows var.stopped (common.tf: `ddl stop`, `ddl start`). The provider's power_state
+# (openstack_compute_instance_v2, "Argument Reference") takes "active", "shutoff", "shelved_offloaded" and
+# "paused"; a change is an update in place: Nova's os-stop / os-start (Compute API, "Stop Server (os-stop
+# Action)", "Start Server (os-start Action)").
+#
+# Stop, not shelve: a SHUTOFF server stays on its host with its flavor's vCPUs, RAM and GPUs held, so `ddl
+# start` brings every node back within seconds and cannot fail for want of a free GPU host. A shelved
+# (offloaded) server frees its host, but unshelving waits for the scheduler to find one again, which on a busy
+# shared GPU cloud may leave the cluster short of nodes. Either way the boot volumes stay (and keep their
+# Cinder quota and cost); a stopped server still counts against the project's instance, core and RAM quota,
+# and clouds that bill by flavor may still bill it.
 resource "openstack_compute_instance_v2" "master" {
   name        = "${var.cluster_name}-master"
   flavor_name = var.master_flavor
@@ -104,7 +115,7 @@ resource "openstack_compute_instance_v2" "master" {
     ddl_state   = var.state_dir
   }, local.expiry_metadata)
 
-  power_state = var.power_state
+  power_state = var.stopped ? "shutoff" : "active"
 }
 
 resource "openstack_compute_instance_v2" "worker" {
@@ -141,7 +152,7 @@ resource "openstack_compute_instance_v2" "worker" {
     ddl_state   = var.state_dir
   }, local.expiry_metadata)
 
-  power_state = var.power_state
+  power_state = var.stopped ? "shutoff" : "active"
 }
 
 # --- floating IP (master only; workers are reached through the master) ----------------------
