@@ -26,8 +26,8 @@ std::map<std::string, test::HclVariable> module_variables() {
 
 } // namespace
 
-TEST_CASE("terraform.tfvars.json sets every variable of the aws module except user_data, and state_dir and "
-          "expires (known at deploy), and nothing else") {
+TEST_CASE("terraform.tfvars.json sets every variable of the aws module except user_data, state_dir and "
+          "expires (known at deploy) and stopped (ddl stop), and nothing else") {
     auto vars = module_variables();
     CHECK(vars.size() >= 20);
     CHECK(vars.at("ami_id").has_default);
@@ -40,7 +40,8 @@ TEST_CASE("terraform.tfvars.json sets every variable of the aws module except us
         for (auto it = tfvars.begin(); it != tfvars.end(); ++it)
             CHECK(vars.count(it.key()) == 1);
         for (const auto& [name, v] : vars)
-            if (name != "user_data" && name != "state_dir" && name != "expires") CHECK(tfvars.contains(name));
+            if (name != "user_data" && name != "state_dir" && name != "expires" && name != "stopped")
+                CHECK(tfvars.contains(name));
     }
 }
 

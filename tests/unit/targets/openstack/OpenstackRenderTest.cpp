@@ -49,9 +49,10 @@ TEST_CASE(
         for (auto it = tfvars.begin(); it != tfvars.end(); ++it)
             CHECK(vars.count(it.key()) == 1);
         // Every input the spec decides is passed; user_data keeps the module's default, expires is added
-        // at deploy (with_expiry, from the state's created_at and the lifetime).
+        // at deploy (with_expiry, from the state's created_at and the lifetime), stopped by `ddl stop` (in
+        // power.auto.tfvars.json).
         for (const auto& [name, v] : vars)
-            if (name != "user_data" && name != "expires") CHECK(tfvars.contains(name));
+            if (name != "user_data" && name != "expires" && name != "stopped") CHECK(tfvars.contains(name));
     }
 }
 
