@@ -98,9 +98,7 @@ int destroy_cluster(const Invocation& from, const std::string& name) {
     auto a = std::make_shared<DestroyArgs>();
     a->ref = name;
     a->yes = true;
-    auto body = destroy_body(a);
-    Invocation inv{"destroy", from.g, from.app, {}, nullptr};
-    return invoke(command_named("destroy"), body, inv);
+    return invoke_from(from, "destroy", destroy_body(a));
 }
 
 } // namespace ddl::cli

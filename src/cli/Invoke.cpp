@@ -39,6 +39,11 @@ std::optional<int> set_up(const CommandEntry& entry, CommandBody& body, Invocati
 
 } // namespace
 
+int invoke_from(const Invocation& from, const std::string& command, CommandBody body) {
+    Invocation inv{command, from.g, from.app, {}, nullptr};
+    return invoke(command_named(command), body, inv);
+}
+
 int invoke(const CommandEntry& entry, CommandBody& body, Invocation& inv) {
     // A mutating command stops at the next safe point on SIGINT/SIGTERM, from its first step on.
     if (entry.needs == Needs::locked_cluster) install_signal_handlers();

@@ -76,9 +76,7 @@ int stop_cluster(const Invocation& from, const std::string& name) {
     auto a = std::make_shared<StopArgs>();
     a->cluster = name;
     a->yes = true;
-    auto body = stop_body(a);
-    Invocation inv{"stop", from.g, from.app, {}, nullptr};
-    return invoke(command_named("stop"), body, inv);
+    return invoke_from(from, "stop", stop_body(a));
 }
 
 } // namespace ddl::cli
