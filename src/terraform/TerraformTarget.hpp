@@ -57,9 +57,10 @@ protected:
     virtual Status preflight_target(const Context& ctx, const TerraformTool& tool) = 0;
 
     // `ddl stop` / `ddl start` through common.tf's `stopped` (which the module's machines follow): the module
-    // rendered again (a cluster deployed by an older ddl gets the variable), `vars` written to power.auto.tfvars.json in
-    // the working directory (it stays there, so every later plan keeps the machines as they are), then
-    // provision: Terraform updates the instances in place and the nodes take the outputs' addresses.
+    // rendered again (a cluster deployed by an older ddl gets the variable), `vars` written to
+    // power.auto.tfvars.json in the working directory (it stays there, so every later plan keeps the machines
+    // as they are), then provision: Terraform updates the instances in place and the nodes take the outputs'
+    // addresses.
     Status apply_power_vars(Context& ctx, const nlohmann::json& vars);
     static constexpr const char* k_power_file = "power.auto.tfvars.json";
 

@@ -132,10 +132,11 @@ public:
         // EC2 cannot stop one-time Spot Instances (ddl stop and the module refuse it too).
         if (spec.life.autostop.action == "stop" && spec.target_section<AwsSpec>().spot &&
             doc["autostop"].IsMap() && doc["autostop"]["action"].IsDefined())
-            r.diags().error(r.pos(doc["autostop"]["action"]),
-                            "autostop.action: stop is not available with aws.spot: EC2 cannot stop one-time Spot "
-                            "Instances",
-                            "use action: destroy, or spot: false");
+            r.diags().error(
+                r.pos(doc["autostop"]["action"]),
+                "autostop.action: stop is not available with aws.spot: EC2 cannot stop one-time Spot "
+                "Instances",
+                "use action: destroy, or spot: false");
         auto nodes = doc["nodes"];
         if (!nodes.IsDefined() || !nodes.IsMap()) return;
         for (const char* group : {"master", "workers"}) {

@@ -36,9 +36,7 @@ public:
     // (terraform/power.tf).
     std::string why_no_stop(const Spec& spec) const override;
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
-    Status set_power(Context& ctx, bool on) override {
-        return apply_power_vars(ctx, {{"stopped", !on}});
-    }
+    Status set_power(Context& ctx, bool on) override { return apply_power_vars(ctx, {{"stopped", !on}}); }
 
 protected:
     // terraform.tfvars.json (AwsInputs).

@@ -28,9 +28,7 @@ public:
     // (terraform/main.tf says why stop rather than shelve).
     std::string why_no_stop(const Spec&) const override { return ""; }
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
-    Status set_power(Context& ctx, bool on) override {
-        return apply_power_vars(ctx, {{"stopped", !on}});
-    }
+    Status set_power(Context& ctx, bool on) override { return apply_power_vars(ctx, {{"stopped", !on}}); }
 
 protected:
     // terraform.tfvars.json and backend.tf.json (OpenstackInputs).
