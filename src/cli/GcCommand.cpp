@@ -284,23 +284,15 @@ int destroy_all(const Invocation& inv, const GcArgs& a, const std::vector<Candid
             bool ok = false;
             if (c.stop) {
                 ok = stop_cluster(inv, c.name) == exit_code::k_ok;
-                ++(ok ? stopped : failed);
-                report.push_back({{"cluster", c.name},
-                                  {"idle_s", c.idle_s},
-                                  {"source", c.source},
-                                  {"outcome", ok ? "stopped" : "failed"},
-                                  {"why", c.detail}});
-                continue;
-            }
-            if (c.source == "state") {
+            } else if (c.source == "state") {
                 ok = destroy_cluster(inv, c.name) == exit_code::k_ok;
             } else {
                 auto s = c.driver->leaked_clusters()->destroy_found(c.found, proc, progress);
                 if (!s) inv.say(c.name + ": " + s.error().message);
                 ok = s.ok();
             }
-            ++(ok ? removed : failed);
-            outcome = ok ? "destroyed" : "failed";
+            ++(!ok ? failed : c.stop ? stopped : removed);
+            outcome = !ok ? "failed" : c.stop ? "stopped" : "destroyed";
         }
         report.push_back({{"cluster", c.name},
                           {"idle_s", c.idle_s},

@@ -240,14 +240,17 @@ Status TerraformTarget::provision(Context& ctx) {
     return {};
 }
 
-Status TerraformTarget::apply_power_vars(Context& ctx, const nlohmann::json& vars) {
+Status TerraformTarget::set_power(Context& ctx, bool on) {
     auto inputs = render_inputs(ctx);
     if (!inputs) return inputs.error();
     auto files = render(ctx.spec, *inputs);
     if (!files) return files.error();
     if (auto s = write_rendered(*files, ctx.cluster_dir() + "/rendered"); !s) return s;
     if (auto s = make_dirs(work_dir(ctx), 0700); !s) return s;
-    if (auto s = write_file_atomic(work_dir(ctx) + "/" + k_power_file, json_file(vars), 0600); !s) return s;
+    if (auto s = write_file_atomic(work_dir(ctx) + "/" + k_power_file,
+                                   json_file(nlohmann::json{{"stopped", !on}}), 0600);
+        !s)
+        return s;
     // The command asked first (its plan, or -y): Terraform's in-place updates of the instances are approved.
     const bool yes = ctx.options.yes;
     ctx.options.yes = true;

@@ -17,7 +17,9 @@
 
 namespace ddl {
 
-class TerraformTarget : public TargetDriver {
+// Every Terraform target's machines stop and start keeping their disks (PowerControl): the modules follow
+// common.tf's `stopped`.
+class TerraformTarget : public TargetDriver, public PowerControl {
 public:
     // `target`: the spec section and the module's name in messages ("aws"); `module`: the module's *.tf
     // files by name, as compiled into ddl. The module and its inputs go to "<target>/terraform/" in the
@@ -40,6 +42,14 @@ public:
     // Where the module sits in the rendered files: "<target>/terraform".
     const std::string& module_dir() const { return m_module_dir; }
     static std::string work_dir(const Context& ctx) { return ctx.cluster_dir() + "/terraform"; }
+    // `ddl stop` / `ddl start`: common.tf's `stopped` written to power.auto.tfvars.json in the working
+    // directory (it stays there, so every later plan keeps the machines as they are), after the module is
+    // rendered again (a cluster deployed by an older ddl gets the variable); then provision: Terraform
+    // updates the machines in place and the nodes take the outputs' addresses.
+    Status set_power(Context& ctx, bool on) override;
+    // Where a cloud cannot stop some clusters (AWS: one-time Spot Instances) its target says why.
+    std::string why_no_stop(const Spec& /*spec*/) const override { return ""; }
+
     // The nodes in a module's outputs (master_public_ip, master_private_ip, worker_private_ips, ssh_user);
     // an Error names a missing or malformed output and the module (`target`) that should have given it.
     static Result<std::vector<NodeState>> nodes_from_outputs(const nlohmann::json& outputs,
@@ -56,12 +66,6 @@ protected:
     // tool's version must support, the account's or cloud's own API).
     virtual Status preflight_target(const Context& ctx, const TerraformTool& tool) = 0;
 
-    // `ddl stop` / `ddl start` through common.tf's `stopped` (which the module's machines follow): the module
-    // rendered again (a cluster deployed by an older ddl gets the variable), `vars` written to
-    // power.auto.tfvars.json in the working directory (it stays there, so every later plan keeps the machines
-    // as they are), then provision: Terraform updates the instances in place and the nodes take the outputs'
-    // addresses.
-    Status apply_power_vars(Context& ctx, const nlohmann::json& vars);
     static constexpr const char* k_power_file = "power.auto.tfvars.json";
 
     // The timeout of each call to the cloud's API: `seconds` (an environment variable's value) when it is a

@@ -13,7 +13,7 @@
 
 namespace ddl {
 
-class AwsTarget : public TerraformTarget, public LeakedClusters, public PowerControl {
+class AwsTarget : public TerraformTarget, public LeakedClusters {
 public:
     // `ddl gc --spec FILE`: the clusters whose instances (tag ddl-managed=true, not terminated) run in the
     // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
@@ -36,7 +36,6 @@ public:
     // (terraform/power.tf).
     std::string why_no_stop(const Spec& spec) const override;
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
-    Status set_power(Context& ctx, bool on) override { return apply_power_vars(ctx, {{"stopped", !on}}); }
 
 protected:
     // terraform.tfvars.json (AwsInputs).

@@ -14,7 +14,7 @@
 
 namespace ddl {
 
-class OpenstackTarget : public TerraformTarget, public LeakedClusters, public PowerControl {
+class OpenstackTarget : public TerraformTarget, public LeakedClusters {
 public:
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
@@ -26,9 +26,7 @@ public:
 
     // `ddl stop` / `ddl start`: var.stopped, which the servers' power_state follows, "shutoff" / "active"
     // (terraform/main.tf says why stop rather than shelve).
-    std::string why_no_stop(const Spec&) const override { return ""; }
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
-    Status set_power(Context& ctx, bool on) override { return apply_power_vars(ctx, {{"stopped", !on}}); }
 
 protected:
     // terraform.tfvars.json and backend.tf.json (OpenstackInputs).
