@@ -297,9 +297,60 @@ run "stopping_spot_instances_is_refused" {
   command = plan
 
   variables {
-    spot           = true
+    spot    = true
     stopped = true
   }
   expect_failures = [aws_ec2_instance_state.master, aws_ec2_instance_state.worker]
 }
 
+
+run "no_node_credential_no_role" {
+  command = plan
+
+  assert {
+    condition     = length(aws_iam_role.master) == 0 && length(aws_iam_role_policy.master) == 0 && length(aws_iam_instance_profile.master) == 0
+    error_message = "without node_credential no IAM role, policy or instance profile is created"
+  }
+}
+
+run "node_credential_gives_the_master_a_role_that_ends_this_cluster_only" {
+  command = apply
+
+  variables {
+    node_credential = true
+  }
+
+  assert {
+    condition     = aws_iam_role.master[0].name == "demo-master" && aws_iam_instance_profile.master[0].name == "demo-master" && aws_iam_instance_profile.master[0].role == "demo-master" && aws_iam_role_policy.master[0].name == "demo-autostop"
+    error_message = "role, profile and policy are named from the cluster"
+  }
+  assert {
+    condition     = aws_instance.master.iam_instance_profile == "demo-master"
+    error_message = "the master carries the instance profile"
+  }
+  assert {
+    condition     = jsondecode(aws_iam_role.master[0].assume_role_policy).Statement[0].Principal.Service == "ec2.amazonaws.com" && jsondecode(aws_iam_role.master[0].assume_role_policy).Statement[0].Action == "sts:AssumeRole"
+    error_message = "the role is trusted by EC2 alone"
+  }
+  assert {
+    condition = (length(jsondecode(aws_iam_role_policy.master[0].policy).Statement) == 2
+      && jsondecode(aws_iam_role_policy.master[0].policy).Statement[0].Action == ["ec2:StopInstances", "ec2:TerminateInstances"]
+      && jsondecode(aws_iam_role_policy.master[0].policy).Statement[0].Condition.StringEquals["aws:ResourceTag/ddl-cluster"] == "demo"
+      && jsondecode(aws_iam_role_policy.master[0].policy).Statement[1].Action == "ec2:CreateTags"
+      && jsondecode(aws_iam_role_policy.master[0].policy).Statement[1].Condition.StringEquals["aws:ResourceTag/ddl-cluster"] == "demo"
+    && jsondecode(aws_iam_role_policy.master[0].policy).Statement[1].Condition["ForAllValues:StringEquals"]["aws:TagKeys"] == ["ddl-autostop"])
+    error_message = "the policy allows only stopping, terminating and tagging (ddl-autostop) the instances tagged ddl-cluster = demo"
+  }
+  assert {
+    condition     = alltrue([for s in jsondecode(aws_iam_role_policy.master[0].policy).Statement : s.Effect == "Allow" && s.Resource == "arn:aws:ec2:us-east-1:*:instance/*"])
+    error_message = "every statement is on the region's instances"
+  }
+  assert {
+    condition     = alltrue([for t in [aws_iam_role.master[0].tags, aws_iam_instance_profile.master[0].tags] : t["ddl-cluster"] == "demo" && t["ddl-managed"] == "true"])
+    error_message = "role and profile carry ddl-cluster and ddl-managed"
+  }
+  assert {
+    condition     = output.node_ids == [aws_instance.worker[0].id, aws_instance.worker[1].id, aws_instance.master.id]
+    error_message = "node_ids lists the workers, then the master"
+  }
+}

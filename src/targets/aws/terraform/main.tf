@@ -91,6 +91,8 @@ resource "aws_instance" "master" {
   associate_public_ip_address = true
   placement_group             = local.placement_group
   user_data                   = local.user_data
+  # With var.node_credential (iam.tf): the role that may end this cluster; null otherwise.
+  iam_instance_profile = one(aws_iam_instance_profile.master[*].name)
 
   root_block_device {
     volume_size           = var.root_volume_gb
