@@ -38,7 +38,9 @@ Config (read again for every request, so a test can change it between calls):
    "fail": {"DescribeImages": 503 or {"status": 503, "code": "Unavailable", "message": "..."}},
    "delay": {"GetServiceQuota": 2.5}}
 The simulated region: --resources FILE (default $FAKE_AWS_RESOURCES; unset: none, and only the actions
-above are served); its format is in tests/fakes/aws_region.py.
+above are served); its format is in tests/fakes/aws_region.py. The temporary credentials EC2 gave its instances
+with an instance profile (tests/fakes/aws_iam.py) are accepted too, and a request signed with them is refused
+(UnauthorizedOperation) unless the profile's role's policy allows it. --listen 0.0.0.0 serves the nodes too.
 Every request is appended to <config>.requests as one JSON line (service, operation, method, path, header
 names, parameter names, signed headers, status, error code, and on a signature mismatch the canonical request
 and string to sign the stand-in expected); never a secret, a token or a signature.
@@ -59,7 +61,7 @@ import uuid
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from aws_ec2 import ec2_error_body, ec2_response_body  # noqa: E402
-from aws_region import ec2_dispatch  # noqa: E402
+from aws_region import ec2_dispatch, registry  # noqa: E402
 from aws_sigv4 import ApiError, authenticate, scope_service, self_test  # noqa: E402
 
 SQ_TARGET_PREFIX = "ServiceQuotasV20190624."
@@ -132,6 +134,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(self.server.config_path) as f:
             cfg = json.load(f)
         cfg["_resources"] = self.server.resources_path
+        if self.server.resources_path:
+            # The temporary credentials EC2 gave instances with an instance profile (tests/fakes/aws_iam.py).
+            now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            with registry(self.server.resources_path) as reg:
+                for c in reg["instance_credentials"]:
+                    cfg.setdefault("credentials", {})[c["AccessKeyId"]] = {
+                        "secret": c["_secret"], "session_token": c["_token"], "expired": c["Expiration"] < now,
+                        "role": c["role"]}
         return cfg
 
     def headers_lower(self):
@@ -174,6 +184,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             cfg = self.cfg()
             now = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=cfg.get("clock_offset_seconds", 0))
             entry.update(authenticate(cfg, protocol, self.command, url.path, url.query, headers, body, now))
+            key = headers["authorization"][0].split("Credential=", 1)[1].split("/", 1)[0]
+            cfg["_caller_role"] = cfg["credentials"][key].get("role")
+            if cfg["_caller_role"]:
+                entry["role"] = cfg["_caller_role"]
             if protocol == "ec2":
                 params = urllib.parse.parse_qsl(url.query, keep_blank_values=True)
                 if self.command == "POST":
@@ -220,6 +234,8 @@ def main():
     ap.add_argument("--key")
     ap.add_argument("--config")
     ap.add_argument("--port-file")
+    ap.add_argument("--listen", default="127.0.0.1",
+                    help="address to listen on (0.0.0.0: also for the nodes, whose master reaches this machine)")
     ap.add_argument("--resources", default=os.environ.get("FAKE_AWS_RESOURCES") or None,
                     help="the simulated region's registry (default: $FAKE_AWS_RESOURCES; none: not served)")
     ap.add_argument("--self-test", action="store_true", help="check the signer against AWS's published example")
@@ -230,7 +246,7 @@ def main():
         ap.error("--cert, --key, --config and --port-file are required")
     if not self_test(verbose=False):
         sys.exit("aws_api.py: the SigV4 signer does not reproduce AWS's published example")
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.ThreadingHTTPServer((a.listen, 0), Handler)
     srv.daemon_threads = True
     srv.config_path = a.config
     srv.resources_path = os.path.abspath(a.resources) if a.resources else None

@@ -39,6 +39,7 @@ LIST_PARAMS = {
     "TerminateInstances": {"InstanceId"},
     "StopInstances": {"InstanceId"},
     "StartInstances": {"InstanceId"},
+    "CreateTags": {"ResourceId"},
     "DescribeSecurityGroups": {"GroupId", "GroupName"},
     "DescribeSubnets": {"SubnetId"},
     "DescribeInternetGateways": {"InternetGatewayId"},
@@ -56,6 +57,7 @@ SCALAR_PARAMS = {
     "TerminateInstances": {"DryRun", "Force", "SkipOsShutdown"},
     "StopInstances": {"DryRun", "Force", "Hibernate", "SkipOsShutdown"},
     "StartInstances": {"AdditionalInfo", "DryRun"},
+    "CreateTags": {"DryRun"},
     "DescribeSecurityGroups": DESCRIBE_PAGED,
     "DescribeSubnets": DESCRIBE_PAGED,
     "DescribeInternetGateways": DESCRIBE_PAGED,
@@ -73,8 +75,10 @@ SCALAR_PARAMS = {
     "DeleteKeyPair": {"DryRun", "KeyName", "KeyPairId"},
     "DeletePlacementGroup": {"DryRun", "GroupName"},
 }
-# Structured parameters (API_RevokeSecurityGroupIngress: IpPermissions.N.<member>).
+# Structured parameters (API_RevokeSecurityGroupIngress: IpPermissions.N.<member>; API_CreateTags: Tag.N.Key,
+# Tag.N.Value).
 PATTERN_PARAMS = {
+    "CreateTags": re.compile(r"^Tag\.\d+\.(Key|Value)$"),
     "RevokeSecurityGroupIngress": re.compile(r"^IpPermissions\.\d+\.(IpProtocol|FromPort|ToPort|Groups\.\d+\.GroupId|"
                                              r"IpRanges\.\d+\.CidrIp|Ipv6Ranges\.\d+\.CidrIpv6)$"),
 }

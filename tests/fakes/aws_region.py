@@ -43,13 +43,14 @@ import threading
 import time
 import uuid
 
+import aws_iam  # the node credential: instance profiles, their credentials and metadata service, policies
 import openstack_registry  # the registry's locking and ddl-fake-nodes handling, shared
 from aws_ec2 import (EC2_VERSION, FILTERS, MAX_RESULTS, Ec2Request, describe_images, describe_instance_type_offerings,
                      describe_instance_types)
 from aws_sigv4 import ApiError
 
 REGION_KINDS = ("instances", "security_groups", "subnets", "internet_gateways", "route_tables", "vpcs", "key_pairs",
-                "placement_groups")
+                "placement_groups", "iam_roles", "iam_instance_profiles", "instance_credentials")
 STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48, "stopping": 64, "stopped": 80}
 NODES_LOCK = threading.Lock()
 
@@ -134,6 +135,11 @@ def power_instance(reg, i, on):
     state = "pending" if on else "stopping"
     i["instanceState"] = {"code": STATE_CODES[state], "name": state}
     i["_since"] = time.time()
+    # An instance profile's credentials and metadata service live while the instance runs (the node's
+    # processes, the service among them, ended with the stop).
+    aws_iam.drop_credentials(reg, iid)
+    if on and i.get("_imds") and aws_iam.issue_credentials(reg, i):
+        aws_iam.start_imds(i["_imds"]["registry"], i, i["_imds"]["netns"])
     if on:
         i["ipAddress"] = i.get("_public_address")
     else:
@@ -209,6 +215,8 @@ def terminate_instances(cfg, req):
                             raise ApiError(500, "InternalError", error)
                     i["instanceState"] = {"code": STATE_CODES["shutting-down"], "name": "shutting-down"}
                     i["_since"] = time.time()
+                    aws_iam.stop_imds(i)
+                    aws_iam.drop_credentials(reg, iid)
                 out.append({"instanceId": iid, "currentState": i["instanceState"], "previousState": before})
     return [("instancesSet", out)]
 
@@ -374,6 +382,34 @@ def delete_placement_group(reg, req):
     reg["placement_groups"] = [g for g in reg["placement_groups"] if g["groupName"] != name]
 
 
+def create_tags(reg, req):
+    """API_CreateTags: Tag.N on every ResourceId.N (instances here); a key of 1-128 characters not starting
+    "aws:", a value of at most 256; an existing key's value replaced."""
+    ids = req.lists.get("ResourceId", [])
+    if not ids:
+        raise ApiError(400, "MissingParameter", "The request must contain the parameter ResourceId")
+    tags = {}
+    for name, value in req.scalars.items():
+        if name.startswith("Tag.") and name.endswith(".Key"):
+            tags[value] = req.scalars.get(name[:-4] + ".Value", "")
+    if not tags:
+        raise ApiError(400, "MissingParameter", "The request must contain the parameter Tag")
+    for k, v in tags.items():
+        if not 1 <= len(k) <= 128 or k.lower().startswith("aws:"):
+            raise ApiError(400, "InvalidParameterValue", "Tag keys starting with 'aws:' are reserved for internal use"
+                           if k.lower().startswith("aws:") else "Tag key exceeds the maximum length of 128 characters")
+        if len(v) > 256:
+            raise ApiError(400, "InvalidParameterValue", "Tag value exceeds the maximum length of 256 characters")
+    by_id = {i["instanceId"]: i for i in reg["instances"]}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ApiError(400, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist" % "', '".join(missing))
+    for iid in ids:
+        have = {t["key"]: t["value"] for t in by_id[iid].get("tagSet", [])}
+        have.update(tags)
+        by_id[iid]["tagSet"] = tag_set(have)
+
+
 EC2_ACTIONS = {
     "DescribeInstanceTypeOfferings": describe_instance_type_offerings,
     "DescribeImages": describe_images,
@@ -382,6 +418,7 @@ EC2_ACTIONS = {
     "TerminateInstances": terminate_instances,
     "StopInstances": stop_or_start(False),
     "StartInstances": stop_or_start(True),
+    "CreateTags": changed(create_tags),
     "RevokeSecurityGroupIngress": changed(revoke_ingress),
     "DeleteSecurityGroup": changed(delete_security_group),
     "DeleteSubnet": changed(delete_subnet),
@@ -413,6 +450,9 @@ def ec2_dispatch(cfg, params):
         dup = next(n for n in names if names.count(n) > 1)
         raise ApiError(400, "InvalidParameterValue", "The parameter %s is given more than once (stand-in wording)." % dup)
     req = Ec2Request(action, params)
+    if cfg.get("_caller_role"):  # signed with an instance profile's credentials: its role's policy decides
+        with registry(region_path(cfg)) as reg:
+            aws_iam.authorize(reg, cfg["_caller_role"], cfg["region"], req)
     if req.flag("DryRun"):
         raise ApiError(412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
     parts = EC2_ACTIONS[action](cfg, req)

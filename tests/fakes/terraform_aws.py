@@ -28,7 +28,10 @@ var.state_dir); with var.expires every resource also carries ddl-expires (var.ex
 and a changed var.expires updates the instances' tag in place (the tag of the instances is what ddl gc reads;
 the stand-in models no other in-place tag update). Deletes take them out again; an instance is terminated and stays listed, as EC2 lists
 terminated instances for a while. Every instance records its node in its private "_fake_nodes", so that an
-instance terminated through the API takes its node with it.
+instance terminated through the API takes its node with it. With var.node_credential (iam.tf): the IAM role,
+its inline policy and the instance profile (tests/fakes/aws_iam.py follows the IAM API Reference), the
+profile on the master (iamInstanceProfile) with its temporary credentials and its metadata service
+(tests/fakes/aws_imds.py) inside the master's node; the output node_ids.
 """
 import datetime
 import hashlib
@@ -188,6 +191,8 @@ def desired(v):
                 "aws_route_table.cluster[0]", "aws_route_table_association.cluster[0]"]
     if v["placement_group"]:
         res.append("aws_placement_group.cluster[0]")
+    if v.get("node_credential"):
+        res += list(api_module("aws_iam").TF_IAM)
     res.append("aws_instance.master")
     res += ["aws_instance.worker[%d]" % i for i in range(int(v["worker_count"]))]
     res.append("aws_ec2_instance_state.master")
@@ -202,7 +207,8 @@ def attributes(addr, v):
         return {"public_key": (key_digest(v), True)}
     if addr == "aws_instance.master":
         return {"instance_type": (v["master_instance_type"], False), "ami": (image, True),
-                "tags.ddl-expires": (v["expires"], False)}
+                "tags.ddl-expires": (v["expires"], False),
+                "iam_instance_profile": (v["cluster_name"] + "-master" if v.get("node_credential") else "", False)}
     if addr.startswith("aws_instance.worker["):
         return {"instance_type": (v["worker_instance_type"], False), "ami": (image, True),
                 "tags.ddl-expires": (v["expires"], False)}
@@ -321,6 +327,16 @@ def create(addr, st, values):
             reg["placement_groups"].append({"groupName": c + "-nodes", "groupId": api.new_id("pg"), "strategy": "cluster",
                                             "state": "available", "tagSet": aws_tags(values, c + "-nodes")})
             return c + "-nodes"
+        if kind.startswith("aws_iam_"):
+            iam = api_module("aws_iam")
+            try:
+                return iam.tf_create(reg, addr, values, {"ddl-cluster": c, "ddl-managed": "true", **(
+                    {"ddl-expires": values["expires"]} if values.get("expires") else {})})
+            except iam.IamError as e:
+                what, op = {"aws_iam_role": ("IAM Role", "CreateRole"), "aws_iam_role_policy": ("IAM Role Policy", "PutRolePolicy"),
+                            "aws_iam_instance_profile": ("IAM Instance Profile", "CreateInstanceProfile")}[kind]
+                raise CloudError("creating %s (%s-master)" % (what, c), "operation error IAM: %s, https response error "
+                                 "StatusCode: %d, api error %s: %s" % (op, e.status, e.code, e.message))
         if kind == "aws_ec2_instance_state":
             ident = sid(addr.replace("aws_ec2_instance_state.", "aws_instance."))
             i = aws_find(reg, "instances", "instanceId", ident)
@@ -353,6 +369,8 @@ def create(addr, st, values):
             if values["spot"]:
                 r["instanceLifecycle"] = "spot"
             reg["instances"].append(r)
+            if index is None and values.get("node_credential"):
+                instance_profile(reg, r, values["cluster_name"] + "-master", node.get("netns"))
             return r["instanceId"]
     return None
 
@@ -370,6 +388,9 @@ def delete(addr, ident):
             if i:
                 i["instanceState"] = {"code": 48, "name": "terminated"}
                 i.pop("_fake_nodes", None)
+                instance_profile(reg, i, None, None)
+        elif kind.startswith("aws_iam_"):
+            api_module("aws_iam").tf_delete(reg, addr, ident)
         elif kind in ("aws_vpc_security_group_ingress_rule", "aws_vpc_security_group_egress_rule"):
             for g in reg["security_groups"]:
                 if ident in g.get("_rules", {}):
@@ -388,6 +409,33 @@ def delete(addr, ident):
                      "aws_placement_group": ("placement_groups", "groupName")}.get(kind)
             if where:
                 reg[where[0]] = [r for r in reg[where[0]] if r.get(where[1]) != ident]
+
+
+def instance_profile(reg, instance, name, netns):
+    """The instance profile NAME on INSTANCE (iamInstanceProfile), its credentials issued and its metadata
+    service started in its node NETNS (tests/fakes/aws_iam.py); NAME None: taken off, both ended."""
+    iam = api_module("aws_iam")
+    iam.stop_imds(instance)
+    iam.drop_credentials(reg, instance["instanceId"])
+    instance.pop("_imds", None)
+    instance.pop("iamInstanceProfile", None)
+    p = next((p for p in reg["iam_instance_profiles"] if p["InstanceProfileName"] == name), None) if name else None
+    if p is None:
+        return
+    instance["iamInstanceProfile"] = {"arn": p["Arn"], "id": p["InstanceProfileId"]}
+    iam.issue_credentials(reg, instance)
+    if netns:
+        iam.start_imds(registry_path(), instance, netns)
+
+
+def extra_outputs(st, values):
+    """iam.tf's output node_ids: the instances' ids, the workers first and the master last."""
+    ids = {r["addr"]: r["id"] for r in st["resources"] if r["addr"].startswith(INSTANCE + ".")}
+    workers = [ids["aws_instance.worker[%d]" % i] for i in range(int(values["worker_count"])) if "aws_instance.worker[%d]" % i in ids]
+    if "aws_instance.master" not in ids:
+        return {}
+    return {"node_ids": {"sensitive": False, "type": ["tuple", ["string"] * (len(workers) + 1)],
+                         "value": workers + [ids["aws_instance.master"]]}}
 
 
 def instance_state(values):
@@ -426,6 +474,9 @@ def update(addr, ident, values, before, st):
         return
     with api.registry(registry_path(), write=True) as reg:
         i = aws_find(reg, "instances", "instanceId", ident)
+        if i and addr.endswith(".master") and before.get("iam_instance_profile", "") != attributes(addr, values)["iam_instance_profile"][0]:
+            netns = next((n.get("netns") for n in (st.get("fake_nodes") or {}).get("nodes", []) if n["name"] == "master"), None)
+            instance_profile(reg, i, attributes(addr, values)["iam_instance_profile"][0] or None, netns)
         if i:
             i["instanceType"] = values["master_instance_type" if addr.endswith(".master") else "worker_instance_type"]
             tags = {t["key"]: t["value"] for t in i["tagSet"] if t["key"] != "ddl-expires"}

@@ -115,7 +115,7 @@ def fail_and_save(st, addr, action, summary, detail):
     sys.exit(1)
 
 
-def set_outputs(st, values):
+def set_outputs(P, st, values):
     nodes = st["fake_nodes"]["nodes"] if st.get("fake_nodes") else []
     if not nodes:
         st["outputs"] = {}
@@ -128,6 +128,7 @@ def set_outputs(st, values):
                                "value": [n["private_address"] for n in nodes[1:]]},
         "ssh_user": {"sensitive": False, "type": "string", "value": values["ssh_user"]},
     }
+    st["outputs"].update(getattr(P, "extra_outputs", lambda st, values: {})(st, values))
 
 
 # ---- subcommands ---------------------------------------------------------------------------------------
@@ -270,7 +271,7 @@ def cmd_apply(provider, args):
             apply_resource(P, addr, "create", st, values)
     except RuntimeError as e:
         fail_and_save(st, addr, "create", getattr(e, "summary", P.CREATE_SERVER_ERROR), str(e))
-    set_outputs(st, values)
+    set_outputs(P, st, values)
     save_state(st)
     os.remove(positional[0])
     n_add = len(plan["add"]) + len(plan.get("replace", []))
