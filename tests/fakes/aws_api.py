@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""HTTPS stand-in for the AWS APIs ddl's pre-flight reads: EC2 and Service Quotas (python3 stdlib only).
+"""HTTPS stand-in for the AWS APIs ddl calls: EC2, Service Quotas and IAM (python3 stdlib only).
 
   aws_api.py --cert server.pem --key server.key --config aws.json --port-file PORT
   aws_api.py --self-test        checks the signer against AWS's published example, then exits
 
 Documents it follows:
-  - Signature Version 4 (tests/fakes/aws_sigv4.py), the EC2 Query API (tests/fakes/aws_ec2.py) and its
-    simulated region (tests/fakes/aws_region.py): the documents each follows open those files.
+  - Signature Version 4 (tests/fakes/aws_sigv4.py), the EC2 Query API (tests/fakes/aws_ec2.py), its
+    simulated region (tests/fakes/aws_region.py) and the IAM Query API over it (tests/fakes/aws_iam_query.py):
+    the documents each follows open those files.
   - Service Quotas API Reference, GetServiceQuota,
     https://docs.aws.amazon.com/servicequotas/2019-06-24/apireference/API_GetServiceQuota.html; protocol from
     botocore's model service-quotas/2019-06-24 (JSON 1.1, X-Amz-Target ServiceQuotasV20190624.<Operation>).
@@ -61,6 +62,7 @@ import uuid
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from aws_ec2 import ec2_error_body, ec2_response_body  # noqa: E402
+from aws_iam_query import iam_dispatch, iam_error_body, iam_response_body  # noqa: E402
 from aws_region import ec2_dispatch, registry  # noqa: E402
 from aws_sigv4 import ApiError, authenticate, scope_service, self_test  # noqa: E402
 
@@ -178,17 +180,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         length = int(self.headers.get("Content-Length", "0") or "0")
         body = self.rfile.read(length) if length > 0 else b""
-        protocol = "json" if scope_service(headers) == "servicequotas" else "ec2"
+        protocol = {"servicequotas": "json", "iam": "iam"}.get(scope_service(headers), "ec2")
         entry = {"method": self.command, "path": url.path, "headers": sorted(headers), "service": protocol}
         try:
             cfg = self.cfg()
             now = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=cfg.get("clock_offset_seconds", 0))
-            entry.update(authenticate(cfg, protocol, self.command, url.path, url.query, headers, body, now))
+            entry.update(authenticate(cfg, protocol, self.command, url.path, url.query, headers, body, now)
+                         if protocol != "json" else authenticate(cfg, "servicequotas", self.command, url.path,
+                                                                 url.query, headers, body, now))
             key = headers["authorization"][0].split("Credential=", 1)[1].split("/", 1)[0]
             cfg["_caller_role"] = cfg["credentials"][key].get("role")
             if cfg["_caller_role"]:
                 entry["role"] = cfg["_caller_role"]
-            if protocol == "ec2":
+            if protocol == "iam":
+                params = urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+                entry["params"] = sorted({n for n, _ in params})
+                entry["operation"] = dict(params).get("Action", "")
+                action, result = iam_dispatch(cfg, params)
+                self.reply(200, iam_response_body(action, request_id, result), "text/xml", request_id)
+            elif protocol == "ec2":
                 params = urllib.parse.parse_qsl(url.query, keep_blank_values=True)
                 if self.command == "POST":
                     params += urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
@@ -211,7 +221,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.reply(200, out, "application/x-amz-json-1.1", request_id)
             entry["status"] = 200
         except ApiError as err:
-            if protocol == "ec2":
+            if protocol == "iam":
+                self.reply(err.status, iam_error_body(err, request_id), "text/xml", request_id)
+            elif protocol == "ec2":
                 self.reply(err.status, ec2_error_body(err, request_id), "text/xml;charset=UTF-8", request_id)
             else:
                 if err.code == "InternalError":

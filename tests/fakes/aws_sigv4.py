@@ -7,6 +7,7 @@ Follows:
     https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html
     (its GET ListUsers example is the --self-test: canonical request hash f536975d...1a59,
     signature 5d672d79...b5d7).
+  - IAM API Reference, "Making query requests": IAM's global endpoint signs with region us-east-1, service iam.
   - "Common Errors" shared by the AWS API references (UnrecognizedClientException 403, ExpiredTokenException 403,
     UnknownOperationException 404, RequestExpired 400), e.g.
     https://docs.aws.amazon.com/awsconsolehelpdocs/latest/gsg/common-errors.html
@@ -147,15 +148,17 @@ def authenticate(cfg, service_protocol, method, raw_path, raw_query, headers, bo
         raise ApiError(403, "SignatureDoesNotMatch",
                        "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: "
                        "'%s' != '%s', from 'x-amz-date'." % (date, amz_date[:8]))
-    if region != cfg["region"]:
+    # IAM's one global endpoint takes the scope of us-east-1 (IAM API Reference, "Making query requests").
+    if region != ("us-east-1" if service_protocol == "iam" else cfg["region"]):
         raise ApiError(403, "SignatureDoesNotMatch", "Credential should be scoped to a valid region, not '%s'." % region)
-    if service not in ("ec2", "servicequotas"):
-        raise ApiError(403, "SignatureDoesNotMatch", "Credential should be scoped to correct service: 'ec2' or "
-                       "'servicequotas', not '%s' (stand-in: one port serves both)." % service)
+    if service not in ("ec2", "servicequotas", "iam") or (service == "iam") != (service_protocol == "iam"):
+        raise ApiError(403, "SignatureDoesNotMatch", "Credential should be scoped to correct service: 'ec2', "
+                       "'servicequotas' or 'iam', not '%s' (stand-in: one port serves them all)." % service)
     cred = cfg.get("credentials", {}).get(key)
     token = headers.get("x-amz-security-token", [None])[0]
     bad_client = ApiError(401, "AuthFailure", "AWS was not able to validate the provided access credentials") if ec2 else \
-        ApiError(403, "UnrecognizedClientException", "The security token included in the request is invalid.")
+        ApiError(403, "InvalidClientTokenId" if service_protocol == "iam" else "UnrecognizedClientException",
+                 "The security token included in the request is invalid.")
     if cred is None:
         raise bad_client
     expected_token = cred.get("session_token")
@@ -172,7 +175,7 @@ def authenticate(cfg, service_protocol, method, raw_path, raw_query, headers, bo
     sts = string_to_sign(amz_date, "/".join(parts[1:]), creq)
     want = signature(cred["secret"], date, region, service, sts)
     if not hmac.compare_digest(want, given):
-        err = ApiError(403, "SignatureDoesNotMatch" if ec2 else "InvalidSignatureException",
+        err = ApiError(403, "InvalidSignatureException" if service_protocol == "servicequotas" else "SignatureDoesNotMatch",
                        "The request signature we calculated does not match the signature you provided. Check your AWS "
                        "Secret Access Key and signing method. Consult the service documentation for details.")
         shown = creq if token is None else creq.replace(token, "<session token>")
@@ -185,4 +188,4 @@ def scope_service(headers):
     """The service named in the credential scope, or None (the request is then answered as EC2)."""
     m = AUTH_RE.match(headers.get("authorization", [""])[0].strip())
     parts = m.group(1).split("/") if m else []
-    return parts[3] if len(parts) == 5 and parts[3] == "servicequotas" else None
+    return parts[3] if len(parts) == 5 and parts[3] in ("servicequotas", "iam") else None

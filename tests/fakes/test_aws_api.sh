@@ -8,7 +8,10 @@
 # DescribeSecurityGroups, RevokeSecurityGroupIngress, DeleteSecurityGroup, DeleteSubnet, DetachInternetGateway,
 # DeleteInternetGateway, DeleteRouteTable, DeleteVpc, DeleteKeyPair, DeletePlacementGroup
 # (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_<Action>.html) and the Amazon VPC User Guide's
-# "Delete your VPC" (what must go before a VPC can).
+# "Delete your VPC" (what must go before a VPC can). For the node credential: the IAM API Reference pages of
+# GetRole, ListRolePolicies, DeleteRolePolicy, DeleteRole, GetInstanceProfile, RemoveRoleFromInstanceProfile,
+# DeleteInstanceProfile (https://docs.aws.amazon.com/IAM/latest/APIReference/API_<Action>.html), the IAM User
+# Guide's "Policy evaluation logic" and condition keys aws:ResourceTag / aws:TagKeys, EC2's CreateTags.
 # Checks tests/fakes/aws_api.py, the EC2 + Service Quotas stand-in, with requests signed by curl's own SigV4
 # (--aws-sigv4, curl >= 7.75; POST with a form body for EC2 and with a JSON body for Service Quotas): good
 # requests answer in the documented shapes, and what AWS refuses is refused with AWS's codes and statuses.
@@ -82,7 +85,7 @@ expect() {
   fi
   if ! "$py" -c 'import sys, json, xml.etree.ElementTree as E
 t = sys.stdin.read()
-E.fromstring(t.encode()) if t.startswith("<?xml") else json.loads(t)' <<<"$body"; then
+E.fromstring(t.encode()) if t.startswith("<") else json.loads(t)' <<<"$body"; then
     echo "FAIL: $what: the reply is neither well-formed XML nor JSON"; echo "  $body"; failed=1; return
   fi
   for text in "$@"; do
@@ -303,6 +306,75 @@ ec2 "$A" "Action=DeleteKeyPair&$V&KeyName=c1-key"
 expect "DeleteKeyPair of a key that is gone succeeds, as EC2's does" 200 "<return>true</return>"
 "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if k != "instances" and v}; assert not left, left' \
   "$work/region.json" || { echo "FAIL: the region is not empty"; failed=1; }
+
+# --- the node credential: an instance profile's credentials, its role's policy, IAM ------------------------
+# (tests/fakes/aws_iam.py: the IAM API Reference's refusals; the IAM User Guide's policy evaluation with
+# aws:ResourceTag and aws:TagKeys; EC2's UnauthorizedOperation.)
+IMDS_KEY=ASIAIMDSTEST00000001 IMDS_SECRET="imds-secret-$$" IMDS_TOKEN="imds-token-$$-$RANDOM"
+"$py" - "$work/region.json" "$fakes" "$IMDS_KEY" "$IMDS_SECRET" "$IMDS_TOKEN" <<'PY'
+import json, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+import aws_iam
+reg = json.load(open(sys.argv[1]))
+for k in ("iam_roles", "iam_instance_profiles", "instance_credentials"):
+    reg.setdefault(k, [])
+tags = {"ddl-cluster": "c1", "ddl-managed": "true"}
+for addr in aws_iam.TF_IAM:
+    aws_iam.tf_create(reg, addr, {"cluster_name": "c1", "region": "us-east-1"}, tags)
+t = lambda c: [{"key": "ddl-cluster", "value": c}, {"key": "ddl-managed", "value": "true"}]
+reg["instances"] += [{"instanceId": "i-m", "instanceState": {"code": 16, "name": "running"}, "tagSet": t("c1"),
+                      "iamInstanceProfile": {"arn": reg["iam_instance_profiles"][0]["Arn"]}},
+                     {"instanceId": "i-other", "instanceState": {"code": 16, "name": "running"}, "tagSet": t("c2")}]
+reg["instance_credentials"] = [{"instanceId": "i-m", "role": "c1-master", "AccessKeyId": sys.argv[3], "_secret": sys.argv[4],
+                                "_token": sys.argv[5], "LastUpdated": "2026-11-27T00:00:00Z", "Expiration": "2099-01-01T00:00:00Z"}]
+json.dump(reg, open(sys.argv[1], "w"))
+PY
+R="$IMDS_KEY:$IMDS_SECRET"
+H=(-H "X-Amz-Security-Token: $IMDS_TOKEN")
+ec2 "$R" "Action=CreateTags&$V&ResourceId.1=i-m&Tag.1.Key=ddl-autostop&Tag.1.Value=why" "${H[@]}"
+expect "role credentials: CreateTags ddl-autostop on the cluster's instance" 200 "<return>true</return>"
+ec2 "$R" "Action=CreateTags&$V&ResourceId.1=i-m&Tag.1.Key=ddl-cluster&Tag.1.Value=c2" "${H[@]}"
+expect "role credentials: CreateTags of another key (aws:TagKeys)" 403 "<Code>UnauthorizedOperation</Code>" \
+  "You are not authorized to perform this operation."
+for call in "StopInstances&InstanceId.1=i-other" "TerminateInstances&InstanceId.1=i-m&InstanceId.2=i-other" \
+            "CreateTags&ResourceId.1=i-other&Tag.1.Key=ddl-autostop&Tag.1.Value=x" "StartInstances&InstanceId.1=i-m" \
+            "DescribeInstances"; do
+  ec2 "$R" "Action=$call&$V" "${H[@]}"
+  expect "role credentials: ${call%%&*} outside the policy (another cluster's instance, or not allowed)" 403 \
+    "<Code>UnauthorizedOperation</Code>"
+done
+iam() { call iam "$@"; }
+IV="Version=2010-05-08"
+IAM_NS='xmlns="https://iam.amazonaws.com/doc/2010-05-08/"'
+iam "$R" "Action=GetRole&$IV&RoleName=c1-master" "${H[@]}"
+expect "role credentials: IAM is refused" 403 "<Code>AccessDenied</Code>"
+ec2 "$R" "Action=StopInstances&$V&InstanceId.1=i-m" "${H[@]}"
+expect "role credentials: StopInstances of the cluster's instance" 200 "<name>stopping</name>"
+iam "$A" "Action=GetRole&$IV&RoleName=c1-master"
+expect "GetRole: the role with its tags" 200 "<GetRoleResponse $IAM_NS><GetRoleResult><Role>" "<RoleName>c1-master</RoleName>" \
+  "<member><Key>ddl-cluster</Key><Value>c1</Value></member>" "<AssumeRolePolicyDocument>%7B%22Version%22"
+iam "$A" "Action=DeleteRole&$IV&RoleName=c1-master"
+expect "DeleteRole of a role in an instance profile" 409 "<Code>DeleteConflict</Code>" "must remove roles from instance profile first"
+iam "$A" "Action=GetInstanceProfile&$IV&InstanceProfileName=c1-master"
+expect "GetInstanceProfile: its one role" 200 "<Roles><member><Path>/</Path><RoleName>c1-master</RoleName>"
+iam "$A" "Action=DeleteInstanceProfile&$IV&InstanceProfileName=c1-master"
+expect "DeleteInstanceProfile holding a role" 409 "<Code>DeleteConflict</Code>"
+iam "$A" "Action=RemoveRoleFromInstanceProfile&$IV&InstanceProfileName=c1-master&RoleName=c1-master"
+expect "RemoveRoleFromInstanceProfile" 200 "<RemoveRoleFromInstanceProfileResponse $IAM_NS>"
+iam "$A" "Action=DeleteRole&$IV&RoleName=c1-master"
+expect "DeleteRole with an inline policy" 409 "<Code>DeleteConflict</Code>" "must delete policies first"
+iam "$A" "Action=ListRolePolicies&$IV&RoleName=c1-master"
+expect "ListRolePolicies" 200 "<PolicyNames><member>c1-autostop</member></PolicyNames>"
+for call in "DeleteRolePolicy&RoleName=c1-master&PolicyName=c1-autostop" "DeleteRole&RoleName=c1-master" \
+            "DeleteInstanceProfile&InstanceProfileName=c1-master"; do
+  iam "$A" "Action=$call&$IV"
+  expect "${call%%&*}" 200 "<ResponseMetadata><RequestId>"
+done
+iam "$A" "Action=GetRole&$IV&RoleName=c1-master"
+expect "GetRole of a deleted role" 404 "<Code>NoSuchEntity</Code>" "The role with name c1-master cannot be found."
+iam "$A" "Action=GetRole&Version=2016-11-15&RoleName=c1-master"
+expect "IAM with EC2's version" 400 "<Code>InvalidParameterValue</Code>"
 
 # --- a second opinion from AWS's SDK core, where it is installed ----------------------------------------
 write_config
