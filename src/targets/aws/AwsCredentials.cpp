@@ -171,6 +171,7 @@ Result<AwsCredentials> AwsCredentials::resolve(const std::string& spec_profile, 
     std::string global = ignore ? "" : src.getenv("AWS_ENDPOINT_URL");
     std::string ec2 = ignore ? "" : src.getenv("AWS_ENDPOINT_URL_EC2");
     std::string quotas = ignore ? "" : src.getenv("AWS_ENDPOINT_URL_SERVICE_QUOTAS");
+    std::string iam = ignore ? "" : src.getenv("AWS_ENDPOINT_URL_IAM");
     out.ec2_endpoint = without_slash(!ec2.empty()      ? ec2
                                      : !global.empty() ? global
                                                        : "https://ec2." + region + ".amazonaws.com");
@@ -178,6 +179,9 @@ Result<AwsCredentials> AwsCredentials::resolve(const std::string& spec_profile, 
         without_slash(!quotas.empty()   ? quotas
                       : !global.empty() ? global
                                         : "https://servicequotas." + region + ".amazonaws.com");
+    out.iam_endpoint = without_slash(!iam.empty()      ? iam
+                                     : !global.empty() ? global
+                                                       : "https://iam.amazonaws.com");
     out.ca_bundle = absolute(src.getenv("AWS_CA_BUNDLE"));
     return out;
 }

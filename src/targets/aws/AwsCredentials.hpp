@@ -8,10 +8,11 @@
 //   2. else AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN, or the older
 //      AWS_SECURITY_TOKEN) from the environment;
 //   3. else the profile $AWS_PROFILE, $AWS_DEFAULT_PROFILE or "default" from the same files.
-// Endpoints: AWS_ENDPOINT_URL_EC2 / AWS_ENDPOINT_URL_SERVICE_QUOTAS over AWS_ENDPOINT_URL, unless
-// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true; else https://ec2.REGION.amazonaws.com/ and
-// https://servicequotas.REGION.amazonaws.com/. AWS_CA_BUNDLE: the CA file to verify them with.
-// Secrets stay in memory and are registered with the log's redactor as soon as they are read.
+// Endpoints: AWS_ENDPOINT_URL_EC2 / AWS_ENDPOINT_URL_SERVICE_QUOTAS / AWS_ENDPOINT_URL_IAM over
+// AWS_ENDPOINT_URL, unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true; else https://ec2.REGION.amazonaws.com/,
+// https://servicequotas.REGION.amazonaws.com/ and IAM's global https://iam.amazonaws.com/. AWS_CA_BUNDLE: the
+// CA file to verify them with. Secrets stay in memory and are registered with the log's redactor as soon as
+// they are read.
 #include "util/Result.hpp"
 
 #include <functional>
@@ -33,6 +34,7 @@ struct AwsCredentials {
     std::string region;
     std::string ec2_endpoint;    // ends without '/'
     std::string quotas_endpoint; // ends without '/'
+    std::string iam_endpoint;    // ends without '/'
     std::string ca_bundle;       // empty: the system's CAs
 
     // Where the environment and the file system come from; tests substitute them.

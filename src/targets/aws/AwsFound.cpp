@@ -14,10 +14,15 @@
 // which one security group names another, the security groups, the subnet (and with it its route table
 // association), the internet gateway (detached first), the route table, the VPC, then the key pair and
 // placement group. What is already gone (*.NotFound) counts as removed, so a gc cut short can run again;
-// a refusal (DependencyViolation) is named and the rest still tried.
+// a refusal (DependencyViolation) is named and the rest still tried. Last, the node credential's role and
+// instance profile (terraform/iam.tf: both named <cluster>-master, removed only when tagged ddl-managed=true
+// and ddl-cluster=<cluster>) through IAM, in the order the IAM API Reference's DeleteConflict asks: the role
+// out of the profile (RemoveRoleFromInstanceProfile), the profile (DeleteInstanceProfile), the role's inline
+// policies (DeleteRolePolicy), the role (DeleteRole); NoSuchEntity counts as removed.
 #include "provision/FoundClusters.hpp"
 #include "provision/Sweep.hpp"
 #include "targets/aws/AwsTarget.hpp"
+#include "targets/aws/IamClient.hpp"
 #include "util/Strings.hpp"
 
 #include <chrono>
@@ -229,6 +234,77 @@ SweepStep kind_step(AwsSweep& sw, const std::string& name, Ec2Kind kind, const s
     return step;
 }
 
+bool iam_gone(const std::string& code) {
+    return code == "NoSuchEntity";
+}
+
+SweepItem iam_item(IamClient& iam, const std::string& what, const std::string& action,
+                   const std::vector<std::pair<std::string, std::string>>& params) {
+    return SweepItem{what, [&iam, what, action, params]() -> Result<SweepAnswer> {
+                         auto r = iam.change(action, params);
+                         if (!r) return r.error();
+                         return SweepAnswer{r->done, r->code,
+                                            what + ": IAM " + action + " answered " + r->code +
+                                                (r->message.empty() ? "" : " (" + r->message + ")")};
+                     }};
+}
+
+// Whether an IAM role or profile of the name the module gives is this cluster's (ddl's tags on it).
+bool ours(const IamEntity& e, const std::string& cluster) {
+    auto c = e.tags.find("ddl-cluster");
+    auto m = e.tags.find("ddl-managed");
+    return c != e.tags.end() && c->second == cluster && m != e.tags.end() && m->second == "true";
+}
+
+// The node credential's instance profile and role (terraform/iam.tf), each only when ddl's tags name the
+// cluster: the role out of the profile, the profile, the role's policies, the role.
+std::vector<SweepStep> iam_steps(IamClient& iam, const std::string& cluster) {
+    const std::string name = cluster + "-master";
+    SweepStep out_of{.name = "IAM instance profile roles", .gone = iam_gone};
+    out_of.list = [&iam, name, cluster]() -> Result<std::vector<SweepItem>> {
+        auto p = iam.instance_profile(name);
+        if (!p) return p.error();
+        std::vector<SweepItem> items;
+        if (*p && ours(**p, cluster))
+            for (const auto& role : (*p)->roles)
+                items.push_back(iam_item(iam, "role " + role + " of IAM instance profile " + name,
+                                         "RemoveRoleFromInstanceProfile",
+                                         {{"InstanceProfileName", name}, {"RoleName", role}}));
+        return items;
+    };
+    SweepStep profile{
+        .name = "IAM instance profiles", .after = {"IAM instance profile roles"}, .gone = iam_gone};
+    profile.list = [&iam, name, cluster]() -> Result<std::vector<SweepItem>> {
+        auto p = iam.instance_profile(name);
+        if (!p) return p.error();
+        if (!*p || !ours(**p, cluster)) return std::vector<SweepItem>{};
+        return std::vector<SweepItem>{iam_item(iam, "IAM instance profile " + name, "DeleteInstanceProfile",
+                                               {{"InstanceProfileName", name}})};
+    };
+    SweepStep policies{.name = "IAM role policies", .gone = iam_gone};
+    policies.list = [&iam, name, cluster]() -> Result<std::vector<SweepItem>> {
+        auto r = iam.role(name);
+        if (!r) return r.error();
+        if (!*r || !ours(**r, cluster)) return std::vector<SweepItem>{};
+        auto names = iam.role_policies(name);
+        if (!names) return names.error();
+        std::vector<SweepItem> items;
+        for (const auto& p : *names)
+            items.push_back(iam_item(iam, "policy " + p + " of IAM role " + name, "DeleteRolePolicy",
+                                     {{"RoleName", name}, {"PolicyName", p}}));
+        return items;
+    };
+    SweepStep role{
+        .name = "IAM roles", .after = {"IAM instance profile roles", "IAM role policies"}, .gone = iam_gone};
+    role.list = [&iam, name, cluster]() -> Result<std::vector<SweepItem>> {
+        auto r = iam.role(name);
+        if (!r) return r.error();
+        if (!*r || !ours(**r, cluster)) return std::vector<SweepItem>{};
+        return std::vector<SweepItem>{iam_item(iam, "IAM role " + name, "DeleteRole", {{"RoleName", name}})};
+    };
+    return {out_of, profile, policies, role};
+}
+
 } // namespace
 
 // The order is the one EC2 accepts (see the top of this file); already gone: ec2_means_gone.
@@ -254,6 +330,9 @@ Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc
     steps.push_back(kind_step(sw, "key pairs", Ec2Kind::key_pair, "key pair", "DeleteKeyPair", "KeyPairId"));
     steps.push_back(kind_step(sw, "placement groups", Ec2Kind::placement_group, "placement group",
                               "DeletePlacementGroup", "GroupName"));
+    IamClient iam(*transport, *creds);
+    for (auto& s : iam_steps(iam, found.cluster))
+        steps.push_back(std::move(s));
     return run_sweep(found.cluster, steps, progress);
 }
 

@@ -60,7 +60,7 @@ HttpRequest HttpAwsTransport::signed_request(const AwsRequest& req, const AwsCre
     r.default_content_type.clear(); // the Query API's form type, as libcurl sends a POST body
     r.timeout = timeout;
     r.ca_file = creds.ca_bundle;
-    r.aws_sigv4 = "aws:amz:" + creds.region + ":" + req.service;
+    r.aws_sigv4 = "aws:amz:" + (req.region.empty() ? creds.region : req.region) + ":" + req.service;
     r.aws_access_key_id = creds.access_key_id;
     r.aws_secret_access_key = creds.secret_access_key;
     r.tls_hint = "is the endpoint's CA trusted? AWS_CA_BUNDLE names a CA file";

@@ -24,9 +24,11 @@ namespace ddl {
 // One signed POST. The seam tests replace (HttpAwsTransport sends it for real).
 struct AwsRequest {
     std::string url;                  // endpoint root; the request goes to "<url>/"
-    std::string service;              // SigV4 service name: ec2 | servicequotas
+    std::string service;              // SigV4 service name: ec2 | servicequotas | iam
     std::vector<std::string> headers; // no Content-Type: the body is a form (EC2's Query API)
     std::string body;
+    std::string
+        region; // the SigV4 scope's region; empty: the credentials' (IAM's global endpoint: us-east-1)
 };
 
 class AwsTransport {

@@ -153,10 +153,12 @@ TEST_CASE("AWS_ENDPOINT_URL_EC2 beats AWS_ENDPOINT_URL and AWS_IGNORE_CONFIGURED
     REQUIRE(c.ok());
     CHECK(c->ec2_endpoint == "https://127.0.0.1:9001");
     CHECK(c->quotas_endpoint == "https://127.0.0.1:9000");
+    CHECK(c->iam_endpoint == "https://127.0.0.1:9000");
     CHECK(c->ca_bundle == "/etc/ssl/test-ca.pem");
     CHECK(c->terraform_env()["AWS_CA_BUNDLE"] == "/etc/ssl/test-ca.pem");
     rig.env["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"] = "true";
     auto d = AwsCredentials::resolve("", "us-east-1", rig.sources());
     REQUIRE(d.ok());
     CHECK(d->ec2_endpoint == "https://ec2.us-east-1.amazonaws.com");
+    CHECK(d->iam_endpoint == "https://iam.amazonaws.com");
 }

@@ -72,6 +72,46 @@ struct Region : AwsTransport {
     std::map<std::string, HttpResponse> fail; // Action -> answer instead
     std::set<std::string> terminated;
     std::string terminate_after_find; // an instance EC2 terminates between gc's find and its removal
+    // IAM (node_credential): role and profile c1-master, tagged with this cluster (or another).
+    bool iam_role = false;
+    std::string iam_cluster = "c1";
+
+    HttpResponse iam_answer(const std::string& action) {
+        const std::string ns = "<" + action + "Response xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\">";
+        const std::string end =
+            "<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></" + action + "Response>";
+        const std::string tagged =
+            "<Tags><member><Key>ddl-cluster</Key><Value>" + iam_cluster +
+            "</Value></member><member><Key>ddl-managed</Key><Value>true</Value></member>"
+            "</Tags>";
+        if (!iam_role)
+            return {404,
+                    "<ErrorResponse><Error><Type>Sender</Type><Code>NoSuchEntity</Code><Message>The role "
+                    "with name c1-master cannot be found.</Message></Error><RequestId>r</RequestId>"
+                    "</ErrorResponse>",
+                    {}};
+        if (action == "GetRole")
+            return {200,
+                    ns + "<GetRoleResult><Role><RoleName>c1-master</RoleName>" + tagged +
+                        "</Role></GetRoleResult>" + end,
+                    {}};
+        if (action == "GetInstanceProfile")
+            return {200,
+                    ns +
+                        "<GetInstanceProfileResult><InstanceProfile><InstanceProfileName>c1-master"
+                        "</InstanceProfileName><Roles><member><RoleName>c1-master</RoleName></member>"
+                        "</Roles>" +
+                        tagged + "</InstanceProfile></GetInstanceProfileResult>" + end,
+                    {}};
+        if (action == "ListRolePolicies")
+            return {200,
+                    ns +
+                        "<ListRolePoliciesResult><PolicyNames><member>c1-autostop</member></PolicyNames>"
+                        "<IsTruncated>false</IsTruncated></ListRolePoliciesResult>" +
+                        end,
+                    {}};
+        return {200, ns + end, {}};
+    }
 
     Result<HttpResponse> post(const AwsRequest& req, const AwsCredentials&) override {
         std::map<std::string, std::string> p;
@@ -83,6 +123,12 @@ struct Region : AwsTransport {
             if (k != "Action" && k != "Version") shown.push_back(k + "=" + v);
         }
         const std::string action = p["Action"];
+        if (req.service == "iam") {
+            CHECK(req.region == "us-east-1");
+            CHECK(p["Version"] == "2010-05-08");
+            log.push_back("IAM " + action + " " + join(shown, "&"));
+            return iam_answer(action);
+        }
         log.push_back(action + " " + join(shown, "&"));
         if (auto f = fail.find(action); f != fail.end()) return f->second;
         if (action == "DescribeInstances" && p.count("Filter.1.Name") &&
@@ -287,4 +333,39 @@ TEST_CASE("an aws instance terminated since it was found is not sent to Terminat
     REQUIRE(region.remove_c1(target).ok());
     const auto terminate = region.at("TerminateInstances ");
     CHECK(region.log[terminate] == "TerminateInstances InstanceId.1=i-1");
+}
+
+TEST_CASE(
+    "a found aws cluster's node-credential role and instance profile go last, in the order IAM accepts") {
+    Region region;
+    region.iam_role = true;
+    auto target = region.target();
+    REQUIRE(region.remove_c1(target).ok());
+    const auto pg = region.at("DeletePlacementGroup GroupName=c1-nodes");
+    const auto out_of =
+        region.at("IAM RemoveRoleFromInstanceProfile InstanceProfileName=c1-master&RoleName=c1-master");
+    const auto profile = region.at("IAM DeleteInstanceProfile InstanceProfileName=c1-master");
+    const auto policy = region.at("IAM DeleteRolePolicy RoleName=c1-master&PolicyName=c1-autostop");
+    const auto role = region.at("IAM DeleteRole RoleName=c1-master");
+    CHECK(pg < out_of);
+    CHECK(out_of < profile);
+    CHECK(profile < policy);
+    CHECK(policy < role);
+}
+
+TEST_CASE("an IAM role of the same name that another cluster's tags name is left alone, none is no error") {
+    Region region;
+    region.iam_role = true;
+    region.iam_cluster = "c9";
+    auto target = region.target();
+    REQUIRE(region.remove_c1(target).ok());
+    for (const auto& line : region.log) {
+        CHECK(line.find("IAM Delete") == std::string::npos);
+        CHECK(line.find("IAM Remove") == std::string::npos);
+    }
+    Region none;
+    auto t2 = none.target();
+    REQUIRE(none.remove_c1(t2).ok());
+    none.at("IAM GetInstanceProfile InstanceProfileName=c1-master");
+    none.at("IAM GetRole RoleName=c1-master");
 }
