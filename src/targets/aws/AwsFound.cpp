@@ -14,11 +14,12 @@
 // which one security group names another, the security groups, the subnet (and with it its route table
 // association), the internet gateway (detached first), the route table, the VPC, then the key pair and
 // placement group. What is already gone (*.NotFound) counts as removed, so a gc cut short can run again;
-// a refusal (DependencyViolation) is named and the rest still tried. Last, the node credential's role and
-// instance profile (terraform/iam.tf: both named <cluster>-master, removed only when tagged ddl-managed=true
-// and ddl-cluster=<cluster>) through IAM, in the order the IAM API Reference's DeleteConflict asks: the role
-// out of the profile (RemoveRoleFromInstanceProfile), the profile (DeleteInstanceProfile), the role's inline
-// policies (DeleteRolePolicy), the role (DeleteRole); NoSuchEntity counts as removed.
+// a refusal (DependencyViolation) is named and the rest still tried. Last, where an instance carried it
+// (iamInstanceProfile), the node credential's role and instance profile (terraform/iam.tf: both named
+// <cluster>-master, removed only when tagged ddl-managed=true and ddl-cluster=<cluster>) through IAM, in the
+// order the IAM API Reference's DeleteConflict asks: the role out of the profile
+// (RemoveRoleFromInstanceProfile), the profile (DeleteInstanceProfile), the role's inline policies
+// (DeleteRolePolicy), the role (DeleteRole); NoSuchEntity counts as removed.
 #include "provision/FoundClusters.hpp"
 #include "provision/Sweep.hpp"
 #include "targets/aws/AwsTarget.hpp"
@@ -99,6 +100,8 @@ Result<std::vector<FoundCluster>> AwsTarget::find_clusters(const Spec* given, Pr
         // The latest of its machines' ends (one form, so the text orders as the time does).
         auto e = i.tags.find("ddl-expires");
         if (e != i.tags.end() && e->second > found.expires) found.expires = e->second;
+        // The node credential's instance profile (terraform/iam.tf), removed with the cluster.
+        if (!i.instance_profile_arn.empty()) found.record["instance_profile"] = i.instance_profile_arn;
         found.record["region"] = creds->region;
         found.record["profile"] = a.profile;
         found.detail = std::to_string(clusters.machines(found)) + " instance(s) in region " + creds->region;
@@ -330,9 +333,11 @@ Status AwsTarget::destroy_found(const FoundCluster& found, ProcessRunner& /*proc
     steps.push_back(kind_step(sw, "key pairs", Ec2Kind::key_pair, "key pair", "DeleteKeyPair", "KeyPairId"));
     steps.push_back(kind_step(sw, "placement groups", Ec2Kind::placement_group, "placement group",
                               "DeletePlacementGroup", "GroupName"));
+    // Only where an instance carried the node credential's profile: no IAM call (nor IAM permission) else.
     IamClient iam(*transport, *creds);
-    for (auto& s : iam_steps(iam, found.cluster))
-        steps.push_back(std::move(s));
+    if (found.record.contains("instance_profile"))
+        for (auto& s : iam_steps(iam, found.cluster))
+            steps.push_back(std::move(s));
     return run_sweep(found.cluster, steps, progress);
 }
 

@@ -252,7 +252,7 @@ Result<std::vector<Ec2Instance>> Ec2Client::describe_instances(const std::vector
         for (auto reservation : root.child("reservationSet").children("item"))
             for (auto i : reservation.child("instancesSet").children("item"))
                 out.push_back({text_at(i, "instanceId"), text_at(i, "instanceState/name"),
-                               text_at(i, "launchTime"), tags_of(i)});
+                               text_at(i, "launchTime"), tags_of(i), text_at(i, "iamInstanceProfile/arn")});
     });
     if (!st) return st.error();
     return out;

@@ -78,6 +78,7 @@ struct Ec2Filter {
 struct Ec2Instance {
     std::string id, state, launch_time; // state: instanceState/name; launch_time: ISO 8601, UTC
     std::map<std::string, std::string> tags;
+    std::string instance_profile_arn; // iamInstanceProfile/arn; empty: none
 };
 
 // What the AWS module creates besides instances, in the order `ddl gc` deletes it.
