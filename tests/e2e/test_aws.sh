@@ -52,7 +52,8 @@ write_aws 64
 
 # --- deploy, status, exec, destroy ---------------------------------------------------------------------
 aws_spec awsfull 2
-echo "autostop: {idle_minutes: 60, action: stop}" >>awsfull.yaml # gc --expired stops it below
+# gc --expired stops it below; with the node credential, the master's clock stops it at the end.
+echo "autostop: {idle_minutes: 60, action: stop, node_credential: true}" >>awsfull.yaml
 FAKE_TF_FAIL_APPLY=1 ddl -v deploy awsfull.yaml >fail.log 2>&1 && fail "the injected apply failure passed"
 expect_in fail.log "aws_instance.worker\[0\] (create): creating EC2 Instance" \
   "apply failure names the resource and the provider's message"
@@ -141,7 +142,7 @@ ok "gc --expired stops an idle cluster (autostop.action: stop): EC2 instances st
 # route table, security groups and key pair, and ddl gc --spec, run from another state folder, finds it there
 # and removes it through the EC2 API. awsfull, whose state folder is here, is named and left alone.
 aws_spec awsleak 1
-echo "lifetime: 1h" >>awsleak.yaml
+printf 'lifetime: 1h\nautostop: {idle_minutes: 60, node_credential: true}\n' >>awsleak.yaml
 ddl deploy awsleak.yaml >leak.log 2>&1 || { cat leak.log; fail "deploy awsleak"; }
 python3 - "$FAKE_AWS_RESOURCES" awsleak "$STATE/awsleak" <<'PY' || fail "the region does not carry awsleak's tags"
 import datetime, json, os, sys
@@ -153,6 +154,8 @@ assert len(inst) == 2 and all(os.path.realpath(tags(i)["ddl-state"]) == state fo
 created = datetime.datetime.strptime(json.load(open(state + "/state.json"))["created_at"], "%Y-%m-%dT%H:%M:%SZ")
 expires = (created + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
 assert all(tags(i).get("ddl-expires") == expires for i in inst), (expires, inst)
+assert [p["InstanceProfileName"] for p in reg["iam_instance_profiles"]
+        if {"Key": "ddl-cluster", "Value": name} in p["Tags"]] == ["awsleak-master"]
 for kind in ("vpcs", "subnets", "internet_gateways", "route_tables", "security_groups", "key_pairs"):
     assert any(tags(r).get("ddl-cluster") == name and tags(r).get("ddl-managed") == "true" and
                tags(r).get("ddl-expires") == expires for r in reg[kind]), kind
@@ -216,7 +219,7 @@ if ip netns list | grep -q "^ddl-awsleak-"; then fail "nodes of awsleak left"; f
 if pgrep -f "$WORK/nodes/awsleak/" >/dev/null; then fail "processes of awsleak left"; fi
 [ "$(ddl exec --cluster awsfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 [worker2] worker2 " ] ||
   fail "awsfull after the gc of awsleak"
-ok "gc --expired --spec from another state folder: a cluster whose state folder is gone and whose recorded lifetime has ended is found in the region and removed through the EC2 API (plan first, -y); the owned one stays"
+ok "gc --expired --spec from another state folder: a cluster whose state folder is gone and whose recorded lifetime has ended is found in the region and removed through the EC2 API, its node-credential role and profile through IAM (plan first, -y); the owned one stays"
 
 # A lifetime added to a deployed cluster: the next deploy writes its end on the instances in place.
 echo "lifetime: 2h" >>awsfull.yaml
@@ -232,10 +235,136 @@ assert len(inst) == 3 and all(tags(i).get("ddl-expires") == expires for i in ins
 PY
 ok "a lifetime added to a deployed cluster is written on its instances in place by the next deploy"
 
+# --- the node credential (autostop.node_credential): the master ends its cluster itself -------------------
+# The module gave the master (only) the instance profile awsfull-master, whose role may stop, terminate and
+# tag ddl-autostop this cluster's instances and nothing else; the master reads the role's keys from its own
+# instance metadata (IMDSv2 at 169.254.169.254 inside its node). ddl handed it only where to call and which
+# instances (node-credential.json: what configure writes to /etc/ddl/cloud.env, emulated here: these nodes get
+# the ping playbook). The credential is refused on another cluster's instance and for any other tag; then the
+# idle clock, idle past idle_minutes, tags the master and stops the instances, and ddl catches up.
+t_cred=$SECONDS
+python3 - "$FAKE_AWS_RESOURCES" <<'PY' || fail "the node credential's IAM role and instance profile"
+import json, sys
+reg = json.load(open(sys.argv[1]))
+roles = {r["RoleName"]: r for r in reg["iam_roles"]}
+profiles = {p["InstanceProfileName"]: p for p in reg["iam_instance_profiles"]}
+assert set(roles) == {"awsfull-master"} and set(profiles) == {"awsfull-master"}, (roles, profiles)
+assert [r["RoleName"] for r in profiles["awsfull-master"]["Roles"]] == ["awsfull-master"], profiles
+assert json.loads(roles["awsfull-master"]["AssumeRolePolicyDocument"])["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
+statements = json.loads(roles["awsfull-master"]["_policies"]["awsfull-autostop"])["Statement"]
+assert sorted(a for s in statements for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])) == \
+    ["ec2:CreateTags", "ec2:StopInstances", "ec2:TerminateInstances"], statements
+assert all(s["Condition"]["StringEquals"] == {"aws:ResourceTag/ddl-cluster": "awsfull"} for s in statements), statements
+tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
+live = [i for i in reg["instances"] if tags(i).get("ddl-cluster") == "awsfull" and i["instanceState"]["name"] == "running"]
+carrying = [i for i in live if i.get("iamInstanceProfile")]
+assert len(live) == 3 and [tags(i)["ddl-role"] for i in carrying] == ["master"], live
+assert carrying[0]["iamInstanceProfile"]["arn"] == profiles["awsfull-master"]["Arn"]
+assert [c["instanceId"] for c in reg["instance_credentials"]] == [carrying[0]["instanceId"]]
+PY
+cred="$STATE/awsfull/node-credential.json"
+[ "$(stat -c %a "$cred" 2>/dev/null)" = 600 ] || fail "node-credential.json is missing or not 0600"
+python3 - "$cred" "$FAKE_AWS_RESOURCES" "$WORK/cloud.env" "$WORK/cloud-ca.pem" <<'PY' || fail "node-credential.json"
+import json, sys
+c, reg = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
+mine = {tags(i)["ddl-role"] + ("" if tags(i)["ddl-role"] == "master" else tags(i)["Name"][-1]): i["instanceId"]
+        for i in reg["instances"] if tags(i).get("ddl-cluster") == "awsfull" and i["instanceState"]["name"] == "running"}
+env = c["env"]
+assert set(env) == {"DDL_CLOUD", "AWS_REGION", "AWS_ENDPOINT_URL_EC2", "DDL_CLOUD_SERVERS"}, env  # no key of any kind
+assert env["DDL_CLOUD"] == "aws" and env["AWS_REGION"] == "us-east-1", env
+assert env["DDL_CLOUD_SERVERS"] == ",".join([mine["worker0"], mine["worker1"], mine["master"]]), (env, mine)
+assert c["ca_pem"].startswith("-----BEGIN CERTIFICATE-----"), c
+open(sys.argv[4], "w").write(c["ca_pem"])
+open(sys.argv[3], "w").write("".join("%s=%s\n" % kv for kv in sorted(env.items())) + "DDL_CLOUD_CA=%s\n" % sys.argv[4])
+PY
+other=i-0a11ce0000000000f # another cluster's instance, planted
+plant_other() {
+  python3 - "$FAKE_AWS_RESOURCES" "$DDL_SOURCE_DIR/tests/fakes" "$1" "$other" <<'PY' || fail "planting another cluster's instance"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from aws_region import registry
+with registry(sys.argv[1], write=True) as reg:
+    reg["instances"] = [i for i in reg["instances"] if i["instanceId"] != sys.argv[4]]
+    if sys.argv[3] == "add":
+        reg["instances"].append({"instanceId": sys.argv[4], "instanceState": {"code": 16, "name": "running"},
+                                 "tagSet": [{"key": "ddl-cluster", "value": "awsother"}, {"key": "ddl-managed", "value": "true"}]})
+PY
+}
+plant_other add
+ddl exec --cluster awsfull --nodes master -- python3 -c "
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, '$DDL_SOURCE_DIR/src/runtime/tools')
+import ddl_idle_aws as a
+env = dict(l.split('=', 1) for l in open('$WORK/cloud.env').read().splitlines())
+try:
+    a._imds(a.IMDS, 'GET', '/latest/meta-data/iam/security-credentials/', {})
+    print('IMDS WITHOUT TOKEN ANSWERED')
+except RuntimeError as e:
+    print(e)
+creds = a.instance_credentials(env)
+print('role', creds[0])
+master = env['DDL_CLOUD_SERVERS'].split(',')[-1]
+for p in ([('Action', 'StopInstances'), ('InstanceId.1', '$other')],
+          [('Action', 'CreateTags'), ('ResourceId.1', master), ('Tag.1.Key', 'ddl-cluster'), ('Tag.1.Value', 'awsother')]):
+    try:
+        a.ec2_call(env, creds, p)
+        print('ALLOWED', p[0][1])
+    except RuntimeError as e:
+        print(e)
+" >cred.log 2>&1 || { cat cred.log; fail "the credential's checks on the master"; }
+expect_in cred.log "instance metadata GET /latest/meta-data/iam/security-credentials/: HTTP 401" "IMDSv2 answered without a token"
+expect_in cred.log "^role awsfull-master$" "the master's metadata does not give the role's credentials"
+expect_in cred.log "EC2 StopInstances: UnauthorizedOperation: You are not authorized to perform this operation." \
+  "the credential stopped another cluster's instance"
+expect_in cred.log "EC2 CreateTags: UnauthorizedOperation" "the credential wrote another tag than ddl-autostop"
+if grep -q "ALLOWED\|ANSWERED" cred.log; then cat cred.log; fail "the node credential did more than its policy allows"; fi
+ddl exec --cluster awsfull --nodes worker1 -- python3 -c "
+import urllib.request
+urllib.request.build_opener(urllib.request.ProxyHandler({})).open(urllib.request.Request(
+    'http://169.254.169.254/latest/api/token', method='PUT', headers={'X-aws-ec2-metadata-token-ttl-seconds': '60'}), timeout=3)
+" >/dev/null 2>&1 && fail "a worker's node answers at the metadata address: only the master carries the profile"
+plant_other remove
+ok "node credential: the master alone carries the instance profile (role: stop, terminate, tag ddl-autostop of awsfull's instances); IMDSv2 wants its token; another cluster's instance and another tag are refused (UnauthorizedOperation)"
+
+# The clock: idle for two hours (planted), past idle_minutes 1, it tags the master and stops the workers, then
+# the master (whose own stop ends the call: ddl exec loses its session).
+ddl exec --cluster awsfull --nodes master -- python3 -c "import json, time
+now = time.time()
+json.dump({'checked_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'busy': [], 'period_s': 60,
+           'idle_since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 7200))}, open('$WORK/idle-master.json', 'w'))" ||
+  fail "planting the master's idle record"
+ddl exec --cluster awsfull --nodes master -- env DDL_IDLE_ENV=/dev/null DDL_CLOUD_ENV="$WORK/cloud.env" \
+  DDL_IDLE_RECORD="$WORK/idle-master.json" DDL_IDLE_END=cloud DDL_IDLE_ACTION=stop DDL_IDLE_MINUTES=1 \
+  DDL_IDLE_CPU_LOAD=1000 python3 "$DDL_SOURCE_DIR/src/runtime/tools/ddl-idle" tick >tick.log 2>&1 || true
+for _ in $(seq 40); do
+  ddl status awsfull >cred-status.log 2>&1 && grep -q "ended by autostop" cred-status.log && break
+  sleep 0.5
+done
+expect_in cred-status.log "ended by autostop at .*: ddl-idle: autostop ends the allocation at .*past autostop.idle_minutes 1" \
+  "status does not say the clock ended the cluster (tick: $(tr '\n' ' ' <tick.log | tail -c 600))"
+python3 - "$FAKE_AWS_RESOURCES" <<'PY' || fail "the instances are not stopped, or the master carries no ddl-autostop"
+import json, sys
+reg = json.load(open(sys.argv[1]))
+tags = lambda r: {t["key"]: t["value"] for t in r.get("tagSet", [])}
+live = [i for i in reg["instances"] if tags(i).get("ddl-cluster") == "awsfull" and i["instanceState"]["name"] != "terminated"]
+assert len(live) == 3 and all(i["instanceState"]["name"] == "stopped" for i in live), live
+assert [tags(i).get("ddl-autostop", "")[:40] for i in live if tags(i)["ddl-role"] == "master"] == ["ddl-idle: autostop ends the allocation a"]
+assert not reg["instance_credentials"], reg["instance_credentials"]  # ended with the instance
+PY
+grep -q '"role": "awsfull-master"' "$AWS_CFG.requests" || fail "no request was signed with the role's credentials"
+ddl gc --expired -y >gc-cred.log 2>&1 || { cat gc-cred.log; fail "gc --expired after the clock ended the cluster"; }
+expect_in gc-cred.log "ended by autostop" "gc --expired does not name the clock's end"
+ddl status awsfull --output json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["power"] == "stopped" else 1)' ||
+  fail "after gc --expired the state does not say stopped"
+ok "node credential: the idle clock on the master tags it ddl-autostop and stops every instance with the role's keys; status says ended by autostop; gc --expired finishes ($((SECONDS - t_cred)) s)"
+
 FAKE_TF_FAIL_DESTROY=1 ddl destroy -y awsfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone awsfull
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if v and k != "instances"}
 assert not left and all(i["instanceState"]["name"] == "terminated" for i in r["instances"]), left' \
   "$FAKE_AWS_RESOURCES" || fail "destroy left resources in the region"
 assert_no_secret
-ok "destroy (one DependencyViolation retried) leaves no node and no state; the secret was never written"
+ok "destroy (one DependencyViolation retried) leaves no node, no state and no IAM role or profile; the secret was never written"

@@ -12,14 +12,18 @@ TOKEN="PLANTED-AwsToken-$$-$RANDOM$RANDOM"
 
 # start_fake_aws: the API stand-in on a free port, ~/.aws/credentials with the key, endpoints exported. The
 # stand-in and the Terraform stand-in share one simulated region, $FAKE_AWS_RESOURCES: what Terraform
-# creates is listed, terminated and deleted through the EC2 API as in a real region.
+# creates is listed, terminated and deleted through the EC2 API as in a real region. It listens on this
+# machine's own address (HOST_IP, in its certificate), which a master's node reaches too (the node
+# credential: the master calls EC2 itself).
 start_fake_aws() {
-  "$FAKES/make_test_ca.sh" "$WORK/tls"
+  HOST_IP=$(ip -4 route get 1.1.1.1 | awk '{for (i = 1; i < NF; i++) if ($i == "src") print $(i + 1)}')
+  [ -n "$HOST_IP" ] || fail "this machine has no address with a default route"
+  "$FAKES/make_test_ca.sh" "$WORK/tls" "$HOST_IP"
   AWS_CFG="$WORK/aws.json"
   export FAKE_AWS_RESOURCES="$WORK/region.json"
   write_aws 64
   python3 "$FAKES/aws_api.py" --cert "$WORK/tls/server.pem" --key "$WORK/tls/server.key" \
-    --config "$AWS_CFG" --port-file "$WORK/aws.port" --resources "$FAKE_AWS_RESOURCES" &
+    --config "$AWS_CFG" --port-file "$WORK/aws.port" --resources "$FAKE_AWS_RESOURCES" --listen 0.0.0.0 &
   FAKE_AWS_PID=$!
   for _ in $(seq 100); do [ -s "$WORK/aws.port" ] && break; sleep 0.05; done
   [ -s "$WORK/aws.port" ] || fail "the AWS API stand-in did not start"
@@ -30,8 +34,8 @@ start_fake_aws() {
   export HOME="$WORK/home"
   unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_DEFAULT_PROFILE \
     AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE
-  export AWS_ENDPOINT_URL_EC2="https://127.0.0.1:$(cat "$WORK/aws.port")"
-  export AWS_ENDPOINT_URL_SERVICE_QUOTAS="$AWS_ENDPOINT_URL_EC2"
+  export AWS_ENDPOINT_URL_EC2="https://$HOST_IP:$(cat "$WORK/aws.port")"
+  export AWS_ENDPOINT_URL_SERVICE_QUOTAS="$AWS_ENDPOINT_URL_EC2" AWS_ENDPOINT_URL_IAM="$AWS_ENDPOINT_URL_EC2"
   export AWS_CA_BUNDLE="$WORK/tls/ca.pem"
   secret_watch
 }
