@@ -153,12 +153,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return out
 
     def reply(self, status, body, content_type, request_id):
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("x-amzn-RequestId", request_id)
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("x-amzn-RequestId", request_id)
+            self.end_headers()
+            self.wfile.write(body)
+        except (OSError, ssl.SSLError):
+            # The caller is gone (a master whose own StopInstances powered its node off): the action was done.
+            self.close_connection = True
 
     def record(self, entry):
         with LOCK, open(self.server.config_path + ".requests", "a") as f:

@@ -14,15 +14,13 @@ namespace {
 
 constexpr const char* k_autostop_tag = "ddl-autostop";
 
-// The module's output node_ids (workers first, master last), as `terraform output -json` gives it.
+// The module's output node_ids (workers first, master last), from the outputs as TerraformRunner::outputs
+// gives them ({name: value}).
 std::vector<std::string> node_ids(const nlohmann::json& outputs) {
     std::vector<std::string> ids;
-    if (!outputs.is_object() || !outputs.contains("node_ids")) return ids;
-    const auto& v = outputs["node_ids"].is_object() ? outputs["node_ids"].value("value", nlohmann::json())
-                                                    : nlohmann::json();
-    if (v.is_array())
-        for (const auto& id : v)
-            if (id.is_string() && !id.get<std::string>().empty()) ids.push_back(id.get<std::string>());
+    if (!outputs.is_object() || !outputs.contains("node_ids") || !outputs["node_ids"].is_array()) return ids;
+    for (const auto& id : outputs["node_ids"])
+        if (id.is_string() && !id.get<std::string>().empty()) ids.push_back(id.get<std::string>());
     return ids;
 }
 

@@ -13,13 +13,15 @@
 
 namespace ddl {
 
-class AwsTarget : public TerraformTarget, public LeakedClusters {
+class AwsTarget : public TerraformTarget, public LeakedClusters, public SelfEnding {
 public:
     // `ddl gc --spec FILE`: the clusters whose instances (tag ddl-managed=true, not terminated) run in the
     // spec's region with its credentials, one FoundCluster per ddl-cluster tag (state folder from the
     // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
     // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
-    TargetCapabilities capabilities() override { return {.leaked_clusters = this, .power = this}; }
+    TargetCapabilities capabilities() override {
+        return {.leaked_clusters = this, .self_ending = this, .power = this};
+    }
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
@@ -36,6 +38,14 @@ public:
     // (terraform/power.tf).
     std::string why_no_stop(const Spec& spec) const override;
     std::vector<std::string> kept_while_stopped(const Context& ctx) const override;
+
+    // autostop.node_credential (AwsNodeCredential.cpp; docs/security.md): the master's instance profile
+    // (terraform/iam.tf) is its credential; the master gets the region, the EC2 endpoint the controller
+    // used, the instance ids (output node_ids) and AWS_CA_BUNDLE's CA. Once every instance is stopped or
+    // terminated, autostop_end reads the line the master's clock left in its tag ddl-autostop.
+    Result<std::optional<nlohmann::json>> node_credential(Context& ctx,
+                                                          const nlohmann::json& outputs) override;
+    Result<std::optional<std::string>> autostop_end(Context& ctx) override;
 
 protected:
     // terraform.tfvars.json (AwsInputs).
