@@ -71,22 +71,42 @@ Result<HttpResponse> HttpAwsTransport::post(const AwsRequest& req, const AwsCred
     return m_http->send(signed_request(req, creds, m_timeout));
 }
 
-Result<Ec2Client::Reply> Ec2Client::ec2(const std::string& action,
-                                        const std::vector<std::pair<std::string, std::string>>& params) {
-    std::vector<std::pair<std::string, std::string>> all{{"Action", action}, {"Version", k_ec2_version}};
+Result<AwsQueryReply> aws_query(AwsTransport& transport, const AwsCredentials& creds, AwsRequest req,
+                                const std::string& what, const std::string& action,
+                                const std::string& version,
+                                const std::vector<std::pair<std::string, std::string>>& params,
+                                const char* error_root) {
+    std::vector<std::pair<std::string, std::string>> all{{"Action", action}, {"Version", version}};
     all.insert(all.end(), params.begin(), params.end());
-    AwsRequest req{m_creds.ec2_endpoint, "ec2", {}, aws_form_body(all)};
-    auto r = m_transport.post(req, m_creds);
-    if (!r) return Error{"EC2 " + action + ": " + r.error().message};
-    Reply out{r->status, "", "", r->body};
+    req.body = aws_form_body(all);
+    auto r = transport.post(req, creds);
+    if (!r) return Error{what + " " + action + ": " + r.error().message};
+    AwsQueryReply out{r->status, "", "", r->body};
     if (r->status == 200) return out;
     pugi::xml_document doc;
     if (doc.load_buffer(r->body.data(), r->body.size())) {
-        out.code = text_at(doc, "Response/Errors/Error/Code");
-        out.message = text_at(doc, "Response/Errors/Error/Message");
+        auto error = doc.first_element_by_path(error_root);
+        out.code = error.child("Code").text().as_string();
+        out.message = error.child("Message").text().as_string();
     }
     if (out.code.empty()) out.code = "HTTP " + std::to_string(r->status);
     return out;
+}
+
+Ec2Change change_of(const AwsQueryReply& r, bool (*gone)(const std::string& code)) {
+    Ec2Change c;
+    c.status = r.status;
+    c.code = r.code;
+    c.message = r.message;
+    c.done = r.status == 200;
+    c.gone = !c.done && gone(r.code);
+    return c;
+}
+
+Result<Ec2Client::Reply> Ec2Client::ec2(const std::string& action,
+                                        const std::vector<std::pair<std::string, std::string>>& params) {
+    return aws_query(m_transport, m_creds, AwsRequest{m_creds.ec2_endpoint, "ec2", {}, {}}, "EC2", action,
+                     k_ec2_version, params, "Response/Errors/Error");
 }
 
 namespace {
@@ -285,13 +305,7 @@ Result<std::vector<Ec2Object>> Ec2Client::describe(Ec2Kind kind, const std::vect
 Result<Ec2Change> Ec2Client::change(const std::string& action, const Params& params) {
     auto r = ec2(action, params);
     if (!r) return r.error();
-    Ec2Change c;
-    c.status = r->status;
-    c.code = r->code;
-    c.message = r->message;
-    c.done = r->status == 200;
-    c.gone = !c.done && ec2_means_gone(r->code);
-    return c;
+    return change_of(*r, ec2_means_gone);
 }
 
 Result<std::optional<double>> Ec2Client::ec2_quota(const std::string& quota_code) {

@@ -107,6 +107,25 @@ struct Ec2Change {
     std::string code, message;
 };
 
+// The answer to one Query API request (EC2, IAM): its status and, where it was refused, the error's Code
+// and Message ("HTTP <status>" as the code where the body names none).
+struct AwsQueryReply {
+    long status = 0;
+    std::string code, message, body;
+};
+
+// One signed Query API POST: `req` names the endpoint, service and region (its body is made here from
+// Action=`action`, Version=`version` and `params`); a refusal's Code and Message are read under
+// `error_root` ("Response/Errors/Error" for EC2, "ErrorResponse/Error" for IAM). An Error, prefixed by
+// `what` and the action, only when no answer came.
+Result<AwsQueryReply> aws_query(AwsTransport& transport, const AwsCredentials& creds, AwsRequest req,
+                                const std::string& what, const std::string& action,
+                                const std::string& version,
+                                const std::vector<std::pair<std::string, std::string>>& params,
+                                const char* error_root);
+// A change's reply as an Ec2Change; `gone`: whether the code says the thing no longer exists.
+Ec2Change change_of(const AwsQueryReply& r, bool (*gone)(const std::string& code));
+
 class Ec2Client {
 public:
     Ec2Client(AwsTransport& transport, AwsCredentials creds)
@@ -133,10 +152,7 @@ public:
     const AwsCredentials& credentials() const { return m_creds; }
 
 private:
-    struct Reply {
-        long status = 0;
-        std::string code, message, body;
-    };
+    using Reply = AwsQueryReply;
     Result<Reply> ec2(const std::string& action,
                       const std::vector<std::pair<std::string, std::string>>& params);
     // Every page of Describe* `action` with `filters`, following nextToken; `page` reads each answer's

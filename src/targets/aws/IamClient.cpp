@@ -9,28 +9,12 @@ constexpr const char* k_iam_version = "2010-05-08";
 // IAM is global: its endpoint takes requests signed for us-east-1 (the aws partition).
 constexpr const char* k_iam_region = "us-east-1";
 
-std::string text_at(const pugi::xml_node& n, const char* path) {
-    return n.first_element_by_path(path).text().as_string();
-}
-
 } // namespace
 
 Result<IamClient::Reply> IamClient::call(const std::string& action,
                                          const std::vector<std::pair<std::string, std::string>>& params) {
-    std::vector<std::pair<std::string, std::string>> all{{"Action", action}, {"Version", k_iam_version}};
-    all.insert(all.end(), params.begin(), params.end());
-    AwsRequest req{m_creds.iam_endpoint, "iam", {}, aws_form_body(all), k_iam_region};
-    auto r = m_transport.post(req, m_creds);
-    if (!r) return Error{"IAM " + action + ": " + r.error().message};
-    Reply out{r->status, "", "", r->body};
-    if (r->status == 200) return out;
-    pugi::xml_document doc;
-    if (doc.load_buffer(r->body.data(), r->body.size())) {
-        out.code = text_at(doc, "ErrorResponse/Error/Code");
-        out.message = text_at(doc, "ErrorResponse/Error/Message");
-    }
-    if (out.code.empty()) out.code = "HTTP " + std::to_string(r->status);
-    return out;
+    return aws_query(m_transport, m_creds, AwsRequest{m_creds.iam_endpoint, "iam", {}, {}, k_iam_region},
+                     "IAM", action, k_iam_version, params, "ErrorResponse/Error");
 }
 
 Result<std::optional<IamEntity>> IamClient::entity(const std::string& action, const std::string& param,
@@ -85,13 +69,7 @@ Result<Ec2Change> IamClient::change(const std::string& action,
                                     const std::vector<std::pair<std::string, std::string>>& params) {
     auto r = call(action, params);
     if (!r) return r.error();
-    Ec2Change c;
-    c.status = r->status;
-    c.code = r->code;
-    c.message = r->message;
-    c.done = r->status == 200;
-    c.gone = !c.done && r->code == "NoSuchEntity";
-    return c;
+    return change_of(*r, [](const std::string& code) { return code == "NoSuchEntity"; });
 }
 
 } // namespace ddl

@@ -35,10 +35,7 @@ public:
                              const std::vector<std::pair<std::string, std::string>>& params);
 
 private:
-    struct Reply {
-        long status = 0;
-        std::string code, message, body;
-    };
+    using Reply = AwsQueryReply;
     Result<Reply> call(const std::string& action,
                        const std::vector<std::pair<std::string, std::string>>& params);
     Result<std::optional<IamEntity>> entity(const std::string& action, const std::string& param,

@@ -6,6 +6,7 @@
 #include "spec/SpecLoader.hpp"
 #include "support/Fakes.hpp"
 #include "support/RequestLog.hpp"
+#include "support/ScriptedAws.hpp"
 #include "targets/Registry.hpp"
 #include "targets/aws/AwsTarget.hpp"
 #include "util/Process.hpp"
@@ -193,26 +194,12 @@ struct Region : AwsTransport {
     }
 
     AwsTarget target() {
-        AwsCredentials::Sources src;
-        src.getenv = [](const std::string& k) -> std::string {
+        return test::scripted_aws_target(*this, [](const std::string& k) -> std::string {
             if (k == "AWS_ACCESS_KEY_ID") return "AKIDTEST";
             if (k == "AWS_SECRET_ACCESS_KEY") return "secret";
             if (k == "AWS_ENDPOINT_URL_EC2") return "https://ec2.test";
             return "";
-        };
-        src.home = "/nonexistent";
-        return AwsTarget(AwsTarget::Deps{[this](std::chrono::milliseconds) {
-                                             struct Forward : AwsTransport {
-                                                 AwsTransport& to;
-                                                 explicit Forward(AwsTransport& t) : to(t) {}
-                                                 Result<HttpResponse> post(const AwsRequest& r,
-                                                                           const AwsCredentials& c) override {
-                                                     return to.post(r, c);
-                                                 }
-                                             };
-                                             return std::make_unique<Forward>(*this);
-                                         },
-                                         src});
+        });
     }
 
     static Spec spec() {

@@ -3,6 +3,7 @@
 // key), and when the controller reads the line the master's idle clock left in its tag ddl-autostop
 // (DescribeInstances as the EC2 API Reference shows it: every instance stopped or terminated).
 #include "support/Rig.hpp"
+#include "support/ScriptedAws.hpp"
 #include "targets/aws/AwsTarget.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -47,27 +48,13 @@ struct Rig : test::ClusterRig, AwsTransport {
     }
 
     AwsTarget target() {
-        AwsCredentials::Sources src;
-        src.getenv = [this](const std::string& k) -> std::string {
+        return test::scripted_aws_target(*this, [this](const std::string& k) -> std::string {
             if (k == "AWS_ACCESS_KEY_ID") return "AKIDTEST";
             if (k == "AWS_SECRET_ACCESS_KEY") return "planted-secret";
             if (k == "AWS_ENDPOINT_URL") return "https://192.0.2.2:8443/";
             if (k == "AWS_CA_BUNDLE") return ca_file;
             return "";
-        };
-        src.home = "/nonexistent";
-        return AwsTarget(AwsTarget::Deps{[this](std::chrono::milliseconds) {
-                                             struct Forward : AwsTransport {
-                                                 AwsTransport& to;
-                                                 explicit Forward(AwsTransport& t) : to(t) {}
-                                                 Result<HttpResponse> post(const AwsRequest& r,
-                                                                           const AwsCredentials& c) override {
-                                                     return to.post(r, c);
-                                                 }
-                                             };
-                                             return std::make_unique<Forward>(*this);
-                                         },
-                                         src});
+        });
     }
 };
 
