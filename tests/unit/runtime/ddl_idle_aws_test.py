@@ -92,7 +92,7 @@ class Servers:
         self.imds = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Imds)
         self.ec2 = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ec2)
         for s in (self.imds, self.ec2):
-            threading.Thread(target=s.serve_forever, daemon=True).start()
+            threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.env = {"AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:%d" % self.imds.server_port,
                     "AWS_ENDPOINT_URL_EC2": "http://127.0.0.1:%d" % self.ec2.server_port, "AWS_REGION": "us-east-1",
                     "DDL_CLOUD_SERVERS": "i-w1,i-w2,i-m"}
