@@ -142,6 +142,7 @@ def power_instance(reg, i, on):
         aws_iam.start_imds(i["_imds"]["registry"], i, i["_imds"]["netns"])
     if on:
         i["ipAddress"] = i.get("_public_address")
+        i["launchTime"] = iso_now()  # API_Instance: "The time that the instance was last launched" (started)
     else:
         i["_public_address"] = i.get("ipAddress")
         i["ipAddress"] = None

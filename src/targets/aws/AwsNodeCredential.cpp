@@ -75,6 +75,13 @@ Result<std::optional<std::string>> AwsTarget::autostop_end(Context& ctx) {
     if (!master) return std::optional<std::string>{};
     auto line = master->tags.find(k_autostop_tag);
     if (line == master->tags.end() || line->second.empty()) return std::optional<std::string>{};
+    // "… ends the allocation at <time>: …": a line from before the master's last start (launchTime, which
+    // EC2 moves at every start) is an earlier end's, not this stop's. Both are ISO 8601 UTC: text order is
+    // time order.
+    const auto at = line->second.find(" at ");
+    if (at != std::string::npos && master->launch_time.size() >= 19 &&
+        line->second.substr(at + 4, 19) < master->launch_time.substr(0, 19))
+        return std::optional<std::string>{};
     return std::optional<std::string>{line->second};
 }
 

@@ -21,14 +21,15 @@ const char* k_spec =
     "aws:\n  region: eu-west-1\nautostop: {idle_minutes: 30, action: stop, node_credential: true}\n";
 
 std::string instance(const std::string& id, const std::string& role, const std::string& state,
-                     const std::string& autostop = "") {
+                     const std::string& autostop = "",
+                     const std::string& launched = "2026-11-27T08:00:00.000Z") {
     std::string tags = "<item><key>ddl-cluster</key><value>c1</value></item><item><key>ddl-managed</key>"
                        "<value>true</value></item><item><key>ddl-role</key><value>" +
                        role + "</value></item>";
     if (!autostop.empty()) tags += "<item><key>ddl-autostop</key><value>" + autostop + "</value></item>";
     return "<item><reservationId>r-" + id + "</reservationId><instancesSet><item><instanceId>" + id +
-           "</instanceId><instanceState><name>" + state + "</name></instanceState><tagSet>" + tags +
-           "</tagSet></item></instancesSet></item>";
+           "</instanceId><instanceState><name>" + state + "</name></instanceState><launchTime>" + launched +
+           "</launchTime><tagSet>" + tags + "</tagSet></item></instancesSet></item>";
 }
 
 struct Rig : test::ClusterRig, AwsTransport {
@@ -108,6 +109,13 @@ TEST_CASE("aws autostop_end reads the master's ddl-autostop only once every inst
     REQUIRE(r.ok());
     REQUIRE(r->has_value());
     CHECK(**r == line);
+
+    // A line from before the master's last start (an earlier end, then `ddl start`): not this stop's.
+    rig.instances = instance("i-w1", "worker", "stopped") +
+                    instance("i-m", "master", "stopped", line, "2026-11-27T19:30:00.000Z");
+    r = target.autostop_end(ctx);
+    REQUIRE(r.ok());
+    CHECK_FALSE(r->has_value());
 
     // Stopped without the tag (someone else stopped them): no line.
     rig.instances = instance("i-w1", "worker", "stopped") + instance("i-m", "master", "stopped");
