@@ -152,5 +152,66 @@ check "an expired credential: 401" '[ "$status" = 401 ]'
 call GET /identity/v3/users/u-alice/application_credentials -H "X-Auth-Token: $USER_TOKEN"
 check "list: the one left, no secrets" '[ "$(js "[c[\"name\"] for c in b[\"application_credentials\"]]")" = "['"'"'short'"'"']" ] && ! grep -q secret <<<"$body"'
 
+# --- the Terraform stand-in: openstack_identity_application_credential_v3.node (credential.tf) ----------------
+cat >"$work/nodes-stub" <<'SH'
+#!/bin/sh
+[ "$1" = up ] || exit 0
+names=$(echo "$*" | sed -n 's/.*--names \([^ ]*\).*/\1/p')
+python3 -c 'import json, sys
+print(json.dumps({"nodes": [{"name": n, "public_address": "192.0.2.10" if i == 0 else "", "private_address": "10.77.0.%d" % (i + 2),
+                            "port": 22, "user": "root"} for i, n in enumerate(sys.argv[1].split(","))]}))' "$names"
+SH
+chmod +x "$work/nodes-stub"
+tfdir="$work/tf"
+mkdir -p "$tfdir"
+cp "$src"/src/targets/openstack/terraform/*.tf "$tfdir/"
+printf 'clouds:\n  fakecloud:\n    auth:\n      auth_url: %s/identity/v3\n' "$url" >"$work/clouds.yaml"
+tfvars() {
+  cat >"$tfdir/terraform.tfvars.json" <<JSON
+{"cluster_name": "tf1", "cloud": "fakecloud", "ssh_user": "root", "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHRmMQ tf1",
+ "image_name": "Ubuntu 22.04", "master_flavor": "m1.small", "worker_flavor": "m1.small", "worker_count": $1,
+ "boot_volume_gb": 20, "external_network": "public", "network_cidr": "192.168.50.0/24", "allowed_cidrs": ["10.0.0.0/8"],
+ "node_credential": true, "expires": "2099-01-01T00:00:00Z"}
+JSON
+}
+tf() {
+  (cd "$tfdir" && OS_CLOUD=fakecloud OS_CLIENT_CONFIG_FILE="$work/clouds.yaml" FAKE_OPENSTACK_RESOURCES="$REG" \
+    FAKE_OPENSTACK_PROJECT_ID=p-42 DDL_FAKE_NODES="$work/nodes-stub" "$fakes/terraform" "$@") >"$work/tf.out" 2>&1 ||
+    { cat "$work/tf.out"; return 1; }
+}
+deploy() { tfvars "$1" && tf plan -input=false -json -out=tfplan && tf apply -input=false -json tfplan; }
+# The credential in the registry, as its rules' server ids and the outputs name them: "ok" or what differs.
+credential_matches() {
+  tf output -json && "$py" - "$work/tf.out" "$REG" "$1" <<'PY'
+import json, re, sys
+out, reg, workers = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+creds = [c for c in reg["application_credentials"] if c["name"] == "tf1-node"]
+ids = out["server_ids"]["value"]
+names = {s["id"]: s["name"] for s in reg["servers"]}
+want = [{"service": "compute", "method": m, "path": p % i} for i in ids
+        for m, p in (("POST", "/**/servers/%s/action"), ("DELETE", "/**/servers/%s"))]
+want.append({"service": "compute", "method": "PUT", "path": "/**/servers/%s/metadata/ddl_autostop" % ids[-1]})
+problems = []
+if len(creds) != 1: problems.append("%d credentials tf1-node" % len(creds))
+elif [{k: r[k] for k in ("service", "method", "path")} for r in creds[0]["access_rules"]] != want: problems.append("rules")
+elif out["node_credential"] != {"sensitive": True, "type": out["node_credential"]["type"],
+                                "value": {"id": creds[0]["id"], "secret": creds[0]["_secret"]}}: problems.append("output")
+elif creds[0]["expires_at"] != "2099-01-01T00:00:00.000000" or creds[0]["unrestricted"]: problems.append("expiry")
+if [names.get(i) for i in ids] != ["tf1-worker-%d" % w for w in range(workers)] + ["tf1-master"]: problems.append("server_ids")
+print(" ".join(problems) or "ok")
+PY
+}
+body=""
+tf init -input=false && deploy 1 || true
+body=$(credential_matches 1 2>&1)
+check "terraform apply: one credential, its rules naming the servers (workers first, master last), the sensitive output" \
+  '[ "$body" = ok ]'
+deploy 2 || true
+body=$(credential_matches 2 2>&1)
+check "a new worker replaces the credential: its rules name the new server, the old credential is gone" '[ "$body" = ok ]'
+tf destroy -input=false -auto-approve -json || true
+body=$("$py" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["application_credentials"]))' "$REG")
+check "terraform destroy deletes the credential" '[ "$body" = 1 ]'  # "short", made above, is left
+
 [ "$failed" = 0 ] || exit 1
 echo "ok: $passed checks"
