@@ -39,7 +39,8 @@ protected:
     // autostop.node_credential (OpenstackNodeCredential.cpp): the module's application credential, the
     // cloud's auth_url, region and interface and the server ids as the master's cloud.env, clouds.yaml's
     // cacert as ca_pem.
-    Result<std::optional<nlohmann::json>> node_credential(Context& ctx, const nlohmann::json& outputs) override;
+    Result<std::optional<nlohmann::json>> node_credential(Context& ctx,
+                                                          const nlohmann::json& outputs) override;
 
 public:
     // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
