@@ -194,6 +194,25 @@ std::string node_inputs(const Context& ctx, const std::string& shared, const Nod
     return Digest{}.add(shared).add(node.name).add(node_env(ctx, node)).hex();
 }
 
+// What Ansible gets through the 0600 secrets file: the Jupyter token and, with autostop.node_credential,
+// what the target wrote for the master (ddl_cloud_env, ddl_cloud_ca; its values are log secrets).
+Result<nlohmann::json> secrets_vars(const Context& ctx) {
+    nlohmann::json vars = {{"ddl_jupyter_token", ctx.state.jupyter_token}};
+    const std::string path = ctx.node_credential_path();
+    if (!ctx.spec.life.autostop.node_credential || !path_exists(path)) return vars;
+    auto text = read_file(path);
+    if (!text) return text.error();
+    auto cred = nlohmann::json::parse(*text, nullptr, false);
+    if (!cred.is_object() || !cred.contains("env") || !cred["env"].is_object())
+        return Error{path + " is not what the target writes ({\"env\": {...}}): run `ddl deploy` again to "
+                            "write it anew"};
+    for (const auto& [key, value] : cred["env"].items())
+        if (value.is_string()) log::register_secret(value.get<std::string>());
+    vars["ddl_cloud_env"] = cred["env"];
+    vars["ddl_cloud_ca"] = cred.value("ca_pem", std::string());
+    return vars;
+}
+
 bool nodes_unchanged(const Context& ctx, const std::string& shared) {
     const auto& nodes = ctx.state.nodes;
     if (nodes.empty()) return false;
@@ -218,10 +237,9 @@ Result<AnsibleSummary> run_configure(Context& ctx) {
     auto rendered_vars = ctx.cluster_dir() + "/rendered/ansible/vars.json";
     // Secrets reach Ansible through a 0600 file, never through its argv (visible in ps).
     std::string secrets = dir + "/secrets.json";
-    if (auto s = write_file_atomic(
-            secrets, nlohmann::json{{"ddl_jupyter_token", ctx.state.jupyter_token}}.dump(), 0600);
-        !s)
-        return s.error();
+    auto secret_vars = secrets_vars(ctx);
+    if (!secret_vars) return secret_vars.error();
+    if (auto s = write_file_atomic(secrets, secret_vars->dump(), 0600); !s) return s.error();
     auto login = registry_login_vars(ctx);
     if (!login) return login.error();
     nlohmann::json controller_vars = *login;

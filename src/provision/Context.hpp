@@ -44,6 +44,9 @@ struct Context {
     std::string cluster_dir() const { return store.cluster_dir(state.cluster); }
     std::string key_path() const { return cluster_dir() + "/id_ed25519"; }
     std::string known_hosts_path() const { return cluster_dir() + "/known_hosts"; }
+    // What the master needs to end the cluster itself (autostop.node_credential), written by the target after
+    // provision, read by configure; absent without one.
+    std::string node_credential_path() const { return cluster_dir() + "/node-credential.json"; }
     // How to reach a node: through its jump host (another node, or user@host:port) when it has one.
     SshEndpoint endpoint(const NodeState& node) const;
     std::optional<SshEndpoint> jump_endpoint(const NodeState& node) const;

@@ -56,8 +56,12 @@ nlohmann::json ansible_vars(const Spec& s) {
         {"ddl_container_engine_cmd", s.container_engine_argv()},
         {"ddl_training_shm_size", s.runtime.shm_size},
         {"ddl_training_mounts", s.runtime.mounts}};
-    // The idle clock ends a GPULab cluster's jobs itself once idle this long (idle_clock role).
-    if (s.life.autostop.set()) vars["ddl_autostop_idle_minutes"] = s.life.autostop.idle_minutes;
+    // The idle clock ends a GPULab cluster's jobs, or with a node credential the cloud's servers, itself once
+    // idle this long (idle_clock role).
+    if (s.life.autostop.set()) {
+        vars["ddl_autostop_idle_minutes"] = s.life.autostop.idle_minutes;
+        vars["ddl_autostop_action"] = s.life.autostop.action;
+    }
     if (section) vars.update(section->ansible_vars());
     return vars;
 }

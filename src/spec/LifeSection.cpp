@@ -27,10 +27,10 @@ void price(SectionReader& r, const YAML::Node& map, const std::string& key, doub
         out = v;
 }
 
-// autostop: {idle_minutes: N, action: destroy|stop}.
+// autostop: {idle_minutes: N, action: destroy|stop, node_credential: bool}.
 void read_autostop(SectionReader& r, const YAML::Node& a, AutostopSpec& out, const TargetKind* kind) {
     if (!r.expect_map(a, "autostop", "e.g. autostop: {idle_minutes: 60, action: destroy}")) return;
-    r.check_keys(a, "autostop", {"idle_minutes", "action"});
+    r.check_keys(a, "autostop", {"idle_minutes", "action", "node_credential"});
     if (!a["idle_minutes"].IsDefined())
         r.diags().error(r.pos(a), "autostop needs idle_minutes",
                         "how long the cluster may stay idle, e.g. autostop: {idle_minutes: 60}");
@@ -42,6 +42,12 @@ void read_autostop(SectionReader& r, const YAML::Node& a, AutostopSpec& out, con
         out.action = *x;
         if (*x == "stop" && kind != nullptr)
             if (auto no = kind->refuse_stop()) r.diags().error(r.pos(a["action"]), no->message, no->hint);
+    }
+    if (auto on = r.boolean(a, "node_credential", "autostop"); on && *on) {
+        out.node_credential = true;
+        if (kind != nullptr)
+            if (auto no = kind->refuse_node_credential())
+                r.diags().error(r.pos(a["node_credential"]), no->message, no->hint);
     }
 }
 

@@ -132,6 +132,9 @@ struct CostSpec {
 struct AutostopSpec {
     int idle_minutes = 0;           // 0: no autostop
     std::string action = "destroy"; // "destroy", or "stop" where the target can stop and start keeping disks
+    // Opt-in (openstack, aws): the master holds a credential scoped to the cluster's own servers, with which
+    // its idle clock ends the cluster itself (docs/security.md, "A credential on the master").
+    bool node_credential = false;
     bool set() const { return idle_minutes > 0; }
 };
 

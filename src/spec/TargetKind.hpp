@@ -57,6 +57,13 @@ public:
                            ": it cannot stop its machines and start them again keeping their disks",
                        "use action: destroy"};
     }
+    // Why autostop.node_credential cannot be had: the target has no credential it could scope to the
+    // cluster's own machines; nullopt where it can (docs/security.md, "A credential on the master").
+    virtual std::optional<Refusal> refuse_node_credential() const {
+        return Refusal{"autostop.node_credential is not available on target " + name() +
+                           ": only openstack and aws can give the master a credential scoped to the cluster",
+                       "remove node_credential; run `ddl gc --expired -y` on a schedule instead"};
+    }
     // The container engine when the spec names none.
     virtual std::string default_container_engine() const { return "docker"; }
     // Why `engine` cannot run the training container here; nullopt: it can.

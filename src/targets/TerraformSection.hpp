@@ -26,6 +26,9 @@ public:
     // The machines stop and start again keeping their disks (`ddl stop`: common.tf's `stopped`); a cloud
     // that cannot for some clusters says so in check_cloud (AWS: one-time Spot Instances).
     std::optional<Refusal> refuse_stop() const override { return std::nullopt; }
+    // The module gives the master a credential scoped to the cluster's servers (common.tf's
+    // `node_credential`): an IAM instance profile on AWS, an application credential on OpenStack.
+    std::optional<Refusal> refuse_node_credential() const override { return std::nullopt; }
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const final;
     // parse_cloud, then the `terraform` key.
     void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const final;

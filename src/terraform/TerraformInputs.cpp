@@ -12,6 +12,7 @@ nlohmann::json shared_tfvars(const Spec& s, const std::string& public_key, const
                            {"network_cidr", module.network_cidr},
                            {"allowed_cidrs", s.access.allowed_cidrs},
                            {"allow_any_source", s.access.allow_any_source}};
+    if (s.life.autostop.node_credential) vars["node_credential"] = true;
     vars[module.master_flavor_var] = s.master.flavor;
     vars[module.worker_flavor_var] = s.workers.flavor.empty() ? s.master.flavor : s.workers.flavor;
     std::string key = trim(public_key);

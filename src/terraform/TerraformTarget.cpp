@@ -234,10 +234,29 @@ Status TerraformTarget::provision(Context& ctx) {
     auto nodes = nodes_from_outputs(*outputs, ctx.spec.access.private_key, m_target);
     if (!nodes) return nodes.error();
     ctx.state.nodes = std::move(*nodes);
+    if (auto s = keep_node_credential(ctx, *outputs); !s) return s;
+    // The credential's secret stays out of ddl's state: node-credential.json (0600) holds what the master
+    // needs.
+    outputs->erase(k_node_credential_output);
     ctx.state.target_data["outputs"] = *outputs;
     for (const auto& n : ctx.state.nodes)
         ctx.progress.node(n.name, n.address + (n.jump.empty() ? "" : " (through " + n.jump + ")"));
     return {};
+}
+
+Status TerraformTarget::keep_node_credential(Context& ctx, const nlohmann::json& outputs) {
+    const std::string path = ctx.node_credential_path();
+    auto cred = ctx.spec.life.autostop.node_credential ? node_credential(ctx, outputs)
+                                                       : Result<std::optional<nlohmann::json>>{std::nullopt};
+    if (!cred) return cred.error();
+    if (!*cred) {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+        return {};
+    }
+    for (const auto& [key, value] : (**cred)["env"].items())
+        if (value.is_string()) log::register_secret(value.get<std::string>());
+    return write_file_atomic(path, (**cred).dump(2) + "\n", 0600);
 }
 
 Status TerraformTarget::set_power(Context& ctx, bool on) {

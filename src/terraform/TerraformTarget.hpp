@@ -67,6 +67,20 @@ protected:
     virtual Status preflight_target(const Context& ctx, const TerraformTool& tool) = 0;
 
     static constexpr const char* k_power_file = "power.auto.tfvars.json";
+    // The module's sensitive output with the master's credential (autostop.node_credential); never kept in
+    // ddl's state.
+    static constexpr const char* k_node_credential_output = "node_credential";
+
+    // What the master needs to end the cluster itself, from the outputs after an apply with
+    // autostop.node_credential: {"env": {KEY: value}, "ca_pem": PEM text or ""}; configure writes `env` to
+    // /etc/ddl/cloud.env (0600) on the master (docs/security.md, "A credential on the master"). nullopt: the
+    // target offers none.
+    virtual Result<std::optional<nlohmann::json>> node_credential(Context& ctx,
+                                                                  const nlohmann::json& outputs) {
+        (void)ctx;
+        (void)outputs;
+        return std::optional<nlohmann::json>{};
+    }
 
     // The timeout of each call to the cloud's API: `seconds` (an environment variable's value) when it is a
     // whole number from 1 to 3599, else 30 s.
@@ -76,6 +90,9 @@ protected:
                                 const std::vector<std::string>& notes);
 
 private:
+    // node_credential's value in node-credential.json (0600; its env values registered as log secrets), or
+    // no such file without one.
+    Status keep_node_credential(Context& ctx, const nlohmann::json& outputs);
     Result<TerraformRunner> make_runner(const Context& ctx, const std::string& tool_choice) const;
     Status copy_rendered_module(const Context& ctx) const;
     // --terraform-bin, else the spec's choice.

@@ -67,7 +67,8 @@ COMMON_VALIDATIONS = {
     "expires": (lambda v: v == "" or (re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", v) and rfc3339_ok(v)),
                 "expires must be empty or a UTC time in RFC 3339 with whole seconds, such as 2026-11-28T00:00:00Z."),
 }
-COMMON_DEFAULTS = {"state_dir": "", "allow_any_source": False, "user_data": "", "expires": "", "stopped": False}
+COMMON_DEFAULTS = {"state_dir": "", "allow_any_source": False, "user_data": "", "expires": "", "stopped": False,
+                   "node_credential": False}
 
 
 def ssh_from_anywhere(json_mode, values, group):

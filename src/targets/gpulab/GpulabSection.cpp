@@ -23,6 +23,12 @@ public:
                        "and its disk, end with the job",
                        "use action: destroy (the jobs end and their GPUs go back to the cluster)"};
     }
+    std::optional<Refusal> refuse_node_credential() const override {
+        return Refusal{
+            "autostop.node_credential is not needed on target gpulab: the idle clock already ends the "
+            "allocation itself, with no credential (it ends the jobs' commands)",
+            "remove node_credential"};
+    }
     std::string name() const override { return "gpulab"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<GpulabSpec>(); }
     std::string starter_body() const override { return gpulab_starter_body(); }

@@ -24,6 +24,12 @@ public:
                        "its job; its nodes are not kept for it stopped with their disks",
                        "use action: destroy (the job ends and its nodes go back to the partition)"};
     }
+    std::optional<Refusal> refuse_node_credential() const override {
+        return Refusal{
+            "autostop.node_credential is not needed on target slurm: the idle clock already ends the "
+            "allocation itself, with no credential (it scancels its own job)",
+            "remove node_credential"};
+    }
     std::string name() const override { return "slurm"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<SlurmSpec>(); }
     std::string starter_body() const override { return slurm_starter_body(); }

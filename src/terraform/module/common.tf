@@ -100,6 +100,12 @@ variable "stopped" {
   default     = false
 }
 
+variable "node_credential" {
+  description = "Whether the master holds a credential scoped to this cluster's own servers (spec autostop.node_credential), with which its idle clock ends the cluster itself: an IAM instance profile on AWS, an application credential on OpenStack. Each module gates its resources on it."
+  type        = bool
+  default     = false
+}
+
 variable "user_data" {
   description = "cloud-init user data for every node (empty: none). Kept in clear text in the Terraform state: no secrets."
   type        = string

@@ -193,5 +193,58 @@ class SelfEnd(unittest.TestCase):
             del os.environ["DDL_IDLE_PERIOD"]
 
 
+class CloudEnd(unittest.TestCase):
+    """DDL_IDLE_END=cloud: the node credential's module (ddl_idle_<DDL_CLOUD>) gets the settings of
+    cloud.env, the action and the line; the record says ended only once the call succeeded."""
+
+    def setUp(self):
+        import tempfile
+        self.dir = tempfile.mkdtemp()
+        self.env = os.path.join(self.dir, "cloud.env")
+        with open(self.env, "w") as f:
+            f.write("# written by ddl\nDDL_CLOUD=aws\nDDL_CLOUD_SERVERS=i-1,i-2\n")
+        self.calls = []
+        self.fail = None
+        test = self
+
+        class Module:
+            @staticmethod
+            def end(env, action, line):
+                test.calls.append((env, action, line))
+                if test.fail:
+                    raise RuntimeError(test.fail)
+                return "EC2 %s %s" % (action, env["DDL_CLOUD_SERVERS"])
+        sys.modules["ddl_idle_aws"] = Module
+        self.cfg = dict(CFG, DDL_IDLE_END="cloud", DDL_IDLE_MINUTES="5", DDL_IDLE_ACTION="stop",
+                        DDL_CLOUD_ENV=self.env)
+        self.path = os.path.join(self.dir, "c.json")
+        self.record = {"idle_since": idle.iso(T0 - 600), "checked_at": idle.iso(T0)}
+
+    def tearDown(self):
+        sys.modules.pop("ddl_idle_aws", None)
+
+    def test_the_cloud_module_ends_it_and_the_record_says_how(self):
+        idle.end_allocation(self.cfg, self.record, self.path, T0)
+        env, action, line = self.calls[0]
+        self.assertEqual((env["DDL_CLOUD_SERVERS"], action), ("i-1,i-2", "stop"))
+        self.assertTrue(line.startswith("ddl-idle: autostop ends the allocation at %s: idle since" % idle.iso(T0)))
+        with open(self.path) as f:
+            self.assertEqual(json.load(f)["ended"]["how"], "EC2 stop i-1,i-2")
+
+    def test_a_failed_call_leaves_no_end_recorded(self):
+        self.fail = "UnauthorizedOperation"
+        with self.assertRaises(RuntimeError):
+            idle.end_allocation(self.cfg, self.record, self.path, T0)
+        with open(self.path) as f:
+            self.assertNotIn("ended", json.load(f))
+
+    def test_a_file_without_a_cloud_is_refused(self):
+        with open(self.env, "w") as f:
+            f.write("DDL_CLOUD=azure\n")
+        with self.assertRaisesRegex(RuntimeError, "names no cloud"):
+            idle.end_allocation(self.cfg, self.record, self.path, T0)
+        self.assertEqual(self.calls, [])
+
+
 if __name__ == "__main__":
     sys.exit(unittest.main())

@@ -109,6 +109,27 @@ TEST_CASE("autostop.action: stop is accepted on openstack and aws, refused elsew
     }
 }
 
+TEST_CASE("autostop.node_credential is read on openstack and aws, refused elsewhere with the reason") {
+    for (const auto& target : target_names()) {
+        auto r = load_spec_string("apiVersion: ddl/v1\nname: demo\ntarget: " + target +
+                                      "\nautostop: {idle_minutes: 5, node_credential: true}\n",
+                                  "c.yaml");
+        const auto text = r.diagnostics.format_text();
+        INFO(target << "\n" << text);
+        const bool offered = target == "openstack" || target == "aws";
+        CHECK((text.find("c.yaml:4:46: error: autostop.node_credential is not") != std::string::npos) ==
+              !offered);
+        if (offered && r.spec) CHECK(r.spec->life.autostop.node_credential);
+    }
+    auto off = load_spec_string(k_head + "autostop: {idle_minutes: 5, node_credential: false}\n", "c.yaml");
+    CHECK(off.diagnostics.format_text().find("node_credential") == std::string::npos);
+    REQUIRE(off.spec);
+    CHECK_FALSE(off.spec->life.autostop.node_credential);
+    auto bad = load_spec_string(k_head + "autostop: {idle_minutes: 5, node_credential: sure}\n", "c.yaml");
+    CHECK(bad.diagnostics.format_text().find("c.yaml:4:46: error: autostop.node_credential") !=
+          std::string::npos);
+}
+
 TEST_CASE("autostop.action: stop is refused with one-time Spot Instances on aws") {
     const std::string head =
         "apiVersion: ddl/v1\nname: demo\ntarget: aws\naws: {region: us-east-1, spot: true}\n";

@@ -50,9 +50,10 @@ TEST_CASE(
             CHECK(vars.count(it.key()) == 1);
         // Every input the spec decides is passed; user_data keeps the module's default, expires is added
         // at deploy (with_expiry, from the state's created_at and the lifetime), stopped by `ddl stop` (in
-        // power.auto.tfvars.json).
+        // power.auto.tfvars.json), node_credential only where the spec opts in.
         for (const auto& [name, v] : vars)
-            if (name != "user_data" && name != "expires" && name != "stopped") CHECK(tfvars.contains(name));
+            if (name != "user_data" && name != "expires" && name != "stopped" && name != "node_credential")
+                CHECK(tfvars.contains(name));
     }
 }
 
@@ -68,6 +69,11 @@ TEST_CASE("terraform.tfvars.json takes its values from the spec") {
     CHECK(tfvars["allowed_cidrs"] == nlohmann::json::array({"193.224.0.0/16"}));
     CHECK(tfvars["public_key"] == "ssh-ed25519 AAAAkey c");
     CHECK(tfvars["network_name"] == "");
+    CHECK_FALSE(tfvars.contains("node_credential"));
+    auto opted = load_spec(fs::path(DDL_SOURCE_DIR) / "configs/openstack-horovod-reference.yaml");
+    opted.life.autostop.idle_minutes = 30;
+    opted.life.autostop.node_credential = true;
+    CHECK(OpenstackInputs::tfvars(opted, "ssh-ed25519 AAAAkey c\n")["node_credential"] == true);
 }
 
 TEST_CASE("without a public key the tfvars leave public_key to the user (Terraform asks, or -var)") {
