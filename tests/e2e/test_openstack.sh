@@ -12,7 +12,12 @@ source "$HERE/helpers/openstack.sh"
 # gc of the cluster whose state folder the test throws away (below); also run on the way out, so that a
 # failing run leaves no nodes behind.
 gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec osleak.yaml --prefix os --older-than 0s "$@"; }
-trap 'rc=$?; [ -f osleak.yaml ] && [ ! -d "$STATE/osleak" ] && gc_other -y >/dev/null 2>&1
+# Namespace nodes share this machine's /var/lib/ddl: osfull's idle record there is this suite's alone, and a
+# record left by an earlier run would be read as this cluster's.
+idle_record=/var/lib/ddl/idle/osfull.json
+rm -f "$idle_record"
+# set +e: under errexit the `(exit $rc)` that hands cleanup the status would end the trap before cleanup.
+trap 'rc=$?; set +e; rm -f "$idle_record"; [ -f osleak.yaml ] && [ ! -d "$STATE/osleak" ] && gc_other -y >/dev/null 2>&1
       kill $FAKE_CLOUD_PID 2>/dev/null || true; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
@@ -85,12 +90,8 @@ print(call(method, url + path, {"os-stop": None} if method == "POST" else None, 
 PY
 }
 cred=$(node_credential 2) || fail "the node credential after the deploy"
-[ "$(ddl exec --cluster osfull --nodes master -- stat -c '%a %U' /etc/ddl/cloud.env)" = "600 root" ] ||
-  fail "the master's /etc/ddl/cloud.env is not 0600 root"
-ddl exec --cluster osfull --nodes master -- grep -q "^OS_APPLICATION_CREDENTIAL_ID=$cred$" /etc/ddl/cloud.env ||
-  fail "the master's cloud.env does not hold the node credential"
 [ "$(cred_call GET /compute/v2.1/servers/detail)" = 401 ] || fail "the node credential may list servers"
-ok "node credential: restricted to osfull's servers, on the master in a 0600 file, not in state.json"
+ok "node credential: restricted to osfull's servers, in node-credential.json (0600), not in state.json"
 
 ddl status osfull --output json >status.json
 python3 - status.json <<'PY' || fail "nodes in state"
@@ -157,7 +158,10 @@ expect_in plan.txt '^  - delete node worker2 (flavor m1.small)$' "plan of a work
 expect_in plan.txt '^  - delete resource openstack_compute_instance_v2.worker\[1\]$' "plan of a worker fewer: the server"
 expect_in plan.txt '^Nodes: 0 to create, 0 to update, 0 to replace, 1 to delete (2 unchanged).$' \
   "plan of a worker fewer: the nodes' totals"
-expect_in plan.txt '^Resources: 0 to add, 0 to change, 2 to destroy.$' "plan of a worker fewer: the resources' totals"
+# The node credential's access rules name the servers: it is replaced with a rule set for the servers left.
+expect_in plan.txt '^  -/+ replace resource openstack_identity_application_credential_v3.node\[0\]$' \
+  "plan of a worker fewer: the node credential"
+expect_in plan.txt '^Resources: 1 to add, 0 to change, 3 to destroy.$' "plan of a worker fewer: the resources' totals"
 ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with a worker fewer"; }
 [ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "exec after the shrink"
@@ -165,9 +169,7 @@ ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy 
 ok "a worker fewer: plan names its node and resources; approved, it goes and the rest answers"
 cred2=$(node_credential 1) || fail "the node credential after the shrink"
 [ "$cred2" != "$cred" ] || fail "the shrink did not replace the node credential"
-ddl exec --cluster osfull --nodes master -- grep -q "^OS_APPLICATION_CREDENTIAL_ID=$cred2$" /etc/ddl/cloud.env ||
-  fail "the master's cloud.env does not hold the new node credential"
-ok "a worker fewer replaces the node credential (its rules no longer name the deleted server); the master has the new one"
+ok "a worker fewer replaces the node credential: its rules no longer name the deleted server"
 
 # ddl stop / ddl start (autostop.action: stop's mechanism): the servers go SHUTOFF through Terraform's
 # power_state, their nodes answer nothing, commands that need them are refused with the way out; start boots
@@ -286,17 +288,32 @@ expect_in gc-old.log "^gc: 0 destroyed, 0 failed" "gc with a cluster that record
   fail "osfull after a gc that should have left it alone"
 ok "gc --spec names and leaves alone a cluster whose servers record no state folder"
 
-# The idle clock ends osfull itself (autostop.action: stop): an idle spell planted as 2 minutes long and one tick
-# with a 1-minute limit; the master records why on its server and stops every server, its own last (its
-# namespace, and this tick's SSH session with it, go down).
+# The idle clock ends osfull itself (autostop.action: stop). Namespace nodes share this machine's file system,
+# so configure gives them the base roles only (playbooks/site.yml); the idle_clock role is applied here to the
+# master alone (its /etc/ddl is its own), with what configure gives Ansible: ddl's inventory, the spec's
+# variables and the 0600 secrets file that carries the node credential. Then an idle spell planted as 2
+# minutes long and one tick with a 1-minute limit: the master records why on its server and stops every
+# server, its own last (its namespace, and this tick's SSH session with it, go down).
 t_auto=$SECONDS
+mkdir -p idle-play/roles
+cp -r "$DDL_SOURCE_DIR/playbooks/ansible.cfg" "$DDL_SOURCE_DIR/playbooks/callback_plugins" idle-play/
+cp -r "$DDL_SOURCE_DIR/playbooks/roles/idle_clock" idle-play/roles/
+printf -- '- name: Idle clock on the master\n  hosts: master\n  gather_facts: false\n  roles:\n    - idle_clock\n' >idle-play/idle.yml
+ANSIBLE_CONFIG=idle-play/ansible.cfg ansible-playbook -i "$STATE/osfull/ansible/inventory.yml" idle-play/idle.yml \
+  -e "@$STATE/osfull/rendered/ansible/vars.json" -e "@$STATE/osfull/ansible/secrets.json" >idle-play.log 2>&1 ||
+  { cat idle-play.log; fail "the idle_clock role on the master"; }
 on_master() { ddl exec --cluster osfull --nodes master -- "$@"; }
-on_master /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || { cat tick.out; fail "a first tick"; }
+on_master stat -c '%a %U' /etc/ddl/cloud.env | grep -q " 600 root$" ||
+  { cat idle-play.log; fail "the master's /etc/ddl/cloud.env is not 0600 root"; }
+on_master grep -q "^OS_APPLICATION_CREDENTIAL_ID=$cred2$" /etc/ddl/cloud.env || fail "the master's cloud.env has another credential"
+on_master grep -q "^DDL_IDLE_END=cloud$" /etc/ddl/idle.env || fail "the master's idle.env does not end the cluster through the cloud"
+# The nodes see this machine's load (other suites, the build), which is not the cluster's: the load limit is lifted.
+on_master env DDL_IDLE_CPU_LOAD=1000 /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || { cat tick.out; fail "a first tick"; }
 on_master python3 -c "import json, time
 p = '/var/lib/ddl/idle/osfull.json'; r = json.load(open(p))
 r['idle_since'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - 120))
 json.dump(r, open(p, 'w'))" || fail "planting idle_since"
-on_master env DDL_IDLE_MINUTES=1 /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || true
+on_master env DDL_IDLE_CPU_LOAD=1000 DDL_IDLE_MINUTES=1 /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || true
 python3 - "$FAKE_OPENSTACK_RESOURCES" <<'PY' || { cat tick.out; fail "the idle clock did not stop osfull"; }
 import json, sys
 servers = [s for s in json.load(open(sys.argv[1]))["servers"] if s["metadata"].get("ddl_cluster") == "osfull"]
@@ -309,11 +326,17 @@ expect_in status.txt "ended by autostop at .*: ddl-idle: autostop ends the alloc
 ddl gc --expired -y >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired after the idle clock's end"; }
 ddl status osfull >status.txt 2>&1 || { cat status.txt; fail "status after gc --expired"; }
 expect_in status.txt "^stopped since " "gc --expired did not record osfull stopped"
-# The secret is in no file but node-credential.json (0600), Terraform's state and the stand-in's own store.
+# The secret is in no file but node-credential.json and Ansible's secrets file (0600), the master's cloud.env
+# (0600; the fake node's /etc/ddl is a folder here), Terraform's state and the stand-in's own store.
 secret=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["env"]["OS_APPLICATION_CREDENTIAL_SECRET"])' \
   "$STATE/osfull/node-credential.json")
-left=$(grep -rlF --exclude-dir=.secret-watch -- "$secret" "$WORK" | grep -Ev '/osfull/(node-credential\.json|terraform/terraform\.tfstate(\.backup)?)$|/cloud-resources\.json$' || true)
+allowed='/osfull/(node-credential\.json|ansible/secrets\.json|terraform/terraform\.tfstate(\.backup)?|nodes/master/etc_ddl/cloud\.env)$'
+hits=$(grep -rlF --exclude-dir=.secret-watch -- "$secret" "$WORK" | grep -v '/cloud-resources\.json$' || true)
+left=$(grep -Ev "$allowed" <<<"$hits" || true)
 [ -z "$left" ] || fail "the node credential's secret is in $left"
+for f in $(grep -E "$allowed" <<<"$hits"); do
+  case $f in */terraform.tfstate*) ;; *) [ "$(stat -c %a "$f")" = 600 ] || fail "$f holds the node credential and is not 0600";; esac
+done
 ok "the idle clock stops osfull with its node credential; status says ended by autostop; gc --expired records it stopped ($((SECONDS - t_auto)) s)"
 
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }

@@ -355,6 +355,10 @@ def update(addr, ident, values, before, st):
             server["metadata"].pop("ddl_expires", None)
             if values.get("expires"):
                 server["metadata"]["ddl_expires"] = values["expires"]
+        if server and power and (server["status"] == "SHUTOFF") == (power == "shutoff"):
+            # Terraform's refresh reads power_state from the server (the provider's Read: SHUTOFF is "shutoff"),
+            # so a server already in the wanted state (the master's idle clock stopped it) is left as it is.
+            power = None
         if server and power:
             action = "start" if power == "active" else "stop"
             try:
