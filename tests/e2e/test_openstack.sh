@@ -326,6 +326,13 @@ expect_in status.txt "ended by autostop at .*: ddl-idle: autostop ends the alloc
 ddl gc --expired -y >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired after the idle clock's end"; }
 ddl status osfull >status.txt 2>&1 || { cat status.txt; fail "status after gc --expired"; }
 expect_in status.txt "^stopped since " "gc --expired did not record osfull stopped"
+# ddl start boots it again; the master's ddl_autostop record goes first, so that a later stop is not an end.
+ddl start osfull >start2.log 2>&1 || { cat start2.log; fail "start after the idle clock's end"; }
+python3 - "$FAKE_OPENSTACK_RESOURCES" <<'PY' || fail "the servers after ddl start"
+import json, sys
+servers = [s for s in json.load(open(sys.argv[1]))["servers"] if s["metadata"].get("ddl_cluster") == "osfull"]
+assert all(s["status"] == "ACTIVE" and "ddl_autostop" not in s["metadata"] for s in servers), servers
+PY
 # The secret is in no file but node-credential.json and Ansible's secrets file (0600), the master's cloud.env
 # (0600; the fake node's /etc/ddl is a folder here), Terraform's state and the stand-in's own store.
 # Searched by python (the secret read from node-credential.json there): never in a grep's argv, which the
@@ -352,7 +359,7 @@ left=$(grep -Ev "$allowed" <<<"$hits" || true)
 for f in $(grep -E "$allowed" <<<"$hits"); do
   case $f in */terraform.tfstate*) ;; *) [ "$(stat -c %a "$f")" = 600 ] || fail "$f holds the node credential and is not 0600";; esac
 done
-ok "the idle clock stops osfull with its node credential; status says ended by autostop; gc --expired records it stopped ($((SECONDS - t_auto)) s)"
+ok "the idle clock stops osfull with its node credential; status says ended by autostop; gc --expired records it stopped; start boots it and clears the record ($((SECONDS - t_auto)) s)"
 
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull

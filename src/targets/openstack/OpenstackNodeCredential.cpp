@@ -2,7 +2,8 @@
 // credential"): what the master's idle clock gets of the module's application credential
 // (terraform/credential.tf), and what the controller reads back once the clock has ended the cluster.
 //   Compute API (https://docs.openstack.org/api-ref/compute/): "Show Server Details" (status SHUTOFF, 404
-//   once deleted; the server's metadata, where ddl_idle_openstack.py left ddl_autostop).
+//   once deleted; the server's metadata, where ddl_idle_openstack.py left ddl_autostop), "Delete Metadata
+//   Item" (DELETE /servers/{server_id}/metadata/{key}: 204; 404 when the key or the server is not there).
 #include "core/Log.hpp"
 #include "targets/openstack/OpenstackTarget.hpp"
 #include "util/Files.hpp"
@@ -102,6 +103,24 @@ Result<std::optional<std::string>> OpenstackTarget::autostop_end(Context& ctx) {
             "ddl-idle: autostop ends the allocation: every server of the cluster is gone (autostop.action "
             "destroy with the node credential; the master's ddl_autostop metadata went with it)"};
     return std::optional<std::string>{}; // stopped or deleted by someone else: not the idle clock's end
+}
+
+Status OpenstackTarget::set_power(Context& ctx, bool on) {
+    const auto& td = ctx.state.target_data;
+    if (on && ctx.spec.life.autostop.node_credential && td.contains("outputs") && td["outputs"].is_object()) {
+        if (auto ids = server_ids(td["outputs"]); ids) {
+            auto cloud = connect(ctx.spec.target_section<OpenstackSpec>().cloud);
+            if (!cloud) return cloud.error();
+            const std::string url = (*cloud)->nova + "/servers/" + ids->back() + "/metadata/ddl_autostop";
+            auto r = (*cloud)->api->send("DELETE", url);
+            if (!r) return r.error();
+            if (r->status != 204 && r->status != 200 && r->status != 404)
+                return Error{"DELETE " + url + " answered HTTP " + std::to_string(r->status) + " " +
+                             api_error_message(r->body) +
+                             " (the idle clock's record of its end on the master)"};
+        }
+    }
+    return TerraformTarget::set_power(ctx, on);
 }
 
 } // namespace ddl

@@ -51,6 +51,9 @@ public:
     // With autostop.node_credential, once the idle clock stopped or deleted the servers: the master's
     // ddl_autostop metadata (OpenstackNodeCredential.cpp).
     Result<std::optional<std::string>> autostop_end(Context& ctx) override;
+    // `ddl start` (TerraformTarget's), with autostop.node_credential first deleting the master's
+    // ddl_autostop metadata: the clock's end is over, and a later `ddl stop` must not read as one.
+    Status set_power(Context& ctx, bool on) override;
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
