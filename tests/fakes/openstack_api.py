@@ -51,6 +51,11 @@ Serves:
   POST /identity/v3/auth/tokens            Keystone v3: password (scoped, unscoped, or to the user's
                                            default project) or application_credential (by id, or by
                                            name + user); 201 with X-Subject-Token; ?nocatalog
+  POST|GET /identity/v3/users/UID/application_credentials, GET|DELETE .../ID   (with a registry) Keystone's
+                                           application credentials (openstack_identity.py); a token made
+                                           from one with access rules passes only the requests a rule
+                                           names (service type, method, path pattern), else 401 as
+                                           keystonemiddleware answers
   GET  /compute/v2.1/flavors/detail        Nova {"flavors": [...], "flavors_links": [next]}; limit, marker
   GET  /compute/v2.1/limits                Nova {"limits": {"rate": [], "absolute": {...}}}
   GET  /image/v2/images?name=&limit=&marker=   Glance {"images", "first", "next", "schema"}
@@ -61,6 +66,7 @@ Serves:
   GET  /compute/v2.1/servers[/detail]?limit=&marker=&name=   Nova {"servers", "servers_links"}, newest first
   GET|DELETE /compute/v2.1/servers/ID      Nova {"server"} | 204: the server and its node go, its ports
                                            are unbound (device_id and device_owner "")
+  PUT|DELETE /compute/v2.1/servers/ID/metadata/KEY   Nova's metadata item: {"meta": {KEY: value}} 200 | 204
   POST /compute/v2.1/servers/ID/action     {"os-stop": null} | {"os-start": null}: 202; the server is SHUTOFF
                                            (its node powered off, files kept) | ACTIVE (booted); 409 when
                                            its vm_state does not allow it
@@ -87,6 +93,8 @@ The config file is read again for every request, so a test can change the cloud 
    "floatingip": {"limit": 5, "used": 0, "reserved": 0}, "volume_limits": {...} or null,
    "fail": {"PATH" or "METHOD PATH": STATUS}, "delay": {"PATH" or "METHOD PATH": SECONDS}}
 Every request is appended to <config>.requests (method, path, header names) for tests.
+--listen ADDRESS (default 127.0.0.1; 0.0.0.0 for nodes in network namespaces to reach it) and --public-host
+HOST (default 127.0.0.1: the host of the catalog's URLs, an address in the certificate).
 
 
 The shared cloud: --resources FILE (default $FAKE_OPENSTACK_RESOURCES; unset: none, and the stand-in
