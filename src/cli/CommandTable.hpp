@@ -118,7 +118,9 @@ int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohma
 
 struct RunArgs;
 // `ddl run -d`: queues the command on the master (its workdir, the spec's env and -x on ddl-run's
-// standard input) and prints the job id. JobsCommand.cpp.
-int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside);
+// standard input; with `max_restarts` the master starts a failed job again, DDL_CHECKPOINT_DIR as for a
+// foreground run) and prints the job id. JobsCommand.cpp.
+int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside,
+                 int max_restarts = 0);
 
 } // namespace ddl::cli

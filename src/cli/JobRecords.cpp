@@ -51,6 +51,8 @@ Result<std::vector<JobRecord>> parse_job_records(const std::string& json) {
         r.exit_code = int_or_none(o, "exit_code");
         r.failed_rank = int_or_none(o, "failed_rank");
         r.origin = text_or_empty(o, "origin");
+        r.restarts = int_or_none(o, "restarts").value_or(0);
+        r.max_restarts = int_or_none(o, "max_restarts").value_or(0);
         if (job_state_final(r.state) && r.ended.empty())
             return Error{where + r.state + " without an end time"};
         if (r.state == "succeeded" && r.exit_code.value_or(0) != 0)
@@ -78,6 +80,8 @@ std::string job_table(const std::vector<JobRecord>& jobs) {
     for (const auto& j : jobs) {
         std::string exit = j.exit_code ? std::to_string(*j.exit_code) : "-";
         if (j.failed_rank) exit += " (rank " + std::to_string(*j.failed_rank) + ")";
+        if (j.restarts > 0)
+            exit += ", restarted " + std::to_string(j.restarts) + "/" + std::to_string(j.max_restarts);
         out += row(std::to_string(j.id), j.name, j.state, std::to_string(j.ranks),
                    j.started.empty() ? "-" : j.started, j.ended.empty() ? "-" : j.ended, exit,
                    shell_join(j.command));
@@ -93,12 +97,13 @@ Result<int> parse_job_id(const std::string& text) {
 }
 
 std::string submit_command(const std::string& name, int np, bool beside, const std::string& workdir,
-                           const std::vector<std::string>& command) {
+                           const std::vector<std::string>& command, int max_restarts) {
     std::vector<std::string> argv{k_ddl_run, "--env-stdin", "--origin", "ddl run -d"};
     if (!name.empty()) argv.insert(argv.end(), {"--name", name});
     if (np > 0) argv.insert(argv.end(), {"--np", std::to_string(np)});
     if (beside) argv.push_back("--beside");
     if (!workdir.empty()) argv.insert(argv.end(), {"--workdir", workdir});
+    if (max_restarts > 0) argv.insert(argv.end(), {"--max-restarts", std::to_string(max_restarts)});
     argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
     return shell_join(argv);

@@ -20,6 +20,8 @@ struct JobRecord {
     std::optional<int> exit_code;
     std::optional<int> failed_rank;
     std::string origin; // "ddl run -d", "ddl run", "ddl-run" (a shell on the master)
+    int restarts = 0;   // how often --max-restarts started it again so far
+    int max_restarts = 0;
 };
 
 // Where the queue's program is on every node (the runtime's bin/).
@@ -37,8 +39,9 @@ Result<int> parse_job_id(const std::string& text);
 
 // The command line that queues `command` on the master: ddl-run with its options, the variables on
 // its standard input (NAME=VALUE, NUL-separated: see env_block).
+// `max_restarts`: how often a failed job starts again (ddl-run --max-restarts).
 std::string submit_command(const std::string& name, int np, bool beside, const std::string& workdir,
-                           const std::vector<std::string>& command);
+                           const std::vector<std::string>& command, int max_restarts = 0);
 // The variables as ddl-run reads them on its standard input.
 std::string env_block(const std::map<std::string, std::string>& env);
 

@@ -9,6 +9,7 @@
 #include "cli/Launch.hpp"
 #include "cli/OpenCluster.hpp"
 #include "cli/OpenSsh.hpp"
+#include "cli/Restarts.hpp"
 #include "cli/WorkdirSync.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
@@ -123,7 +124,8 @@ CommandBody job_command(int (*action)(const Invocation&, const JobArgs&), bool t
 
 } // namespace
 
-int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside) {
+int run_detached(const Invocation& inv, const RunArgs& a, const std::string& name, bool beside,
+                 int max_restarts) {
     auto& ctx = *inv.cluster->ctx;
     if (auto s = check_nodes_over_ssh(ctx.spec, "ddl run -d"); !s)
         return inv.fail(s.error().message, exit_code::k_bad_input);
@@ -137,13 +139,17 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
     if (!env) return inv.fail(env.error().message, exit_code::k_bad_input);
     for (auto& [k, v] : dataset_env(ctx.spec))
         (*env)[k] = v;
+    // Where a restarted job finds its checkpoints (the user's -x wins, as for a foreground run).
+    if (const auto dir = checkpoint_dir(ctx); max_restarts > 0 && !dir.empty())
+        (*env)["DDL_CHECKPOINT_DIR"] = dir;
     for (auto& [k, v] : env_from_args(a.env))
         (*env)[k] = v;
     const std::string workdir = ctx.spec.work.workdir.empty() ? std::string() : remote_workdir(ctx.spec);
     if (!workdir.empty() && ctx.state.phase_done("configure")) {
         if (auto s = check_synced(ctx); !s) return inv.fail(s.error().message, exit_code::k_bad_input);
     }
-    auto r = on_master(inv, ctx, submit_command(name, a.np, beside, workdir, a.command), env_block(*env));
+    auto r = on_master(inv, ctx, submit_command(name, a.np, beside, workdir, a.command, max_restarts),
+                       env_block(*env));
     if (r.rc != exit_code::k_ok) return r.rc;
     const std::string id = trim(r.out);
     if (inv.g.json)

@@ -4,6 +4,7 @@
 #include "targets/Kinds.hpp"
 
 #include <chrono>
+#include <filesystem>
 
 namespace ddl::cli {
 
@@ -44,6 +45,12 @@ Status set_cluster_power(TargetDriver& driver, Context& ctx, bool on) {
     } else if (on && ctx.state.stopped()) {
         ctx.state.stopped_s = static_cast<long long>(stopped_seconds(ctx.state, now));
         ctx.state.stopped_at.clear();
+    }
+    // Booted again: an end the idle clock recorded (autostop.node_credential with action stop) is over, and
+    // the clock starts a new spell.
+    if (on) {
+        std::error_code ec;
+        std::filesystem::remove(ctx.cluster_dir() + "/idle.json", ec);
     }
     return ctx.save();
 }

@@ -107,12 +107,15 @@ CommandBody run_command() {
             .cluster = [o] { return o->a.cluster; },
             .action =
                 [o](Invocation& inv) {
-                    if (o->d.detach && o->restarts.max_restarts > 0)
-                        return inv.fail("--max-restarts restarts a foreground run; a detached job (-d) is "
-                                        "not restarted yet: leave out one of the two",
+                    if (o->d.detach && o->restarts.max_restarts > 0 && o->restarts.restart_on != "any")
+                        return inv.fail("--restart-on " + o->restarts.restart_on +
+                                            ": a detached job (-d) restarts on any failure (its master runs "
+                                            "no health checks): leave out --restart-on, or run in the "
+                                            "foreground",
                                         exit_code::k_bad_input);
-                    return o->d.detach ? run_detached(inv, o->a, o->d.name, o->d.beside)
-                                       : run(inv, o->a, o->restarts);
+                    return o->d.detach
+                               ? run_detached(inv, o->a, o->d.name, o->d.beside, o->restarts.max_restarts)
+                               : run(inv, o->a, o->restarts);
                 }};
 }
 

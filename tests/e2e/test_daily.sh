@@ -153,6 +153,29 @@ sys.exit(not (j and j[0]["state"] == "succeeded" and j[0]["origin"] == "ddl-run"
 expect_in shell.log "rank 1 of 2 in /shared/work lr=0.2" "the shell's job output"
 ok "a job queued with ddl-run from a shell on the master is in ddl jobs"
 
+# --max-restarts on a detached job: the master starts a failed job again, DDL_RESTART_COUNT one higher.
+idr=$(ddl run -d --name retry --max-restarts 2 -- \
+  bash -c 'echo attempt $DDL_RESTART_COUNT ckpt=${DDL_CHECKPOINT_DIR:-none}; [ "$DDL_RESTART_COUNT" -ge 1 ]') ||
+  fail "run -d --max-restarts"
+idf=$(ddl run -d --name hopeless --max-restarts 1 -- bash -c 'exit 4') || fail "run -d hopeless"
+for _ in $(seq 100); do ddl jobs | grep -q "^$idf .*failed" && break; sleep 0.2; done
+ddl --output json jobs | python3 -c '
+import json, sys
+j = {x["id"]: x for x in json.load(sys.stdin)}
+r, f = j['"$idr"'], j['"$idf"']
+sys.exit(not (r["state"] == "succeeded" and r["restarts"] == 1 and f["state"] == "failed" and
+              f["exit_code"] == 4 and f["restarts"] == 1))' || { ddl jobs; fail "the restarted jobs' records"; }
+ddl logs "$idr" --rank 0 >retry.log 2>&1 || { cat retry.log; fail "logs of the restarted job"; }
+expect_in retry.log "^\[0\] attempt 0 ckpt=/shared/checkpoints/daily$" "the first attempt, with the checkpoint folder"
+expect_in retry.log "^\[0\] --- ddl-run: rank [01] exited 1; restart 1 of 2 at " "the restart in the log"
+expect_in retry.log "^\[0\] attempt 1 ckpt=" "the second attempt"
+ddl jobs >jobs.txt
+expect_in jobs.txt "^$idf .* 4 (rank [01]), restarted 1/1 " "the table names the restarts"
+rc=0
+ddl run -d --max-restarts 1 --restart-on node-fault -- true >nf.log 2>&1 || rc=$?
+expect_rc "$rc" 2 nf.log "restarts on any failure (its master runs no health checks)" "run -d --restart-on node-fault is refused"
+ok "run -d --max-restarts: a failed job starts again on the master (DDL_RESTART_COUNT, DDL_CHECKPOINT_DIR), up to N times"
+
 ddl run -- python3 /shared/work/train.py 0 >fg.log 2>&1 || { cat fg.log; fail "foreground run"; }
 expect_in fg.log "^\[1\] rank 1 of 2 in .* lr=0.1 token_len=0$" "the spec's literal env (not the secret) in a foreground run"
 ddl --output json jobs | python3 -c '

@@ -3,19 +3,29 @@
 # instances as real local nodes (ddl-fake-nodes --bastion: only the master reachable from this machine),
 # pre-flight talks HTTPS to the API stand-in. Everything after provision is real: SSH to the workers
 # through the master, configure, probe, hostfile, exec; destroy leaves nothing behind.
+# osfull opts in to the node credential (autostop.node_credential): the stand-in listens where the master's
+# namespace reaches it, the master gets an application credential scoped to osfull's servers, and its idle
+# clock (one tick driven with a short limit) stops the cluster through the cloud's API.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/openstack.sh"
 # gc of the cluster whose state folder the test throws away (below); also run on the way out, so that a
 # failing run leaves no nodes behind.
 gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec osleak.yaml --prefix os --older-than 0s "$@"; }
-trap 'rc=$?; [ -f osleak.yaml ] && [ ! -d "$STATE/osleak" ] && gc_other -y >/dev/null 2>&1
+# Namespace nodes share this machine's /var/lib/ddl: osfull's idle record there is this suite's alone, and a
+# record left by an earlier run would be read as this cluster's.
+idle_record=/var/lib/ddl/idle/osfull.json
+rm -f "$idle_record"
+# set +e: under errexit the `(exit $rc)` that hands cleanup the status would end the trap before cleanup.
+trap 'rc=$?; set +e; rm -f "$idle_record"; [ -f osleak.yaml ] && [ ! -d "$STATE/osleak" ] && gc_other -y >/dev/null 2>&1
       kill $FAKE_CLOUD_PID 2>/dev/null || true; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
 [ -x "$DDL_FAKE_NODES" ] || fail "$DDL_FAKE_NODES is not built"
 export DDL_FAKE_NODES
-start_fake_cloud
+start_fake_cloud reachable
 openstack_spec osfull 2
+# The clock's own limit is far off (it runs throughout); the end is one tick with a short limit, below.
+echo "autostop: {idle_minutes: 600, action: stop, node_credential: true}" >>osfull.yaml
 
 # Before anything exists: the plan lists the nodes and Terraform's resources to create, and writes nothing.
 ddl plan osfull.yaml >plan.txt 2>plan.err || { cat plan.txt plan.err; fail "plan of a new cluster"; }
@@ -33,6 +43,55 @@ ok "a failed apply names the resource and the provider's message"
 ddl -v deploy osfull.yaml >deploy.log 2>&1 || { cat deploy.log; fail "resumed deploy"; }
 expect_in deploy.log "provision: ok" "provision did not run again"
 ok "deploy resumes after the failed apply and finishes"
+
+# node_credential WORKERS: the cloud holds one application credential, osfull-node, restricted, whose access
+# rules name exactly osfull's servers (compute only); ddl's node-credential.json (0600) hands it to the master
+# with the server ids, master last; state.json does not hold it. Prints its id.
+node_credential() {
+  python3 - "$FAKE_OPENSTACK_RESOURCES" "$STATE/osfull" "$1" <<'PY'
+import json, os, stat, sys
+reg, state, workers = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+creds = reg.get("application_credentials", [])
+assert [c["name"] for c in creds] == ["osfull-node"], [c["name"] for c in creds]
+c = creds[0]
+ids = {s["id"]: s["name"] for s in reg["servers"] if s["metadata"].get("ddl_cluster") == "osfull"}
+assert len(ids) == workers + 1 and {r["path"].split("/servers/")[1].split("/")[0] for r in c["access_rules"]} == set(ids), c
+assert {r["service"] for r in c["access_rules"]} == {"compute"} and not c["unrestricted"], c
+f = os.path.join(state, "node-credential.json")
+assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, oct(os.stat(f).st_mode)
+env = json.load(open(f))["env"]
+assert env["DDL_CLOUD"] == "openstack" and env["OS_APPLICATION_CREDENTIAL_ID"] == c["id"], sorted(env)
+assert env["OS_APPLICATION_CREDENTIAL_SECRET"] == c["_secret"], "node-credential.json holds another secret"
+servers = env["DDL_CLOUD_SERVERS"].split(",")
+assert set(servers) == set(ids) and ids[servers[-1]] == "osfull-master", (servers, ids)
+assert c["_secret"] not in open(os.path.join(state, "state.json")).read(), "the secret is in state.json"
+print(c["id"])
+PY
+}
+# cred_call METHOD PATH: the HTTP status of a call on the compute API with osfull's node credential (read
+# from node-credential.json inside python: never in an argv).
+cred_call() {
+  python3 - "$STATE/osfull/node-credential.json" "$CLOUD_URL" "$WORK/tls/ca.pem" "$@" <<'PY'
+import json, ssl, sys, urllib.error, urllib.request
+env, url, ca, method, path = json.load(open(sys.argv[1]))["env"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+ctx = ssl.create_default_context(cafile=ca)
+def call(method, url, body=None, token=None):
+    req = urllib.request.Request(url, method=method, data=json.dumps(body).encode() if body is not None else None,
+                                 headers=dict({"Content-Type": "application/json"}, **({"X-Auth-Token": token} if token else {})))
+    try:
+        with urllib.request.urlopen(req, context=ctx) as r:
+            return r.status, r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers
+status, headers = call("POST", env["OS_AUTH_URL"] + "/auth/tokens", {"auth": {"identity": {"methods": ["application_credential"],
+    "application_credential": {"id": env["OS_APPLICATION_CREDENTIAL_ID"], "secret": env["OS_APPLICATION_CREDENTIAL_SECRET"]}}}})
+assert status == 201, status
+print(call(method, url + path, {"os-stop": None} if method == "POST" else None, headers["X-Subject-Token"])[0])
+PY
+}
+cred=$(node_credential 2) || fail "the node credential after the deploy"
+[ "$(cred_call GET /compute/v2.1/servers/detail)" = 401 ] || fail "the node credential may list servers"
+ok "node credential: restricted to osfull's servers, in node-credential.json (0600), not in state.json"
 
 ddl status osfull --output json >status.json
 python3 - status.json <<'PY' || fail "nodes in state"
@@ -99,12 +158,18 @@ expect_in plan.txt '^  - delete node worker2 (flavor m1.small)$' "plan of a work
 expect_in plan.txt '^  - delete resource openstack_compute_instance_v2.worker\[1\]$' "plan of a worker fewer: the server"
 expect_in plan.txt '^Nodes: 0 to create, 0 to update, 0 to replace, 1 to delete (2 unchanged).$' \
   "plan of a worker fewer: the nodes' totals"
-expect_in plan.txt '^Resources: 0 to add, 0 to change, 2 to destroy.$' "plan of a worker fewer: the resources' totals"
+# The node credential's access rules name the servers: it is replaced with a rule set for the servers left.
+expect_in plan.txt '^  -/+ replace resource openstack_identity_application_credential_v3.node\[0\]$' \
+  "plan of a worker fewer: the node credential"
+expect_in plan.txt '^Resources: 1 to add, 0 to change, 3 to destroy.$' "plan of a worker fewer: the resources' totals"
 ddl deploy -y osfull.yaml >shrink.log 2>&1 || { cat shrink.log; fail "re-deploy with a worker fewer"; }
 [ "$(ddl exec --cluster osfull -- hostname | sort | tr '\n' ' ')" = "[master] master [worker1] worker1 " ] ||
   fail "exec after the shrink"
 [ "$(ddl hostfile --cluster osfull | grep -c slots=)" = 2 ] || fail "hostfile after the shrink"
 ok "a worker fewer: plan names its node and resources; approved, it goes and the rest answers"
+cred2=$(node_credential 1) || fail "the node credential after the shrink"
+[ "$cred2" != "$cred" ] || fail "the shrink did not replace the node credential"
+ok "a worker fewer replaces the node credential: its rules no longer name the deleted server"
 
 # ddl stop / ddl start (autostop.action: stop's mechanism): the servers go SHUTOFF through Terraform's
 # power_state, their nodes answer nothing, commands that need them are refused with the way out; start boots
@@ -177,6 +242,11 @@ rm -rf "$STATE/osleak"
 expect_in gcx.log "^ddl gc: not yet: osleak (openstack: its lifetime ends .* (in 5[0-9]m)" "gc --expired --spec: the time left"
 expect_in gcx.log "^gc: 0 destroyed, 0 failed" "gc --expired --spec destroyed a cluster whose end is to come"
 ok "lifetime is recorded on the cloud (ddl_expires, ddl-expires=); gc --expired --spec names a cluster whose end is to come and leaves it"
+leak_master=$(python3 -c 'import json, sys
+print(next(s["id"] for s in json.load(open(sys.argv[1]))["servers"] if s["name"] == "osleak-master"))' "$FAKE_OPENSTACK_RESOURCES")
+[ "$(cred_call POST "/compute/v2.1/servers/$leak_master/action")" = 401 ] ||
+  fail "osfull's node credential may stop a server of another cluster"
+ok "osfull's node credential is refused on another cluster's server (401)"
 gc_other --dry-run >gc-dry.log 2>&1 || { cat gc-dry.log; fail "gc --spec --dry-run"; }
 expect_in gc-dry.log "^would destroy osleak (found on target openstack, created 0 h ago: 2 server(s) on cloud fakecloud" \
   "gc --spec --dry-run: what it would remove"
@@ -218,10 +288,89 @@ expect_in gc-old.log "^gc: 0 destroyed, 0 failed" "gc with a cluster that record
   fail "osfull after a gc that should have left it alone"
 ok "gc --spec names and leaves alone a cluster whose servers record no state folder"
 
+# The idle clock ends osfull itself (autostop.action: stop). Namespace nodes share this machine's file system,
+# so configure gives them the base roles only (playbooks/site.yml); the idle_clock role is applied here to the
+# master alone (its /etc/ddl is its own), with what configure gives Ansible: ddl's inventory, the spec's
+# variables and the 0600 secrets file that carries the node credential. Then an idle spell planted as 2
+# minutes long and one tick with a 1-minute limit: the master records why on its server and stops every
+# server, its own last (its namespace, and this tick's SSH session with it, go down).
+t_auto=$SECONDS
+mkdir -p idle-play/roles
+cp -r "$DDL_SOURCE_DIR/playbooks/ansible.cfg" "$DDL_SOURCE_DIR/playbooks/callback_plugins" idle-play/
+cp -r "$DDL_SOURCE_DIR/playbooks/roles/idle_clock" idle-play/roles/
+printf -- '- name: Idle clock on the master\n  hosts: master\n  gather_facts: false\n  roles:\n    - idle_clock\n' >idle-play/idle.yml
+ANSIBLE_CONFIG=idle-play/ansible.cfg ansible-playbook -i "$STATE/osfull/ansible/inventory.yml" idle-play/idle.yml \
+  -e "@$STATE/osfull/rendered/ansible/vars.json" -e "@$STATE/osfull/ansible/secrets.json" >idle-play.log 2>&1 ||
+  { cat idle-play.log; fail "the idle_clock role on the master"; }
+on_master() { ddl exec --cluster osfull --nodes master -- "$@"; }
+on_master stat -c '%a %U' /etc/ddl/cloud.env | grep -q " 600 root$" ||
+  { cat idle-play.log; fail "the master's /etc/ddl/cloud.env is not 0600 root"; }
+on_master grep -q "^OS_APPLICATION_CREDENTIAL_ID=$cred2$" /etc/ddl/cloud.env || fail "the master's cloud.env has another credential"
+on_master grep -q "^DDL_IDLE_END=cloud$" /etc/ddl/idle.env || fail "the master's idle.env does not end the cluster through the cloud"
+# The nodes see this machine's load (other suites, the build), which is not the cluster's: the load limit is lifted.
+on_master env DDL_IDLE_CPU_LOAD=1000 /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || { cat tick.out; fail "a first tick"; }
+on_master python3 -c "import json, time
+p = '/var/lib/ddl/idle/osfull.json'; r = json.load(open(p))
+r['idle_since'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - 120))
+json.dump(r, open(p, 'w'))" || fail "planting idle_since"
+on_master env DDL_IDLE_CPU_LOAD=1000 DDL_IDLE_MINUTES=1 /opt/ddl/bin/ddl-idle tick >tick.out 2>&1 || true
+python3 - "$FAKE_OPENSTACK_RESOURCES" <<'PY' || { cat tick.out; fail "the idle clock did not stop osfull"; }
+import json, sys
+servers = [s for s in json.load(open(sys.argv[1]))["servers"] if s["metadata"].get("ddl_cluster") == "osfull"]
+assert len(servers) == 2 and all(s["status"] == "SHUTOFF" for s in servers), [(s["name"], s["status"]) for s in servers]
+master = [s for s in servers if s["name"] == "osfull-master"][0]
+assert master["metadata"]["ddl_autostop"].startswith("ddl-idle: autostop ends the allocation at "), master["metadata"]
+PY
+ddl status osfull >status.txt 2>&1 || { cat status.txt; fail "status after the idle clock's end"; }
+expect_in status.txt "ended by autostop at .*: ddl-idle: autostop ends the allocation" "status does not say autostop ended osfull"
+ddl gc --expired -y >gcx.log 2>&1 || { cat gcx.log; fail "gc --expired after the idle clock's end"; }
+ddl status osfull >status.txt 2>&1 || { cat status.txt; fail "status after gc --expired"; }
+expect_in status.txt "^stopped since " "gc --expired did not record osfull stopped"
+# ddl start boots it again; the master's ddl_autostop record goes first, so that a later stop is not an end.
+ddl start osfull >start2.log 2>&1 || { cat start2.log; fail "start after the idle clock's end"; }
+python3 - "$FAKE_OPENSTACK_RESOURCES" <<'PY' || fail "the servers after ddl start"
+import json, sys
+servers = [s for s in json.load(open(sys.argv[1]))["servers"] if s["metadata"].get("ddl_cluster") == "osfull"]
+assert all(s["status"] == "ACTIVE" and "ddl_autostop" not in s["metadata"] for s in servers), servers
+PY
+# The secret is in no file but node-credential.json and Ansible's secrets file (0600), the master's cloud.env
+# (0600; the fake node's /etc/ddl is a folder here), Terraform's state and the stand-in's own store.
+# Searched by python (the secret read from node-credential.json there): never in a grep's argv, which the
+# process watch would see.
+secret_files() {  # the files under $WORK that hold the secret on stdin, one a line
+  python3 -c 'import os, sys
+secret = sys.stdin.read().strip().encode()
+for root, dirs, files in os.walk(sys.argv[1]):
+    dirs[:] = [d for d in dirs if d != ".secret-watch"]
+    for f in files:
+        p = os.path.join(root, f)
+        try:
+            if os.path.isfile(p) and not os.path.islink(p) and secret in open(p, "rb").read():
+                print(p)
+        except OSError:
+            pass' "$WORK"
+}
+secret=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["env"]["OS_APPLICATION_CREDENTIAL_SECRET"])' \
+  "$STATE/osfull/node-credential.json")
+allowed='/osfull/(node-credential\.json|ansible/secrets\.json|terraform/terraform\.tfstate(\.backup)?|nodes/master/etc_ddl/cloud\.env)$'
+hits=$(secret_files <<<"$secret" | grep -v '/cloud-resources\.json$' || true)
+left=$(grep -Ev "$allowed" <<<"$hits" || true)
+[ -z "$left" ] || fail "the node credential's secret is in $left"
+for f in $(grep -E "$allowed" <<<"$hits"); do
+  case $f in */terraform.tfstate*) ;; *) [ "$(stat -c %a "$f")" = 600 ] || fail "$f holds the node credential and is not 0600";; esac
+done
+ok "the idle clock stops osfull with its node credential; status says ended by autostop; gc --expired records it stopped; start boots it and clears the record ($((SECONDS - t_auto)) s)"
+
 ddl destroy -y osfull >destroy.log 2>&1 || { cat destroy.log; fail "destroy"; }
 assert_gone osfull
 if pgrep -f "$WORK/nodes/osfull/" >/dev/null; then fail "processes of osfull left"; fi
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); left={k: v for k, v in r.items() if v}; assert not left, left' \
   "$FAKE_OPENSTACK_RESOURCES" || fail "destroy left resources on the cloud"
 assert_no_secret
-ok "destroy leaves no namespace and no state; the password was never written"
+# The process watch of assert_no_secret (every argv and child environment since the cloud started) for the
+# node credential's secret, known only after the deploy.
+for f in argv environ; do
+  if python3 -c 'import sys; sys.exit(0 if sys.stdin.read().strip().encode() in open(sys.argv[1], "rb").read() else 1)' \
+    "$WORK/.secret-watch/$f" <<<"$secret"; then fail "the node credential's secret was in a process's $f"; fi
+done
+ok "destroy leaves no namespace, no state and no credential (revoked); neither the password nor the node credential's secret was written or passed"

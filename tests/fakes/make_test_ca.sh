@@ -1,12 +1,12 @@
 #!/bin/sh
-# make_test_ca.sh DIR [IP...]: a throw-away CA (DIR/ca.pem) and a server certificate for 127.0.0.1/localhost
-# (and each IP given: an address of this machine the nodes reach) signed by it (DIR/server.pem,
-# DIR/server.key), for the HTTPS stand-ins. Made at test time, never kept.
+# make_test_ca.sh DIR [ADDRESS...]: a throw-away CA (DIR/ca.pem) and a server certificate for
+# 127.0.0.1/localhost and each IP ADDRESS (e.g. this machine's, for a stand-in the fake nodes reach) signed
+# by it (DIR/server.pem, DIR/server.key), for the HTTPS stand-ins. Made at test time, never kept.
 set -eu
 dir=$1
 shift
-san="IP:127.0.0.1,DNS:localhost"
-for ip in "$@"; do san="$san,IP:$ip"; done
+san=IP:127.0.0.1,DNS:localhost
+for a in "$@"; do san="$san,IP:$a"; done
 mkdir -p "$dir"
 cd "$dir"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=ddl test CA" \

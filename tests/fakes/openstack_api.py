@@ -51,6 +51,11 @@ Serves:
   POST /identity/v3/auth/tokens            Keystone v3: password (scoped, unscoped, or to the user's
                                            default project) or application_credential (by id, or by
                                            name + user); 201 with X-Subject-Token; ?nocatalog
+  POST|GET /identity/v3/users/UID/application_credentials, GET|DELETE .../ID   (with a registry) Keystone's
+                                           application credentials (openstack_identity.py); a token made
+                                           from one with access rules passes only the requests a rule
+                                           names (service type, method, path pattern), else 401 as
+                                           keystonemiddleware answers
   GET  /compute/v2.1/flavors/detail        Nova {"flavors": [...], "flavors_links": [next]}; limit, marker
   GET  /compute/v2.1/limits                Nova {"limits": {"rate": [], "absolute": {...}}}
   GET  /image/v2/images?name=&limit=&marker=   Glance {"images", "first", "next", "schema"}
@@ -61,6 +66,7 @@ Serves:
   GET  /compute/v2.1/servers[/detail]?limit=&marker=&name=   Nova {"servers", "servers_links"}, newest first
   GET|DELETE /compute/v2.1/servers/ID      Nova {"server"} | 204: the server and its node go, its ports
                                            are unbound (device_id and device_owner "")
+  PUT|DELETE /compute/v2.1/servers/ID/metadata/KEY   Nova's metadata item: {"meta": {KEY: value}} 200 | 204
   POST /compute/v2.1/servers/ID/action     {"os-stop": null} | {"os-start": null}: 202; the server is SHUTOFF
                                            (its node powered off, files kept) | ACTIVE (booted); 409 when
                                            its vm_state does not allow it
@@ -87,6 +93,8 @@ The config file is read again for every request, so a test can change the cloud 
    "floatingip": {"limit": 5, "used": 0, "reserved": 0}, "volume_limits": {...} or null,
    "fail": {"PATH" or "METHOD PATH": STATUS}, "delay": {"PATH" or "METHOD PATH": SECONDS}}
 Every request is appended to <config>.requests (method, path, header names) for tests.
+--listen ADDRESS (default 127.0.0.1; 0.0.0.0 for nodes in network namespaces to reach it) and --public-host
+HOST (default 127.0.0.1: the host of the catalog's URLs, an address in the certificate).
 
 
 The shared cloud: --resources FILE (default $FAKE_OPENSTACK_RESOURCES; unset: none, and the stand-in
@@ -97,6 +105,7 @@ import csv
 import http.server
 import json
 import os
+import re
 import secrets
 import ssl
 import sys
@@ -111,7 +120,9 @@ from openstack_errors import (AUTH_REQUIRED, GLANCE_401, NEUTRON_QUOTA_DEFAULTS,
                               after_marker, error_body, neutron_bool, paging_int, service_of)
 from openstack_identity import Keystone  # noqa: E402
 
-TOKENS = {}  # token -> user id
+TOKENS = {}  # token -> the token's body (its user, methods, application credential)
+# keystonemiddleware's service_type of each service here (the catalog's types).
+SERVICE_TYPES = {"compute": "compute", "network": "network", "image": "image", "volume": "volumev3"}
 LOCK = threading.Lock()
 
 
@@ -173,7 +184,7 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
         return False
 
     def base(self):
-        return "https://127.0.0.1:%d" % self.server.server_port
+        return "https://%s:%d" % (self.server.public_host, self.server.server_port)
 
 
     def do_POST(self):
@@ -194,7 +205,7 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
             return self.refuse(service, r)
         secret = secrets.token_hex(16)
         with LOCK:
-            TOKENS[secret] = token["user"]["id"]
+            TOKENS[secret] = token
         self.reply(201, {"token": token}, {"X-Subject-Token": secret})
 
     # --- Nova, Glance, Neutron, Cinder -------------------------------------------------------------------
@@ -301,11 +312,11 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
         if self.injected(cfg, path):
             return
         service = service_of(path)
-        if service == "identity":
-            return self.refuse(service, Refusal(404, NOT_FOUND))
         with LOCK:
-            user_id = TOKENS.get(self.headers.get("X-Auth-Token"))
-        if user_id is None:
+            token = TOKENS.get(self.headers.get("X-Auth-Token"))
+        if service == "identity":
+            return self.identity(path, token, data)
+        if token is None or not self.allowed(token, service, path):
             if service == "image":
                 # Glance decides itself (delay_auth_decision) and answers with webob's 401, no header.
                 return self.reply(401, error_body("image", 401, GLANCE_401))
@@ -315,7 +326,7 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
         try:
             status, body = 200, None
             if self.server.resources and service in ("compute", "network"):
-                answer = Cloud(self, cfg, user_id).route(self.command, path, query, data)
+                answer = Cloud(self, cfg, token["user"]["id"]).route(self.command, path, query, data)
                 if answer is not None:
                     status, body = answer
                     return self.service_reply(service, status, body)
@@ -326,6 +337,36 @@ class Handler(Keystone, http.server.BaseHTTPRequestHandler):
             return self.refuse(service, r)
         self.service_reply(service, status, body)
 
+    def allowed(self, token, service, path):
+        """keystonemiddleware's check of a token from an application credential with access rules
+        (auth_token validate_allowed_request, _path_matches): one rule must name this service type, the
+        request's method and a path pattern matching the whole request path ({name} and * one segment, **
+        anything); else the token is invalid for this request (401 as for no token)."""
+        rules = token.get("application_credential", {}).get("access_rules")
+        if rules is None:
+            return True
+        for rule in rules:
+            pattern = "".join("[^/]+" if t[0] or t[1] else ".*" if t[2] else re.escape(t[3]) for t in
+                              re.findall(r"({[^}]*})|(\*(?=$|[^*]))|(\*\*)|([^{}*])", rule["path"]))
+            if rule["method"] == self.command and rule["service"] == SERVICE_TYPES.get(service) and \
+                    re.match("^%s$" % pattern, path):
+                return True
+        return False
+
+    def identity(self, path, token, data):
+        """Keystone's own paths other than POST auth/tokens: the application credentials of a user (with a
+        registry); anything else 404. Keystone checks the token itself: 401 without a valid one."""
+        parts = path.strip("/").split("/")
+        if not (self.server.resources and parts[1:3] == ["v3", "users"] and len(parts) in (5, 6) and
+                parts[4] == "application_credentials"):
+            return self.refuse("identity", Refusal(404, NOT_FOUND))
+        try:
+            if token is None:
+                raise Refusal(401, AUTH_REQUIRED)
+            status, body = self.application_credentials(self.command, parts, token, data)
+        except Refusal as r:
+            return self.refuse("identity", r)
+        self.reply(status, body)
 
 
 def main():
@@ -336,9 +377,13 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--resources", default=os.environ.get("FAKE_OPENSTACK_RESOURCES") or None,
                     help="the shared cloud's registry (default: $FAKE_OPENSTACK_RESOURCES; none: not served)")
+    ap.add_argument("--listen", default="127.0.0.1", help="the address to listen on (0.0.0.0: every one)")
+    ap.add_argument("--public-host", default="127.0.0.1",
+                    help="the host in the catalog's URLs and links (an address in the certificate)")
     a = ap.parse_args()
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.ThreadingHTTPServer((a.listen, 0), Handler)
     srv.daemon_threads = True
+    srv.public_host = a.public_host
     srv.config_path = a.config
     srv.resources = os.path.abspath(a.resources) if a.resources else None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -9,6 +9,9 @@ neutron-lib 6cd671a8 api-ref/source/v2, neutron 2131d26f73 doc/source/admin/ops-
             response parameters and the servers-details-resp.json sample), "List Servers" (#list-servers),
             "Show Server Details" (#show-server-details), "Delete Server" (#delete-server: 204; "the ports
             attached to the server, which Nova created ... are deleted"; the server leaves the list),
+            "Create Or Update Metadata Item" (#create-or-update-metadata-item: PUT
+            /servers/{server_id}/metadata/{key}, {"meta": {key: value}}, 200 with the item), "Delete Metadata
+            Item" (#delete-metadata-item: 204),
             "Stop Server (os-stop Action)" / "Start Server (os-start Action)" (#stop-server-os-stop-action,
             #start-server-os-start-action: POST /servers/{id}/action, 202 without a body; the server goes
             to SHUTOFF / ACTIVE; 409 when its state does not allow it),
@@ -86,6 +89,10 @@ class Cloud:
         if parts[:2] == ["compute", "v2.1"] and len(parts) == 5 and parts[2] == "servers" and parts[4] == "action" \
                 and method == "POST":
             return self.server_action(parts[3], data)
+        if parts[:3] == ["compute", "v2.1", "servers"] and len(parts) == 6 and parts[4] == "metadata" and \
+                method in ("PUT", "DELETE"):
+            return self.metadata_item(parts[3], parts[5], data) if method == "PUT" else \
+                self.delete_metadata_item(parts[3], parts[5])
         if parts[:2] == ["compute", "v2.1"] and len(parts) >= 3:
             return self.nova(method, parts[2:], query)
         if parts[:2] == ["network", "v2.0"] and len(parts) >= 3:
@@ -212,6 +219,41 @@ class Cloud:
                     raise Refusal(404, "Instance %s could not be found." % server_id)
                 power_server(reg, s, action[3:])
         return 202, None
+
+    def metadata_item(self, server_id, key, data):
+        """PUT /servers/{id}/metadata/{key} {"meta": {key: value}}: 200 with the item (Nova's schema: one item,
+        its key the URI's, key and value at most 255 characters; 400 otherwise); 404 for a server not seen."""
+        try:
+            meta = json.loads(data or b"null")["meta"]
+        except (ValueError, KeyError, TypeError):
+            raise Refusal(400, "Invalid input for field/attribute meta.")
+        if not isinstance(meta, dict) or len(meta) != 1:
+            raise Refusal(400, "Request body contains too many items" if isinstance(meta, dict) and meta else
+                          "Invalid input for field/attribute meta.")
+        if key not in meta:
+            raise Refusal(400, "Request body and URI mismatch")
+        value = meta[key]
+        if not isinstance(value, str) or len(value) > 255 or len(key) > 255:
+            raise Refusal(400, "Invalid input for field/attribute meta. Value: %s." % json.dumps(meta))
+        with registry(self.path, write=True) as reg:
+            s = find(reg, "servers", server_id)
+            if not s or not self.mine(s):
+                raise Refusal(404, "Instance %s could not be found." % server_id)
+            s["metadata"][key] = value
+            s["updated"] = iso_now()
+        return 200, {"meta": {key: value}}
+
+    def delete_metadata_item(self, server_id, key):
+        """DELETE /servers/{id}/metadata/{key}: 204; 404 for a server not seen or a key it does not have."""
+        with registry(self.path, write=True) as reg:
+            s = find(reg, "servers", server_id)
+            if not s or not self.mine(s):
+                raise Refusal(404, "Instance %s could not be found." % server_id)
+            if key not in s["metadata"]:
+                raise Refusal(404, "Metadata item was not found")
+            del s["metadata"][key]
+            s["updated"] = iso_now()
+        return 204, None
 
     def delete_server(self, server_id):
         """204, then what Nova does: the instance goes (its ddl-fake-nodes node with it: the cluster's other

@@ -428,7 +428,7 @@ def instance_profile(reg, instance, name, netns):
         iam.start_imds(registry_path(), instance, netns)
 
 
-def extra_outputs(st, values):
+def outputs(st, values):
     """iam.tf's output node_ids: the instances' ids, the workers first and the master last."""
     ids = {r["addr"]: r["id"] for r in st["resources"] if r["addr"].startswith(INSTANCE + ".")}
     workers = [ids["aws_instance.worker[%d]" % i] for i in range(int(values["worker_count"])) if "aws_instance.worker[%d]" % i in ids]

@@ -59,6 +59,10 @@ DESTROY_FAILURE = ("openstack_networking_secgroup_v2", "Error deleting openstack
                    "security-groups/1], but got 409 instead: {\"NeutronError\": {\"type\": \"SecurityGroupInUse\", "
                    "\"message\": \"Security Group 1 in use.\"}}")
 
+# The node credential (credential.tf): created after the servers it names, also when it is replaced.
+CREDENTIAL = "openstack_identity_application_credential_v3.node[0]"
+CREATED_LAST = (CREDENTIAL,)
+
 # The validation blocks of the module's own variables (variables.tf), as far as a stand-in can evaluate them.
 VALIDATIONS = {
     "cloud": (lambda v: len(v) > 0, "cloud must name an entry of clouds.yaml."),
@@ -97,7 +101,13 @@ def desired(v):
     res.append("openstack_compute_instance_v2.master")
     res += ["openstack_compute_instance_v2.worker[%d]" % i for i in range(int(v["worker_count"]))]
     res += ["openstack_networking_floatingip_v2.master", "openstack_networking_floatingip_associate_v2.master"]
+    if values_node_credential(v):
+        res.append(CREDENTIAL)
     return res
+
+
+def values_node_credential(values):
+    return bool(values.get("node_credential", False))
 
 
 def attributes(addr, v):
@@ -107,6 +117,11 @@ def attributes(addr, v):
     if addr == "openstack_compute_instance_v2.master":
         return {"flavor_name": (v["master_flavor"], False), "block_device.uuid": (v["image_name"], True),
                 "metadata.ddl_expires": (v["expires"], False), "power_state": (power_state(v), False)}
+    if addr == CREDENTIAL:
+        # Every argument forces a new credential; its access rules name the servers' ids, which change with
+        # the number of workers and with a replaced server (another image).
+        return {"access_rules": ("%d servers, image %s" % (int(v["worker_count"]) + 1, v["image_name"]), True),
+                "expires_at": (v["expires"], True)}
     if addr.startswith("openstack_compute_instance_v2.worker["):
         return {"flavor_name": (v["worker_flavor"], False), "block_device.uuid": (v["image_name"], True),
                 "metadata.ddl_expires": (v["expires"], False), "power_state": (power_state(v), False)}
@@ -123,9 +138,63 @@ def cloud():
     return api_module("openstack_registry") if registry_path() else None
 
 
+def server_ids(st):
+    """The servers' ids as credential.tf's local.server_ids has them: the workers in index order, the master last."""
+    ids = {r["addr"]: r["id"] for r in st["resources"] if r["addr"].startswith(INSTANCE + ".")}
+    workers = sorted((a for a in ids if a != INSTANCE + ".master"), key=lambda a: int(a[a.index("[") + 1:-1]))
+    return [ids[a] for a in workers] + ([ids[INSTANCE + ".master"]] if INSTANCE + ".master" in ids else [])
+
+
+def access_rules(st):
+    """credential.tf's local.node_credential_rules."""
+    ids = server_ids(st)
+    rules = [r for i in ids for r in ({"service": "compute", "method": "POST", "path": "/**/servers/%s/action" % i},
+                                      {"service": "compute", "method": "DELETE", "path": "/**/servers/%s" % i})]
+    return rules + [{"service": "compute", "method": "PUT", "path": "/**/servers/%s/metadata/ddl_autostop" % ids[-1]}]
+
+
+def create_credential(st, values):
+    """openstack_identity_application_credential_v3.node: the provider's create (POST
+    /v3/users/{user_id}/application_credentials) made in the shared cloud's registry, which the identity
+    stand-in serves; the secret goes into the state only (st["secrets"]), as the provider keeps it there."""
+    import openstack_identity
+    uid = os.environ.get("FAKE_OPENSTACK_USER_ID") or "u-alice"
+    pid = os.environ.get("FAKE_OPENSTACK_PROJECT_ID") or "p1"
+    req = {"name": values["cluster_name"] + "-node", "unrestricted": False, "roles": [{"name": "member"}],
+           "description": "ddl cluster %s: the master's idle clock stops or deletes the cluster's own servers"
+                          % values["cluster_name"],
+           "access_rules": access_rules(st), "expires_at": values["expires"] or None}
+    api = cloud()
+    if not api:
+        ident, secret = os.urandom(16).hex(), os.urandom(32).hex()
+    else:
+        with api.registry(registry_path(), write=True, kinds=("application_credentials",)) as reg:
+            try:
+                cred = openstack_identity.new_application_credential(reg, uid, pid, req)
+            except api.Refusal as r:
+                raise CloudError("Error creating openstack_identity_application_credential_v3",
+                                 "Expected HTTP response code [201] when accessing [POST https://keystone.example.org"
+                                 "/v3/users/%s/application_credentials], but got %d instead: %s"
+                                 % (uid, r.status, json.dumps({"error": {"code": r.status, "message": r.message}})))
+            ident, secret = cred["id"], cred["_secret"]
+    st.setdefault("secrets", {})[CREDENTIAL] = {"id": ident, "secret": secret}
+    return ident
+
+
+def outputs(st, values):
+    """credential.tf's outputs: node_credential (sensitive; null without var.node_credential) and server_ids."""
+    ids = server_ids(st)
+    cred = (st.get("secrets") or {}).get(CREDENTIAL)
+    return {"node_credential": {"sensitive": True, "type": ["object", {"id": "string", "secret": "string"}] if cred
+                                else "dynamic", "value": cred},
+            "server_ids": {"sensitive": False, "type": ["tuple", ["string"] * len(ids)], "value": ids}}
+
+
 def create(addr, st, values):
     """Adds what ADDR creates to the shared cloud, in the shape the API stand-in serves; returns its id
     (the id the provider records in the state), or None when there is no shared cloud."""
+    if addr == CREDENTIAL:
+        return create_credential(st, values)
     api = cloud()
     if not api:
         return None
@@ -232,7 +301,10 @@ def delete(addr, ident):
         return
     kind = addr.split(".")[0]
     with api.registry(registry_path(), write=True) as reg:
-        if kind == "openstack_compute_keypair_v2":
+        if kind == "openstack_identity_application_credential_v3":
+            # DELETE /v3/users/{user_id}/application_credentials/{id}: revoked, its tokens with it.
+            reg["application_credentials"] = [c for c in reg.get("application_credentials", []) if c["id"] != ident]
+        elif kind == "openstack_compute_keypair_v2":
             reg["keypairs"] = [k for k in reg["keypairs"] if k["keypair"]["name"] != ident]
         elif kind == "openstack_networking_secgroup_rule_v2":
             for g in reg["security_groups"]:
@@ -283,6 +355,10 @@ def update(addr, ident, values, before, st):
             server["metadata"].pop("ddl_expires", None)
             if values.get("expires"):
                 server["metadata"]["ddl_expires"] = values["expires"]
+        if server and power and (server["status"] == "SHUTOFF") == (power == "shutoff"):
+            # Terraform's refresh reads power_state from the server (the provider's Read: SHUTOFF is "shutoff"),
+            # so a server already in the wanted state (the master's idle clock stopped it) is left as it is.
+            power = None
         if server and power:
             action = "start" if power == "active" else "stop"
             try:

@@ -98,6 +98,7 @@ def apply_resource(P, addr, action, st, values):
             if r["addr"] == addr:
                 P.delete(addr, r["id"])
         st["resources"] = [r for r in st["resources"] if r["addr"] != addr]
+        (st.get("secrets") or {}).pop(addr, None)
         ui("apply_complete", "%s: Destruction complete after 2s" % addr,
            hook={"resource": res, "action": action, "elapsed_seconds": 2})
 
@@ -115,7 +116,8 @@ def fail_and_save(st, addr, action, summary, detail):
     sys.exit(1)
 
 
-def set_outputs(P, st, values):
+def set_outputs(st, values, P=None):
+    """common.tf's outputs, and the provider module's own (P.outputs) where it has some."""
     nodes = st["fake_nodes"]["nodes"] if st.get("fake_nodes") else []
     if not nodes:
         st["outputs"] = {}
@@ -128,7 +130,8 @@ def set_outputs(P, st, values):
                                "value": [n["private_address"] for n in nodes[1:]]},
         "ssh_user": {"sensitive": False, "type": "string", "value": values["ssh_user"]},
     }
-    st["outputs"].update(getattr(P, "extra_outputs", lambda st, values: {})(st, values))
+    if P is not None and hasattr(P, "outputs"):
+        st["outputs"].update(P.outputs(st, values))
 
 
 # ---- subcommands ---------------------------------------------------------------------------------------
@@ -246,7 +249,13 @@ def cmd_apply(provider, args):
                 else:
                     nodes_down(st)
             apply_resource(P, addr, "delete", st, values)
+        # What depends on resources the plan creates (P.CREATED_LAST) is created after them, also when it is
+        # replaced: Terraform orders a replacement's create by its dependencies.
+        last = [a for a in plan.get("replace", []) + plan["add"] if a in getattr(P, "CREATED_LAST", ())]
         for addr in plan.get("replace", []):
+            if addr in last:
+                apply_resource(P, addr, "delete", st, values)
+                continue
             if addr.startswith(P.INSTANCE):
                 # A new server for this one: the node is removed and created again (new host key).
                 name = tf_cli.node_of(addr)
@@ -260,7 +269,7 @@ def cmd_apply(provider, args):
             apply_resource(P, addr, "create", st, values)
         for addr in plan.get("update", []):
             apply_resource(P, addr, "update", st, values)
-        for addr in plan["add"]:
+        for addr in [a for a in plan["add"] if a not in last] + last:
             if fail_once and addr == P.APPLY_FAILURE[0]:
                 open(".fake-failed-apply", "w").close()
                 fail_and_save(st, addr, "create", P.APPLY_FAILURE[1], P.APPLY_FAILURE[2])
@@ -271,7 +280,7 @@ def cmd_apply(provider, args):
             apply_resource(P, addr, "create", st, values)
     except RuntimeError as e:
         fail_and_save(st, addr, "create", getattr(e, "summary", P.CREATE_SERVER_ERROR), str(e))
-    set_outputs(P, st, values)
+    set_outputs(st, values, P)
     save_state(st)
     os.remove(positional[0])
     n_add = len(plan["add"]) + len(plan.get("replace", []))

@@ -14,7 +14,7 @@
 
 namespace ddl {
 
-class OpenstackTarget : public TerraformTarget, public LeakedClusters {
+class OpenstackTarget : public TerraformTarget, public LeakedClusters, public SelfEnding {
 public:
     // Dependencies with defaults for real use; tests substitute them.
     struct Deps {
@@ -36,11 +36,24 @@ protected:
     Status preflight_target(const Context& ctx, const TerraformTool& tool) override;
     // The cloud's entry of clouds.yaml, as OS_CLOUD and OS_CLIENT_CONFIG_FILE (CloudConfig).
     Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const override;
+    // autostop.node_credential (OpenstackNodeCredential.cpp): the module's application credential, the
+    // cloud's auth_url, region and interface and the server ids as the master's cloud.env, clouds.yaml's
+    // cacert as ca_pem.
+    Result<std::optional<nlohmann::json>> node_credential(Context& ctx,
+                                                          const nlohmann::json& outputs) override;
 
 public:
     // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
     // the Compute and Networking APIs without Terraform's state.
-    TargetCapabilities capabilities() override { return {.leaked_clusters = this, .power = this}; }
+    TargetCapabilities capabilities() override {
+        return {.leaked_clusters = this, .self_ending = this, .power = this};
+    }
+    // With autostop.node_credential, once the idle clock stopped or deleted the servers: the master's
+    // ddl_autostop metadata (OpenstackNodeCredential.cpp).
+    Result<std::optional<std::string>> autostop_end(Context& ctx) override;
+    // `ddl start` (TerraformTarget's), with autostop.node_credential first deleting the master's
+    // ddl_autostop metadata: the clock's end is over, and a later `ddl stop` must not read as one.
+    Status set_power(Context& ctx, bool on) override;
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;

@@ -6,20 +6,30 @@ export FAKE_TF_LOG="$WORK/terraform-calls.jsonl"
 SECRET="PLANTED-Secret-$$-$RANDOM" # must never appear in anything ddl writes
 APP_SECRET="PLANTED-AppCred-$$-$RANDOM$RANDOM" # the application-credential secret (use_app_credential)
 
-# start_fake_cloud: the API stand-in on a free port; sets CLOUD_URL and CLOUD_CFG. Both stand-ins share one
-# cloud, the registry $FAKE_OPENSTACK_RESOURCES: what the Terraform stand-in creates (in the project of
-# write_cloud) the APIs list and delete; the instances' nodes are kept in $WORK/nodes/<cluster>.
+# start_fake_cloud [reachable]: the API stand-in on a free port; sets CLOUD_URL and CLOUD_CFG. Both stand-ins
+# share one cloud, the registry $FAKE_OPENSTACK_RESOURCES: what the Terraform stand-in creates (in the project
+# of write_cloud) the APIs list and delete; the instances' nodes are kept in $WORK/nodes/<cluster>. With
+# "reachable", the nodes reach it too (a master's idle clock with autostop.node_credential): it listens on
+# every address, and CLOUD_URL, the catalog and the certificate name this machine's non-loopback address,
+# which the master's namespace reaches through its default route.
 start_fake_cloud() {
-  "$FAKES/make_test_ca.sh" "$WORK/tls"
+  local host=127.0.0.1 listen=127.0.0.1
+  if [ "${1:-}" = reachable ]; then
+    host=$(ip -4 route get 1.1.1.1 | awk '{for (i = 1; i < NF; i++) if ($i == "src") print $(i + 1)}')
+    [ -n "$host" ] || fail "this machine has no non-loopback IPv4 address for the nodes to reach the stand-in at"
+    listen=0.0.0.0
+  fi
+  if [ "$host" = 127.0.0.1 ]; then "$FAKES/make_test_ca.sh" "$WORK/tls"; else "$FAKES/make_test_ca.sh" "$WORK/tls" "$host"; fi
   CLOUD_CFG="$WORK/cloud.json"
   write_cloud 20 0
   export FAKE_OPENSTACK_RESOURCES="$WORK/cloud-resources.json" FAKE_OPENSTACK_PROJECT_ID=p-e2e
   python3 "$FAKES/openstack_api.py" --cert "$WORK/tls/server.pem" --key "$WORK/tls/server.key" \
-    --config "$CLOUD_CFG" --port-file "$WORK/api.port" --resources "$FAKE_OPENSTACK_RESOURCES" &
+    --config "$CLOUD_CFG" --port-file "$WORK/api.port" --resources "$FAKE_OPENSTACK_RESOURCES" \
+    --listen "$listen" --public-host "$host" &
   FAKE_CLOUD_PID=$!
   for _ in $(seq 100); do [ -s "$WORK/api.port" ] && break; sleep 0.05; done
   [ -s "$WORK/api.port" ] || fail "the OpenStack API stand-in did not start"
-  CLOUD_URL="https://127.0.0.1:$(cat "$WORK/api.port")"
+  CLOUD_URL="https://$host:$(cat "$WORK/api.port")"
   mkdir -p "$WORK/home/.config/openstack"
   cat >"$WORK/home/.config/openstack/clouds.yaml" <<YAML
 clouds:

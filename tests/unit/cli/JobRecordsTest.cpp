@@ -69,4 +69,16 @@ TEST_CASE("a detached job's submission keeps the variables out of its command li
           "/opt/ddl/bin/ddl-run --env-stdin --origin 'ddl run -d' --name mnist --np 4 --beside --workdir "
           "/shared/work -- python3 train.py --lr 0.1");
     CHECK(env_block({{"A", "1"}, {"TOKEN", "s e\ncret"}}) == std::string("A=1\0TOKEN=s e\ncret\0", 19));
+    CHECK(submit_command("", 0, false, "", {"true"}, 2) ==
+          "/opt/ddl/bin/ddl-run --env-stdin --origin 'ddl run -d' --max-restarts 2 -- true");
+}
+
+TEST_CASE("a restarted job's restarts are read and shown beside its exit code") {
+    auto r = parse_job_records(R"([{"id": 7, "name": "retry", "state": "failed", "command": ["x"], "ranks": 2,
+        "submitted": "2026-11-27T10:00:00Z", "started": "2026-11-27T10:00:01Z", "ended": "2026-11-27T10:00:09Z",
+        "exit_code": 4, "failed_rank": 1, "restarts": 2, "max_restarts": 2}])");
+    REQUIRE(r);
+    REQUIRE(r->size() == 1);
+    CHECK((*r)[0].restarts == 2);
+    CHECK(job_table(*r).find(" 4 (rank 1), restarted 2/2 x\n") != std::string::npos);
 }
