@@ -195,7 +195,8 @@ std::string node_inputs(const Context& ctx, const std::string& shared, const Nod
 }
 
 // What Ansible gets through the 0600 secrets file: the Jupyter token and, with autostop.node_credential,
-// what the target wrote for the master (ddl_cloud_env, ddl_cloud_ca; its values are log secrets).
+// what the target wrote for the master (ddl_cloud_env, ddl_cloud_ca; its secret_keys' values are log
+// secrets).
 Result<nlohmann::json> secrets_vars(const Context& ctx) {
     nlohmann::json vars = {{"ddl_jupyter_token", ctx.state.jupyter_token}};
     const std::string path = ctx.node_credential_path();
@@ -206,8 +207,7 @@ Result<nlohmann::json> secrets_vars(const Context& ctx) {
     if (!cred.is_object() || !cred.contains("env") || !cred["env"].is_object())
         return Error{path + " is not what the target writes ({\"env\": {...}}): run `ddl deploy` again to "
                             "write it anew"};
-    for (const auto& [key, value] : cred["env"].items())
-        if (value.is_string()) log::register_secret(value.get<std::string>());
+    register_node_credential_secrets(cred);
     vars["ddl_cloud_env"] = cred["env"];
     vars["ddl_cloud_ca"] = cred.value("ca_pem", std::string());
     return vars;
@@ -222,6 +222,17 @@ bool nodes_unchanged(const Context& ctx, const std::string& shared) {
 }
 
 } // namespace
+
+void register_node_credential_secrets(const nlohmann::json& credential) {
+    const auto keys = credential.find("secret_keys");
+    const auto env = credential.find("env");
+    if (keys == credential.end() || !keys->is_array() || env == credential.end() || !env->is_object()) return;
+    for (const auto& key : *keys) {
+        if (!key.is_string()) continue;
+        const auto value = env->find(key.get<std::string>());
+        if (value != env->end() && value->is_string()) log::register_secret(value->get<std::string>());
+    }
+}
 
 Result<AnsibleSummary> run_configure(Context& ctx) {
     std::string playbook = data_dir() + "/playbooks/site.yml";

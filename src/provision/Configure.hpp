@@ -21,4 +21,8 @@ Result<AnsibleSummary> parse_ansible_events(const std::string& out);
 // (unless ctx.options.force_configure).
 Result<AnsibleSummary> run_configure(Context& ctx);
 
+// The values of a node credential's `secret_keys` (node-credential.json: {"env", "ca_pem", "secret_keys"})
+// registered as log secrets; the other values (region, server ids) stay readable.
+void register_node_credential_secrets(const nlohmann::json& credential);
+
 } // namespace ddl

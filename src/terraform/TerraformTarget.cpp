@@ -1,6 +1,7 @@
 #include "terraform/TerraformTarget.hpp"
 
 #include "core/Log.hpp"
+#include "provision/Configure.hpp"
 #include "remote/SshKeys.hpp"
 #include "render/Expiry.hpp"
 #include "terraform/ScratchPlan.hpp"
@@ -254,8 +255,7 @@ Status TerraformTarget::keep_node_credential(Context& ctx, const nlohmann::json&
         std::filesystem::remove(path, ec);
         return {};
     }
-    for (const auto& [key, value] : (**cred)["env"].items())
-        if (value.is_string()) log::register_secret(value.get<std::string>());
+    register_node_credential_secrets(**cred);
     return write_file_atomic(path, (**cred).dump(2) + "\n", 0600);
 }
 

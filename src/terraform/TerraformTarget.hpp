@@ -72,7 +72,8 @@ protected:
     static constexpr const char* k_node_credential_output = "node_credential";
 
     // What the master needs to end the cluster itself, from the outputs after an apply with
-    // autostop.node_credential: {"env": {KEY: value}, "ca_pem": PEM text or ""}; configure writes `env` to
+    // autostop.node_credential: {"env": {KEY: value}, "ca_pem": PEM text or "", "secret_keys": [KEY...]: the
+    // keys of env whose values are secrets, kept out of every log}; configure writes `env` to
     // /etc/ddl/cloud.env (0600) on the master (docs/security.md, "A credential on the master"). nullopt: the
     // target offers none.
     virtual Result<std::optional<nlohmann::json>> node_credential(Context& ctx,

@@ -63,7 +63,8 @@ Result<std::optional<nlohmann::json>> OpenstackTarget::node_credential(Context& 
                          " cannot be read for the master's idle clock (" + pem.error().message + ")"};
         ca_pem = *pem;
     }
-    return std::optional<nlohmann::json>{nlohmann::json{{"env", env}, {"ca_pem", ca_pem}}};
+    return std::optional<nlohmann::json>{nlohmann::json{
+        {"env", env}, {"ca_pem", ca_pem}, {"secret_keys", {"OS_APPLICATION_CREDENTIAL_SECRET"}}}};
 }
 
 // Once every server is SHUTOFF or gone: the master's ddl_autostop metadata (what ddl_idle_openstack.py
