@@ -2,7 +2,9 @@
 // phases from wait-ssh: SSH with the pinned host keys, configure run again (what it started on the nodes
 // must run after a boot; where systemd brings it back, configure changes nothing), probe and hostfile.
 #include "cli/CommandTable.hpp"
+#include "cli/IdleClock.hpp"
 #include "cli/Invoke.hpp"
+#include "cli/LeaseText.hpp"
 #include "cli/OptionGroups.hpp"
 #include "cli/Power.hpp"
 #include "core/Diagnostics.hpp"
@@ -18,11 +20,22 @@ struct StartArgs {
     std::string cluster;
 };
 
+// The master's idle clock stopped the machines itself (autostop.node_credential, action: stop) and no
+// `ddl gc --expired` has recorded it yet: the state takes the stop at the clock's time.
+bool stopped_by_the_clock(Context& ctx) {
+    const auto& autostop = ctx.spec.life.autostop;
+    if (!autostop.node_credential || autostop.action != "stop") return false;
+    auto ended = autostop_ended(ctx, ctx.cluster_dir(), std::chrono::system_clock::now());
+    if (!ended || !*ended || !(*ended)->ended_at) return false;
+    ctx.state.stopped_at = iso_utc(*(*ended)->ended_at);
+    return true;
+}
+
 int start(const Invocation& inv) {
     auto& ctx = *inv.cluster->ctx;
     auto& driver = *inv.cluster->driver;
     const auto& name = ctx.state.cluster;
-    if (!ctx.state.stopped()) {
+    if (!ctx.state.stopped() && !stopped_by_the_clock(ctx)) {
         std::cout << "cluster " << name << " is not stopped; nothing to start\n";
         return exit_code::k_ok;
     }

@@ -12,7 +12,9 @@ Follows:
     replace; the ids of aws_key_pair and aws_placement_group are their names; aws_ec2_instance_state (its id
     the instance's): state "running" / "stopped" updated in place (StartInstances / StopInstances, then the
     provider waits for the state; its errors "starting EC2 Instance (ID)" / "stopping EC2 Instance (ID)"),
-    created without a call when the instance is already in the state, deleted without a call.
+    created without a call when the instance is already in the state, deleted without a call; its Read
+    (Terraform's refresh before every plan, and before apply acts) takes the instance's state from EC2, so a
+    state changed behind Terraform's back (the master's idle clock stopped the instances) is a change.
   - The module's validation blocks and preconditions (src/targets/aws/terraform/variables.tf, security.tf,
     main.tf; those of src/terraform/module/common.tf are in tf_cli.py), as far as a stand-in can evaluate
     them, and the provider's refusal of security group names beginning "sg-" (aws_security_group, "name").
@@ -454,20 +456,33 @@ def set_state(api, reg, instance, ident, state):
     instance["instanceState"] = {"code": api.STATE_CODES[state], "name": state}
 
 
+def refresh(st):
+    """Terraform's refresh of aws_ec2_instance_state (the provider's Read: DescribeInstances): the recorded
+    state becomes the instance's own, in the plan's view of the state (the state file is not written)."""
+    api = aws_region()
+    if not api:
+        return
+    with api.registry(registry_path()) as reg:
+        for r in st["resources"]:
+            if r["addr"].startswith("aws_ec2_instance_state."):
+                i = aws_find(reg, "instances", "instanceId", r["id"])
+                if i and i["instanceState"]["name"] in ("running", "stopped"):
+                    r.setdefault("attributes", {})["state"] = i["instanceState"]["name"]
+
+
 def update(addr, ident, values, before, st):
     """An instance whose type or ddl-expires tag changed in place; an instance state changed (aws_ec2_instance_state): the instance
     stopped or started, and its node powered off or booted (without a simulated region, the node alone)."""
     api = aws_region()
     if addr.startswith("aws_ec2_instance_state."):
         state = instance_state(values)
-        if before.get("state", "running") == state:
-            return
         if not api:
-            node_power(st, addr, state == "running")
+            if before.get("state", "running") != state:
+                node_power(st, addr, state == "running")
             return
         with api.registry(registry_path(), write=True) as reg:
             i = aws_find(reg, "instances", "instanceId", ident)
-            if i:
+            if i and i["instanceState"]["name"] != state:  # read again as apply's refresh does
                 set_state(api, reg, i, ident, state)
         return
     if not api or not addr.startswith("aws_instance."):

@@ -7,7 +7,8 @@ Follows:
     Changing this resizes the existing server" (update in place), its block_device (the image) "Changing
     this creates a new server" (replace), its power_state ("active", "shutoff": updated in place, the
     provider's os-stop / os-start, then its wait for SHUTOFF / ACTIVE; the server boots with its disk as it
-    was); openstack_compute_keypair_v2 public_key: new resource (replace);
+    was; the provider's Read, Terraform's refresh before a plan, takes it from the server's status);
+    openstack_compute_keypair_v2 public_key: new resource (replace);
     the resource ids (keypair: its name; router interface: its port; floating IP association: the
     floating IP's). The provider's `cloud` argument reads clouds.yaml (OS_CLOUD, OS_CLIENT_CONFIG_FILE);
     without it the provider cannot configure.
@@ -334,6 +335,22 @@ def power_state(values):
     return "shutoff" if values["stopped"] else "active"
 
 
+def refresh(st):
+    """Terraform's refresh of openstack_compute_instance_v2's power_state (the provider's Read: a SHUTOFF
+    server is "shutoff", an ACTIVE one "active"), in the plan's view of the state (the file is not written): a
+    server stopped behind Terraform's back (the master's idle clock) is a change to make."""
+    api = cloud()
+    if not api:
+        return
+    with api.registry(registry_path()) as reg:
+        for r in st["resources"]:
+            if r["addr"].startswith("openstack_compute_instance_v2."):
+                server = api.find(reg, "servers", r["id"])
+                status = (server or {}).get("status")
+                if status in ("ACTIVE", "SHUTOFF"):
+                    r.setdefault("attributes", {})["power_state"] = "active" if status == "ACTIVE" else "shutoff"
+
+
 def update(addr, ident, values, before, st):
     """An instance updated in place: its flavor (resized), its ddl_expires metadata and its power_state: the
     provider's os-stop or os-start (its messages "Error stopping/starting OpenStack instance"), the server then
@@ -341,8 +358,9 @@ def update(addr, ident, values, before, st):
     the node alone)."""
     if not addr.startswith("openstack_compute_instance_v2."):
         return
-    power = power_state(values) if before.get("power_state", "active") != power_state(values) else None
     api = cloud()
+    # With a shared cloud the server's own status decides (the refresh below), not what the state recorded.
+    power = power_state(values) if api or before.get("power_state", "active") != power_state(values) else None
     if not api:
         if power:
             node_power(st, addr, power == "active")

@@ -192,6 +192,8 @@ def cmd_plan(provider, args):
     P, values = configured(provider, json_mode)
     P.preconditions(json_mode, values)
     st = load_state()
+    if hasattr(P, "refresh") and flags.get("refresh", True) is not False:
+        P.refresh(st)  # the provider's Read of what it models as changing behind Terraform's back
     have = {r["addr"]: r for r in st["resources"]}
     want = P.desired(values)
     add = [a for a in want if a not in have]

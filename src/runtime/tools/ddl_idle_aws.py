@@ -159,7 +159,16 @@ def end(env, action, line):
     ec2_call(env, creds, [("Action", "CreateTags"), ("ResourceId.1", master), ("Tag.1.Key", TAG_KEY),
                           ("Tag.1.Value", line[:TAG_VALUE_MAX])])
     verb = "StopInstances" if action == "stop" else "TerminateInstances"
-    for group in (workers, [master]):
-        if group:
-            ec2_call(env, creds, [("Action", verb)] + [("InstanceId.%d" % (n + 1), i) for n, i in enumerate(group)])
+    try:
+        for group in (workers, [master]):
+            if group:
+                ec2_call(env, creds, [("Action", verb)] + [("InstanceId.%d" % (n + 1), i) for n, i in enumerate(group)])
+    except Exception:
+        # Taken back: a tag left behind would make a later stop by someone else read as the clock's end.
+        try:
+            ec2_call(env, creds, [("Action", "CreateTags"), ("ResourceId.1", master), ("Tag.1.Key", TAG_KEY),
+                                  ("Tag.1.Value", "")])
+        except Exception:  # noqa: BLE001 - the first failure is the one to report
+            pass
+        raise
     return "EC2 %s %s (instance profile role %s)" % (verb, ",".join(ids), creds[0])

@@ -64,6 +64,12 @@ Result<std::optional<std::string>> AwsTarget::autostop_end(Context& ctx) {
     if (!ids.empty()) filters.push_back({"instance-id", ids});
     auto instances = ec2.describe_instances(filters);
     if (!instances) return instances.error();
+    // EC2 lists a terminated instance for about an hour: after that, a cluster the clock terminated
+    // (action: destroy) has no instance left to read the line from, and is as gone as the clock left it.
+    if (instances->empty() && !ids.empty() && ctx.spec.life.autostop.action == "destroy")
+        return std::optional<std::string>{
+            "ddl-idle: autostop ends the allocation: no instance of the cluster is left (autostop.action "
+            "destroy with the node credential; EC2 no longer lists the terminated instances)"};
     const Ec2Instance* master = nullptr;
     for (const auto& i : *instances) {
         if (i.state != "stopped" && i.state != "terminated") return std::optional<std::string>{};

@@ -134,6 +134,10 @@ class End(unittest.TestCase):
                 ddl_idle_aws.end(s.env, "destroy", "why")
         finally:
             s.close()
+        # The line is taken back (an empty value; parse_qsl drops blank values, EC2 takes a missing one as
+        # empty): a later stop by someone else must not read as the clock's end.
+        tags = [dict(c).get("Tag.1.Value", "") for c in s.calls if dict(c)["Action"] == "CreateTags"]
+        self.assertEqual(tags, ["why", ""])
 
     def test_no_imds_token_is_401(self):
         s = Servers()

@@ -210,6 +210,8 @@ class CloudEnd(unittest.TestCase):
         class Module:
             @staticmethod
             def end(env, action, line):
+                with open(test.path) as f:
+                    test.during = json.load(f)  # what a reader sees while the call runs
                 test.calls.append((env, action, line))
                 if test.fail:
                     raise RuntimeError(test.fail)
@@ -230,6 +232,9 @@ class CloudEnd(unittest.TestCase):
         self.assertTrue(line.startswith("ddl-idle: autostop ends the allocation at %s: idle since" % idle.iso(T0)))
         with open(self.path) as f:
             self.assertEqual(json.load(f)["ended"]["how"], "EC2 stop i-1,i-2")
+        self.assertIn("ending", self.during)
+        self.assertNotIn("ended", self.during)
+        self.assertTrue(idle.ending(self.during, self.cfg, T0 + 60))
 
     def test_a_failed_call_leaves_no_end_recorded(self):
         self.fail = "UnauthorizedOperation"

@@ -131,4 +131,17 @@ TEST_CASE("aws autostop_end reads the master's ddl-autostop only once every inst
     REQUIRE(r.ok());
     CHECK_FALSE(r->has_value());
     CHECK(rig.bodies.size() == asked);
+
+    // No instance listed any more: with action stop that is no end of the clock's; with action destroy the
+    // clock terminated them over an hour ago (EC2 lists terminated instances for about an hour).
+    rig.state.stopped_at.clear();
+    rig.instances.clear();
+    r = target.autostop_end(ctx);
+    REQUIRE(r.ok());
+    CHECK_FALSE(r->has_value());
+    ctx.spec.life.autostop.action = "destroy";
+    r = target.autostop_end(ctx);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    CHECK((*r)->find("no instance of the cluster is left") != std::string::npos);
 }
