@@ -457,8 +457,7 @@ def set_state(api, reg, instance, ident, state):
 
 
 def refresh(st):
-    """Terraform's refresh of aws_ec2_instance_state (the provider's Read: DescribeInstances): the recorded
-    state becomes the instance's own, in the plan's view of the state (the state file is not written)."""
+    """Terraform's refresh of aws_ec2_instance_state (its Read): the plan's view takes the instance's state."""
     api = aws_region()
     if not api:
         return
