@@ -1,6 +1,9 @@
 # shellcheck shell=bash
 # Sourced by the stand-ins' self-tests (test_*_api.sh): a scratch folder $work removed at exit with the
 # stand-in stopped, $py (the interpreter itself, not a slow version-manager shim), and start_standin.
+# The stand-ins are reached with curl and their certificates made with openssl.
+command -v curl >/dev/null || { echo "FAIL: curl not found"; exit 1; }
+command -v openssl >/dev/null || { echo "FAIL: openssl not found"; exit 1; }
 py=$(python3 -c 'import sys; print(sys.executable)')
 work=$(mktemp -d)
 pid=

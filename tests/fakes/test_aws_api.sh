@@ -22,8 +22,6 @@
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 fakes="$src/tests/fakes"
-command -v curl >/dev/null || { echo "FAIL: curl not found"; exit 1; }
-command -v openssl >/dev/null || { echo "FAIL: openssl not found"; exit 1; }
 curl --help all 2>/dev/null | grep -q -- --aws-sigv4 || { echo "SKIP: this curl has no --aws-sigv4 (needs 7.75)"; exit 77; }
 
 # shellcheck source=SCRIPTDIR/standin_lib.sh

@@ -6,8 +6,6 @@
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 fakes="$src/tests/fakes"
-command -v curl >/dev/null || { echo "FAIL: curl not found"; exit 1; }
-command -v openssl >/dev/null || { echo "FAIL: openssl not found"; exit 1; }
 
 # shellcheck source=SCRIPTDIR/standin_lib.sh
 source "$fakes/standin_lib.sh"

@@ -4,7 +4,6 @@
 //   Compute API (https://docs.openstack.org/api-ref/compute/): "Show Server Details" (status SHUTOFF, 404
 //   once deleted; the server's metadata, where ddl_idle_openstack.py left ddl_autostop), "Delete Metadata
 //   Item" (DELETE /servers/{server_id}/metadata/{key}: 204; 404 when the key or the server is not there).
-#include "core/Log.hpp"
 #include "targets/openstack/OpenstackTarget.hpp"
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
@@ -40,8 +39,7 @@ Result<std::optional<nlohmann::json>> OpenstackTarget::node_credential(Context& 
                      "holds no application credential (id, secret); check that the module in the "
                      "cluster's folder is this ddl's (src/targets/openstack/terraform/credential.tf)"};
     const std::string id = (*cred)["id"].get<std::string>();
-    const std::string secret = (*cred)["secret"].get<std::string>();
-    log::register_secret(secret);
+    const std::string secret = (*cred)["secret"].get<std::string>(); // a log secret: secret_keys below
     auto ids = server_ids(outputs);
     if (!ids) return ids.error();
     auto cloud = CloudConfig::load(ctx.spec.target_section<OpenstackSpec>().cloud, m_deps.sources);

@@ -3,6 +3,7 @@
 // and the order in which a found cluster is removed. The HTTPS stand-in (tests/fakes/openstack_api.py)
 // answers the same calls in the e2e suite test_openstack.
 #include "spec/SpecLoader.hpp"
+#include "support/CloudsYaml.hpp"
 #include "support/Fakes.hpp"
 #include "support/RequestLog.hpp"
 #include "support/ScriptedHttp.hpp"
@@ -115,19 +116,10 @@ struct Cloud {
     }
 
     OpenstackTarget target() {
-        REQUIRE(write_file_atomic(dir.path() + "/clouds.yaml",
-                                  "clouds:\n  hunren:\n    region_name: R1\n    auth:\n      auth_url: "
-                                  "https://cloud.test/identity/v3\n      username: u\n      password: pw\n"
-                                  "      project_name: ml\n      user_domain_name: Default\n",
-                                  0600)
-                    .ok());
-        CloudConfig::Sources src;
-        const std::string file = dir.path() + "/clouds.yaml";
-        src.getenv = [file](const std::string& k) {
-            return k == "OS_CLIENT_CONFIG_FILE" ? file : std::string();
-        };
-        src.cwd = dir.path();
-        src.home = dir.path();
+        const auto src = test::clouds_yaml_sources(
+            dir.path(), "clouds:\n  hunren:\n    region_name: R1\n    auth:\n      auth_url: "
+                        "https://cloud.test/identity/v3\n      username: u\n      password: pw\n"
+                        "      project_name: ml\n      user_domain_name: Default\n");
         return OpenstackTarget(
             OpenstackTarget::Deps{[this] { return std::make_unique<test::ScriptedHttp>(answer()); }, src});
     }

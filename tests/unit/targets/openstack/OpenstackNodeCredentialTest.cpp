@@ -4,6 +4,7 @@
 // 404 once deleted). The HTTPS stand-in answers the same calls in the e2e suite test_openstack.
 #include "spec/SpecLoader.hpp"
 #include "state/StateStore.hpp"
+#include "support/CloudsYaml.hpp"
 #include "support/Fakes.hpp"
 #include "support/ScriptedHttp.hpp"
 #include "targets/Registry.hpp"
@@ -36,22 +37,12 @@ struct Cloud {
 
     Target target() {
         REQUIRE(write_file_atomic(dir.path() + "/ca.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n", 0644).ok());
-        REQUIRE(
-            write_file_atomic(dir.path() + "/clouds.yaml",
-                              "clouds:\n  hunren:\n    region_name: R1\n    interface: internal\n" +
-                                  std::string(with_cacert ? "    cacert: " + dir.path() + "/ca.pem\n" : "") +
-                                  "    auth:\n      auth_url: https://cloud.test/identity/v3\n"
-                                  "      username: u\n      password: pw\n      project_name: ml\n"
-                                  "      user_domain_name: Default\n",
-                              0600)
-                .ok());
-        CloudConfig::Sources src;
-        const std::string file = dir.path() + "/clouds.yaml";
-        src.getenv = [file](const std::string& k) {
-            return k == "OS_CLIENT_CONFIG_FILE" ? file : std::string();
-        };
-        src.cwd = dir.path();
-        src.home = dir.path();
+        const auto src = test::clouds_yaml_sources(
+            dir.path(), "clouds:\n  hunren:\n    region_name: R1\n    interface: internal\n" +
+                            std::string(with_cacert ? "    cacert: " + dir.path() + "/ca.pem\n" : "") +
+                            "    auth:\n      auth_url: https://cloud.test/identity/v3\n"
+                            "      username: u\n      password: pw\n      project_name: ml\n"
+                            "      user_domain_name: Default\n");
         auto answer = [this](const HttpRequest& r) -> Result<HttpResponse> {
             HttpResponse out;
             if (r.method == "POST" && ends_with(r.url, "/v3/auth/tokens")) {
