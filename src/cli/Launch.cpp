@@ -2,6 +2,7 @@
 
 #include "cli/Capabilities.hpp"
 #include "cli/Datasets.hpp"
+#include "cli/WorkdirSync.hpp"
 #include "runtime/Hostfile.hpp"
 #include "util/Strings.hpp"
 
@@ -112,6 +113,15 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     opts.startup_timeout = std::chrono::seconds(a.startup_timeout_s);
     if (ctx.spec.runtime.backend != Backend::auto_select)
         opts.extra_env["DDL_BACKEND"] = to_string(ctx.spec.runtime.backend);
+    if (a.as_job) {
+        auto env = resolve_spec_env(ctx.spec);
+        if (!env) return env.error();
+        opts.extra_env.merge(*env);
+        if (!ctx.spec.work.workdir.empty() && !a.container) {
+            if (auto s = check_synced(ctx); !s) return s.error();
+            opts.workdir = remote_workdir(ctx.spec);
+        }
+    }
     for (auto& [name, value] : dataset_env(ctx.spec))
         opts.extra_env[name] = std::move(value);
     if (auto s = check_env_args(a.env); !s) return s.error();

@@ -97,6 +97,7 @@ int run(const Invocation& inv, const RunArgs& a, const RestartPolicy& restarts) 
 
 CommandBody run_command() {
     auto o = std::make_shared<RunOptions>();
+    o->a.as_job = true;
     return {.add_options =
                 [o](CLI::App& sub) {
                     add_options(sub, o->a);

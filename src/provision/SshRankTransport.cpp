@@ -14,8 +14,10 @@ namespace {
 
 // Runs "$@" in its own session/process group; lines on stdin name signals for the group; EOF on stdin
 // (the SSH channel closed) kills the group. Exit status: the program's, or 128+signal.
+// The rank's folder becomes DDL_WORKDIR, as ddl-run does for a detached job (src/runtime/README.md).
 const char* k_wrapper =
-    R"(PATH=/opt/ddl/bin:$PATH; LD_LIBRARY_PATH=/opt/ddl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    R"(DDL_WORKDIR=$PWD; export DDL_WORKDIR
+PATH=/opt/ddl/bin:$PATH; LD_LIBRARY_PATH=/opt/ddl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PYTHONPATH=/opt/ddl/python${PYTHONPATH:+:$PYTHONPATH}
 export PATH LD_LIBRARY_PATH PYTHONPATH
 exec 3<&0
@@ -178,7 +180,11 @@ std::string SshRankTransport::remote_command(const runtime::RankStart& start) {
     for (const auto& [k, v] : start.env)
         argv.push_back(k + "=" + v);
     argv.insert(argv.end(), start.argv.begin(), start.argv.end());
-    return shell_join(argv);
+    if (start.workdir.empty()) return shell_join(argv);
+    // A missing folder stops the rank before it starts (exit 127, as a missing program), with the fix.
+    const std::string dir = shell_quote(start.workdir);
+    return "cd " + dir + " 2>/dev/null || { echo \"ddl: no folder \"" + dir +
+           "\" on $(hostname): run ddl sync\" >&2; exit 127; }; " + shell_join(argv);
 }
 
 std::string SshRankTransport::container_command(const runtime::RankStart& start,

@@ -195,7 +195,7 @@ std::optional<LaunchResult> Launcher::start_ranks(const std::vector<RankAssignme
                                                   int& alive) {
     const int n = static_cast<int>(ranks.size());
     for (const auto& a : ranks) {
-        RankStart rs{a.rank, a.host, rank_environment(opts, a, n, master), opts.argv};
+        RankStart rs{a.rank, a.host, rank_environment(opts, a, n, master), opts.argv, opts.workdir};
         auto h = m_transport.start(rs, events);
         if (!h)
             return LaunchResult{1,

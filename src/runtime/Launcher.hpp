@@ -34,6 +34,7 @@ struct LaunchOptions {
     std::string master_addr; // empty: the host of rank 0
     int master_port = 29500;
     std::map<std::string, std::string> extra_env;
+    std::string workdir; // every rank starts here (RankStart::workdir); empty: the transport's default
     std::chrono::milliseconds startup_timeout{std::chrono::seconds(60)};
     std::chrono::milliseconds kill_grace{std::chrono::seconds(3)};
     bool forward_signals = true; // install SIGINT/SIGTERM handlers for the duration of run()

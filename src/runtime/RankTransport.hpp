@@ -39,6 +39,8 @@ struct RankStart {
     std::string host;
     std::map<std::string, std::string> env;
     std::vector<std::string> argv;
+    // The folder the rank starts in (the synced workdir); empty: where the transport logs in (home).
+    std::string workdir;
 };
 
 struct RankExit {

@@ -127,6 +127,9 @@ expect_in "$LOGS/out" "Exit codes: 0 done" "ddl help does not give the exit code
 expect 0 help deploy
 expect_in "$LOGS/out" "--force-configure" "ddl help deploy does not list --force-configure"
 expect 2 help no-such-command
+expect 0 help bench allreduce
+expect_in "$LOGS/out" "--sizes" "ddl help bench allreduce does not show the sub-command's options"
+expect 2 help bench no-such
 # Completion from the command table: a command from its prefix, a deploy flag, the spec file.
 "$DDL" completion bash >"$K/ddl.bash" || fail "ddl completion bash"
 complete_words() { (cd "$K" && bash -c 'source ./ddl.bash; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ddl; echo "${COMPREPLY[*]}"' _ "$@"); }

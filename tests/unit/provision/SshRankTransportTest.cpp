@@ -29,4 +29,15 @@ TEST_CASE("a rank in a container goes through the engine's exec with -e flags an
     auto host = SshRankTransport::remote_command(s);
     CHECK(host.find("ddl-rank env DDL_RANK=1") != std::string::npos);
     CHECK(host.find(" exec -i ") == std::string::npos);
+    CHECK(host.rfind("sh -c ", 0) == 0);
+}
+
+TEST_CASE("a rank with a workdir starts in it, and a missing folder ends it with 127 and the fix") {
+    auto s = start_of({"python3", "train.py"});
+    s.workdir = "/var/lib/ddl/work/my cluster";
+    auto cmd = SshRankTransport::remote_command(s);
+    CHECK(cmd.rfind("cd '/var/lib/ddl/work/my cluster' 2>/dev/null || {", 0) == 0);
+    CHECK(cmd.find("run ddl sync") != std::string::npos);
+    CHECK(cmd.find("exit 127; }; sh -c ") != std::string::npos);
+    CHECK(cmd.find("ddl-rank env DDL_RANK=1") != std::string::npos);
 }
