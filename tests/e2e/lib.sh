@@ -47,6 +47,15 @@ wait_for() {
   done
 }
 
+# job_in_state ID STATE [CLUSTER]: true when `ddl jobs` lists job ID in STATE; prints the list (which
+# wait_for shows when it gives up).
+job_in_state() {
+  local out
+  out=$("$DDL" --state-dir "$STATE" jobs ${3:+"$3"} 2>&1) || true
+  printf '%s\n' "$out"
+  grep -q "^$1 .*$2" <<<"$out"
+}
+
 # gone PID: true once no process PID runs (none, or a zombie whose parent has not reaped it yet).
 gone() { [ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]; }
 
