@@ -32,6 +32,36 @@ spec() {
 
 ddl() { "$DDL" --state-dir "$STATE" "$@"; }
 
+# wait_for SECONDS WHAT COMMAND...: runs COMMAND (a program, a function, or `eval 'a | b'`) until it
+# succeeds, every WAIT_EVERY seconds (0.1); fails naming WHAT, with the last try's output, once SECONDS have
+# passed. For state that a daemon or a background process makes (a record, a port, a file, a job's state):
+# how long that takes depends on the machine, so a check waits for the state itself, never a fixed time.
+wait_for() {
+  local limit=$1 what=$2 out="$WORK/.wait_for.out" every=${WAIT_EVERY:-0.1} deadline; shift 2
+  deadline=$((SECONDS + limit))
+  until "$@" >"$out" 2>&1; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      fail "waited $limit s for $what (last try: $*: $(tail -c 400 "$out" | tr '\n' ' '))"
+    fi
+    sleep "$every"
+  done
+}
+
+# job_in_state ID STATE [CLUSTER]: true when `ddl jobs` lists job ID in STATE; prints the list (which
+# wait_for shows when it gives up).
+job_in_state() {
+  local out
+  out=$("$DDL" --state-dir "$STATE" jobs ${3:+"$3"} 2>&1) || true
+  printf '%s\n' "$out"
+  grep -q "^$1 .*$2" <<<"$out"
+}
+
+# gone PID: true once no process PID runs (none, or a zombie whose parent has not reaped it yet).
+gone() { [ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]; }
+
+# listening PORT: true once something accepts TCP connections on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
 # ddl_on_tty PROMPT ANSWER ARGS...: runs `ddl ARGS...` on a pseudo-terminal, waits for PROMPT (a piece of
 # the question), types ANSWER; prints ddl's exit status on stdout and what the terminal showed on stderr.
 ddl_on_tty() {

@@ -75,14 +75,14 @@ tick
 expect_status "^busy: job $id (running|queued)$" "a detached job does not keep the cluster busy"
 ddl gc --expired -y >gc.out 2>&1 || { cat gc.out; fail "gc --expired"; }
 grep -q "gc: 0 destroyed" gc.out || { cat gc.out; fail "gc --expired destroyed a busy cluster"; }
-for _ in $(seq 60); do ddl jobs ast | grep -q "^$id .*succeeded" && break; sleep 0.3; done
+wait_for 60 "detached job $id to succeed" job_in_state "$id" succeeded ast
 tick
 expect_status "^idle since " "the cluster is not idle after its detached job"
 ok "a detached job keeps the cluster busy (status names it, gc --expired leaves it) until it ends"
 
 ddl run --cluster ast --np 1 -- sleep 5 >fg.out 2>&1 &
 fg=$!
-for _ in $(seq 40); do ddl jobs ast | grep -q " running " && break; sleep 0.25; done
+wait_for 30 "the foreground run to be recorded running" eval 'ddl jobs ast | grep -q " running "'
 tick
 expect_status "^busy: job [0-9]+ running$" "a foreground run does not keep the cluster busy"
 wait $fg || { cat fg.out; fail "foreground run"; }

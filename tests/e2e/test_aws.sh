@@ -11,8 +11,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/helpers/aws.sh"
 gc_other() { "$DDL" --state-dir "$WORK/other-state" gc --spec awsleak.yaml --prefix aws --older-than 0s "$@"; }
+# Namespace nodes share this machine's /var/lib/ddl: awsfull's idle record there is this suite's alone, and a
+# record left by an earlier run would be read as this cluster's.
+idle_record=/var/lib/ddl/idle/awsfull.json
+rm -f "$idle_record"
 # The clusters are destroyed while the stand-in still answers (Terraform's provider checks the keys with it).
-trap 'rc=$?; set +e; [ -f awsleak.yaml ] && [ ! -d "$STATE/awsleak" ] && gc_other -y >/dev/null 2>&1
+trap 'rc=$?; set +e; rm -f "$idle_record"; [ -f awsleak.yaml ] && [ ! -d "$STATE/awsleak" ] && gc_other -y >/dev/null 2>&1
       for c in "${CLUSTERS[@]}"; do ddl destroy -y "$c" >/dev/null 2>&1; done
       kill $FAKE_AWS_PID 2>/dev/null || true; (exit $rc); cleanup' EXIT
 DDL_FAKE_NODES="$DDL_BINARY_DIR/tests/fakes/ddl-fake-nodes"
@@ -103,17 +107,21 @@ t_stop=$SECONDS
 ddl exec --cluster awsfull -- sh -c 'hostname > /opt/ddl/before-stop' || fail "writing a file before the stop"
 master_ip=$(ddl status awsfull --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["address"])')
 timeout 3 bash -c "exec 3<>/dev/tcp/$master_ip/22" || fail "the running master does not take SSH at $master_ip:22"
-# The master's clock may tick between the plant and gc's read (and find this machine's load busy): planted
-# again then, at most three times.
-for _ in 1 2 3; do
-  ddl exec --cluster awsfull --nodes master -- python3 -c "import json, time
+# No clock runs on these nodes (the ping playbook applies no idle_clock role), so the spell is planted as
+# the clock's first record would be: in the folder the clock makes on its first tick (/var/lib/ddl/idle of
+# this machine, which namespace nodes share; it is there only where a clock ever ran), written to a temporary
+# file and renamed, as the clock writes it. Then read back through the clock's own `ddl-idle show`, which is
+# how gc reads it.
+ddl exec --cluster awsfull --nodes master -- python3 -c "import json, os, time
 now = time.time()
-json.dump({'checked_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'busy': [], 'period_s': 60,
-           'idle_since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 7200))},
-          open('/var/lib/ddl/idle/awsfull.json', 'w'))" || fail "planting a 2-hour idle spell"
-  ddl gc --expired -y >gc-stop.log 2>&1 || { cat gc-stop.log; fail "gc --expired with autostop.action: stop"; }
-  grep -q "^gc: 0 destroyed, 0 failed$" gc-stop.log || break
-done
+os.makedirs('/var/lib/ddl/idle', exist_ok=True)
+with open('$idle_record.tmp', 'w') as f:
+    json.dump({'checked_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'busy': [], 'period_s': 60,
+               'idle_since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 7200))}, f)
+os.replace('$idle_record.tmp', '$idle_record')" >plant.log 2>&1 || { cat plant.log; fail "planting a 2-hour idle spell in $idle_record"; }
+ddl exec --cluster awsfull --nodes master -- /opt/ddl/bin/ddl-idle show >show.log 2>&1 && grep -q '"idle_since": "20' show.log ||
+  { cat show.log; fail "the master's clock does not show the planted record ($idle_record)"; }
+ddl gc --expired -y >gc-stop.log 2>&1 || { cat gc-stop.log; fail "gc --expired with autostop.action: stop"; }
 expect_in gc-stop.log "^stopping awsfull (idle since " "gc --expired does not say it stops the idle cluster"
 expect_in gc-stop.log "EBS root volume(s) of 100 GB" "the stop does not say what keeps costing"
 expect_in gc-stop.log "^gc: 0 destroyed, 0 failed, 1 stopped" "gc --expired's totals"

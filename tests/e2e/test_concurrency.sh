@@ -31,7 +31,7 @@ for round in 1 2 3; do
   ddl exec --cluster fltl -- true >/dev/null 2>&1 || fail "round $round: nodes after the winning deploy"
   # Destroy while a deploy holds the lock: refused, naming it; the deploy is unharmed.
   "$DDL" --state-dir "$STATE" deploy fltl.yaml --only configure --force-configure >c.log 2>&1 & pc=$!
-  for _ in $(seq 200); do grep -q "^pid $pc:" "$STATE/fltl/lock" 2>/dev/null && break; sleep 0.05; done
+  wait_for 30 "round $round: the configure deploy (pid $pc) to hold the lock" grep -q "^pid $pc:" "$STATE/fltl/lock"
   ddl --output json list >l.json || fail "round $round: ddl list during a deploy"
   python3 -c 'import json,sys; c = {r["name"]: r for r in json.load(open(sys.argv[1]))}["fltl"]
 assert c["lock"] == "pid %s: ddl deploy fltl.yaml" % sys.argv[2], c' l.json "$pc" ||

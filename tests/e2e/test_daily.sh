@@ -97,11 +97,11 @@ follower=$!
 sleep 0.5
 kill -9 $follower
 wait $follower 2>/dev/null || true
-for _ in $(seq 100); do
-  ddl --output json jobs >jobs.json
-  python3 -c 'import json,sys; sys.exit(0 if all(j["state"] in ("succeeded","failed","cancelled") for j in json.load(open("jobs.json"))) else 1)' && break
-  sleep 0.2
-done
+jobs_ended() {
+  ddl --output json jobs >jobs.json &&
+    python3 -c 'import json,sys; sys.exit(0 if all(j["state"] in ("succeeded","failed","cancelled") for j in json.load(open("jobs.json"))) else 1)'
+}
+wait_for 60 "jobs $id1 and $id2 to end" jobs_ended
 python3 - jobs.json <<'PY' || { cat jobs.json; fail "the jobs' records"; }
 import json, sys
 j = {x["id"]: x for x in json.load(open(sys.argv[1]))}

@@ -35,14 +35,13 @@ done
 ok "sync: the workdir on each node's own file system, without what .gitignore names; each node marked synced"
 
 id=$(ddl run -d --np 1 -- python3 train.py) || fail "run -d"
-for _ in $(seq 50); do ddl jobs dctr | grep -q "^$id .*succeeded" && break; sleep 0.2; done
-ddl jobs dctr | grep -q "^$id .*succeeded" || { ddl jobs dctr; fail "the job did not succeed"; }
+wait_for 60 "job $id to succeed" job_in_state "$id" succeeded dctr
 [ "$(ddl logs "$id")" = "[0] rank 0 unit True /var/lib/ddl/work/dctr" ] || { ddl logs "$id"; fail "the job's output"; }
 ok "run -d runs the job as a systemd unit on the master, in the synced workdir"
 
 id=$(ddl run -d --np 1 --name long -- sleep 313) || fail "run -d long"
-for _ in $(seq 50); do ddl exec --cluster dctr --nodes master -- systemctl is-active "ddl-job-$id" >/dev/null 2>&1 && break; sleep 0.2; done
-ddl exec --cluster dctr --nodes master -- pgrep -x sleep >/dev/null || fail "the long job is not running"
+# The unit is active before its rank is: the check waits for the rank itself.
+wait_for 60 "the long job's rank (sleep 313) to run on the master" ddl exec --cluster dctr --nodes master -- pgrep -x sleep
 ddl cancel "$id" >c.log || { cat c.log; fail "cancel"; }
 ddl exec --cluster dctr --nodes master -- pgrep -af 'sleep 313' 2>/dev/null && fail "the cancelled job's rank still runs"
 ddl exec --cluster dctr --nodes master -- systemctl is-active "ddl-job-$id" 2>/dev/null | grep -qx '\[master\] active' &&

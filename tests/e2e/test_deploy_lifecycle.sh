@@ -82,7 +82,8 @@ ok "a subnet overlapping a running cluster's or this machine's network is refuse
 # exec --timeout stops the command on the node too (exit 124 there), not only ddl's wait for it.
 rc=0; ddl exec --cluster life --nodes worker1 --timeout 2 -- 'sleep 37.25; echo late' >to.log 2>&1 || rc=$?
 expect_rc "$rc" 1 to.log "worker1 (timed out after 2 s; stopped there)" "exec --timeout"
-sleep 1; pgrep -f "sleep 37.25" >/dev/null && fail "exec --timeout left the command running on the node"
+wait_for 15 "the timed-out command (sleep 37.25) to stop on the node: exec --timeout left it running" \
+  eval '! pgrep -af "sleep 37.25"'
 ok "exec --timeout stops the command on the node"
 # -q leaves only warnings and errors; -v shows each progress line once, with the commands ddl runs.
 ddl -q deploy life.yaml >q.log 2>&1 || { cat q.log; fail "deploy -q"; }
@@ -92,14 +93,29 @@ ddl -v deploy life.yaml >v.log 2>&1 || { cat v.log; fail "deploy -v"; }
 ok "-q quiets deploy; -v prints each progress line once"
 # Ctrl-C (SIGINT) during `ddl run` stops every rank and exits 130, as the exit-code table says.
 python3 - "$DDL" "$STATE" >int.log 2>&1 <<'PY' || { cat int.log; fail "Ctrl-C in run"; }
-import signal, subprocess, sys, time
-p = subprocess.Popen([sys.argv[1], "--state-dir", sys.argv[2], "run", "--cluster", "life", "--", "sleep", "41.5"])
-time.sleep(4)
+import os, re, select, signal, subprocess, sys, time
+# Each rank says it runs, then becomes the sleep: the signal comes once all 4 run (however long their start
+# takes on this machine), not after a fixed time.
+p = subprocess.Popen([sys.argv[1], "--state-dir", sys.argv[2], "run", "--cluster", "life", "--", "sh", "-c",
+                      "echo rank-$DDL_RANK-up; exec sleep 41.5"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+fd, seen, deadline = p.stdout.fileno(), b"", time.time() + 60
+up = lambda: len(set(re.findall(rb"rank-([0-9]+)-up", seen)))
+while up() < 4 and time.time() < deadline:
+    if select.select([fd], [], [], max(0.0, deadline - time.time()))[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        seen += chunk
+sys.stdout.write(seen.decode(errors="replace"))
+if up() < 4:
+    p.kill()
+    sys.exit(f"{up()} of 4 ranks started within 60 s")
 p.send_signal(signal.SIGINT)
+sys.stdout.write(p.stdout.read().decode(errors="replace"))
 rc = p.wait(timeout=60)
 assert rc == 130, f"exit {rc}"
 PY
-sleep 1; pgrep -f "sleep 41.5" >/dev/null && fail "ranks left running after Ctrl-C"
+wait_for 15 "the ranks to stop after Ctrl-C: ranks left running" eval '! pgrep -af "sleep 41.5"'
 ok "Ctrl-C in ddl run: every rank stopped, exit 130"
 # A corrupt state.json: commands name it and the way back (the copy of the state before the last save).
 [ "$(stat -c %a "$STATE/life/state.json.backup")" = 600 ] || fail "state.json.backup missing or not 0600"

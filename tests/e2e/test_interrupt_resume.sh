@@ -7,7 +7,8 @@ for sig in TERM KILL; do
   "$DDL" --state-dir "$STATE" deploy intr.yaml >"d-$sig.log" 2>&1 &
   pid=$!
   # Stop it in the middle of provisioning: as soon as the first namespace exists.
-  for _ in $(seq 500); do [ -e "$STATE/intr/state.json" ] && ip netns list | grep -q '^ddl-intr-' && break; sleep 0.01; done
+  WAIT_EVERY=0.01 wait_for 60 "the deploy to record its state and make its first namespace" \
+    eval '[ -e "$STATE/intr/state.json" ] && ip netns list | grep -q "^ddl-intr-"'
   kill -s "$sig" "$pid" || true
   wait "$pid" && fail "deploy finished despite SIG$sig" || true
   python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$STATE/intr/state.json" || fail "state corrupt after SIG$sig"

@@ -50,8 +50,7 @@ took=$(($(date +%s) - tdown))
 expect_in ar.log "rank [01] on " "error does not name a rank and host"
 echo "  $(grep -m1 "rank [01] on " ar.log)"
 ip link set "$veth" up
-sleep 1
-pgrep -af "ddl.*run --cluster flts" && fail "launcher processes left here"
+wait_for 15 "the launcher processes here to end: launcher processes left here" eval '! pgrep -af "ddl.*run --cluster flts"'
 for _ in $(seq 50); do [ "$(ranks)" = 0 ] && break; sleep 0.2; done
 [ "$(ranks)" = 0 ] || fail "ranks left on the nodes: $(ranks)"
 ok "link down during allreduce: ddl run exit $rc after ${took} s naming $(grep -o 'rank [01] on [^ :]*' ar.log | head -1), no processes left"

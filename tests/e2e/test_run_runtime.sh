@@ -75,13 +75,17 @@ wait "$run_pid"; rc=$?
 set -e
 [ $rc != 0 ] || fail "job survived a killed rank"
 expect_in kill.out "rank 2 on .* killed by signal 9" "killed rank not named"
-leftover=$( (for n in master worker1 worker2 worker3; do ip netns pids ddl-rt-$n; done | while read -r p; do cat /proc/$p/comm 2>/dev/null || true; done) | grep -c ddl-allreduce || true)
+# The allreduce ranks running on the 4 nodes (which share this machine's pid namespace).
+rt_ranks() { (for n in master worker1 worker2 worker3; do ip netns pids ddl-rt-$n; done | while read -r p; do cat /proc/$p/comm 2>/dev/null || true; done) | grep -c ddl-allreduce || true; }
+leftover=$(rt_ranks)
 [ "$leftover" = 0 ] || fail "$leftover ranks left running"
 ok "SIGKILL of rank 2 mid-allreduce stops every rank, named in the error"
 # A silent link: worker2's cable pulled mid-allreduce; every rank must give up within the timeout.
 "$DDL" --state-dir "$STATE" run --cluster rt -x DDL_TIMEOUT_S=5 -- ddl-allreduce-test --size 256M -n 50 -w 0 >link.out 2>&1 &
 run_pid=$!
-sleep 3
+# Mid-allreduce: a second after all 4 ranks run (not a fixed time from the start, which a slow start outlasts).
+wait_for 60 "the allreduce's 4 ranks to start" eval '[ "$(rt_ranks)" -ge 4 ]'
+sleep 1
 veth=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["target_data"]["plan"]; print([n["veth_host"] for n in p["nodes"] if n["name"]=="worker2"][0])' "$STATE/rt/state.json")
 ip link set "$veth" down
 set +e
@@ -93,9 +97,10 @@ grep -qiE "timed out|no progress|timeout" link.out || { tail -20 link.out; fail 
 ok "a dead link ends the job with a timeout error"
 
 # SIGTERM to ddl run reaches every rank.
-"$DDL" --state-dir "$STATE" run --cluster rt -- sh -c 'trap "echo got TERM; exit 7" TERM; while :; do sleep 0.1; done' >term.out 2>&1 &
+"$DDL" --state-dir "$STATE" run --cluster rt -- sh -c 'trap "echo got TERM; exit 7" TERM; echo "trap set"; while :; do sleep 0.1; done' >term.out 2>&1 &
 run_pid=$!
-sleep 2
+# The signal comes once every rank has set its trap (a fixed wait lost that race on a slow machine).
+wait_for 60 "all 4 ranks to set their TERM trap" eval '[ "$(grep -c "trap set$" term.out)" = 4 ]'
 kill -TERM "$run_pid"
 set +e
 wait "$run_pid"; rc=$?

@@ -55,7 +55,9 @@ smtp_pid=$!
 /usr/bin/python3 "$helpers/webhook_receiver.py" "$hook_port" hook.jsonl &
 hook_pid=$!
 trap 'rc=$?; kill $smtp_pid $hook_pid 2>/dev/null || true; (exit $rc); cleanup' EXIT
-sleep 1
+smtp_up() { listening "$smtp_port" || { cat smtp.err; false; }; } # its errors, should it not start
+wait_for 30 "the SMTP stand-in to listen on port $smtp_port" smtp_up
+wait_for 30 "the webhook stand-in to listen on port $hook_port" listening "$hook_port"
 export DDL_SMTP_URL="smtp://127.0.0.1:$smtp_port" DDL_SMTP_FROM="ddl-ci@example.org" DDL_SMTP_USER=ddl-ci
 secret_watch
 
@@ -63,9 +65,7 @@ secret_watch
 DDL_SMTP_PASSWORD_FILE="$WORK/smtp.pass" "$DDL" --state-dir "$STATE" smoke-test "$C.yaml" --junit term.xml \
   --notify mailto:oncall@example.org >term.out 2>&1 &
 smoke_pid=$!
-for _ in $(seq 600); do
-  grep -q '"provision"' "$STATE/$C/state.json" 2>/dev/null && break; sleep 0.05
-done
+WAIT_EVERY=0.05 wait_for 60 "the smoke test's deploy to reach provision" grep -q '"provision"' "$STATE/$C/state.json"
 kill -TERM "$smoke_pid"
 set +e; wait "$smoke_pid"; rc=$?; set -e
 [ $rc != 0 ] || fail "interrupted smoke test exited 0"

@@ -50,7 +50,9 @@ ok "ddl status --output json leaves the token out; --show-secrets prints it"
 port=$((20000 + RANDOM % 20000))
 (umask 077; exec "$DDL" --state-dir "$STATE" tunnel --cluster "$J" jupyter --local-port $port >tunnel.out 2>&1) &
 tunnel_pid=$!
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.2; done
+# Both what the URL check reads: ddl's first line (the URL) and the forward itself.
+tunnel_up() { [ "$(wc -l <tunnel.out)" -ge 1 ] && curl -s -o /dev/null "http://127.0.0.1:$port/"; }
+wait_for 30 "ddl tunnel to forward 127.0.0.1:$port and print its URL" tunnel_up
 url=$(head -1 tunnel.out | sed 's/^jupyter on master: //')
 [ "$url" = "http://127.0.0.1:$port/lab?token=$token" ] || { cat tunnel.out; fail "tunnel URL"; }
 [ "$(curl -s -o /dev/null -w '%{http_code}' -K <(printf 'url = "%s"\n' "$url"))" = 200 ] || fail "jupyter through ddl tunnel with the token"

@@ -69,10 +69,15 @@ ddl run --container --cluster tc-run -- sh -c 'if [ "$DDL_RANK" = 1 ]; then exit
 set -e
 [ $rc = 1 ] || { cat fail.out; fail "failing rank: exit $rc"; }
 expect_in fail.out "rank 1 on .* exited with status 3" "failing rank not named"
-sleep 1
-# Nothing but the init and `sleep infinity` (also no zombie: --init reaps what exec leaves orphaned).
-left=$(for n in $nodes; do "${P[@]}" top "ddl-train-tc-run-$n" args 2>/dev/null | tail -n +2; done | grep -v 'sleep infinity *$' || true)
-[ -z "$left" ] || fail "ranks left in the containers: $left"
+# Nothing but the init and `sleep infinity` (also no zombie: --init reaps what exec leaves orphaned), once
+# the stopped ranks have gone.
+left_in_containers() {
+  local left
+  left=$(for n in $nodes; do "${P[@]}" top "ddl-train-tc-run-$n" args 2>/dev/null | tail -n +2; done | grep -v 'sleep infinity *$' || true)
+  printf '%s\n' "$left"
+  [ -z "$left" ]
+}
+wait_for 15 "the ranks to stop: ranks left in the containers" left_in_containers
 
 "$DDL" --state-dir "$STATE" run --container --cluster tc-run -- ddl-allreduce-test --size 64M -n 200 -w 0 >kill.out 2>&1 &
 run_pid=$!

@@ -76,7 +76,7 @@ nat_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("0.0.0.0", 0));
 python3 -m http.server --bind 0.0.0.0 --directory nat "$nat_port" >http.log 2>&1 &
 pids+=($!)
 host_ip=$(hostname -I | awk '{print $1}')
-for _ in $(seq 50); do curl -fs "http://$host_ip:$nat_port/enable-nat.sh" >/dev/null && break; sleep 0.1; done
+wait_for 30 "the NAT script's web server on $host_ip:$nat_port" curl -fs -o /dev/null "http://$host_ip:$nat_port/enable-nat.sh"
 
 vwspec() { # NAME PEM WORKERS
   cat >"$1.yaml" <<YAML
