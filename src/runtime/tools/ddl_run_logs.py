@@ -27,6 +27,7 @@ def show(paths, finished, follow, out, pause=0.3):
     without its end is written only once the job has ended."""
     offsets = {r: 0 for r in paths}
     partial = {r: b"" for r in paths}
+    cut = {r: False for r in paths}  # its last line was written in pieces: the end that follows is its end
     while True:
         done = finished()
         for r, path in paths.items():
@@ -43,9 +44,13 @@ def show(paths, finished, follow, out, pause=0.3):
                     if not data:
                         break
                     offsets[r] += len(data)
-                    lines = (partial[r] + data).split(b"\n")
+                    data = partial[r] + data
+                    if cut[r] and data.startswith(b"\n"):
+                        data = data[1:]
+                    lines = data.split(b"\n")
                     partial[r] = lines.pop()
-                    if len(partial[r]) > LONGEST:
+                    cut[r] = len(partial[r]) > LONGEST
+                    if cut[r]:
                         lines.append(partial[r])
                         partial[r] = b""
                     _write(out, r, lines)
