@@ -182,10 +182,12 @@ for _ in $(seq 50); do ddl jobs | grep -q "^$idw .*failed" && break; sleep 0.2; 
 ddl jobs | grep -q "^$idw .*failed .* 127 (rank 0)" || { ddl jobs; fail "run -d ran one word through a shell"; }
 ddl logs "$idw" >oneword.log
 expect_in oneword.log 'echo \$(id -u).*not found' "the one word not found as a program"
-# The node's sshd has PATH as its whole environment: none of ddl's (DAILY_TOKEN is in it).
+# The node's sshd has PATH (and the PWD its init.sh's /bin/sh exports) as its whole environment: none of
+# ddl's (DAILY_TOKEN is in it).
 for pid in $(cat "$STATE"/daily/nodes/*/sshd.pid); do
-  env=$(tr '\0' '\n' </proc/"$pid"/environ)
-  [ "$env" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ] || fail "sshd $pid's environment: $env"
+  names=$(tr '\0' '\n' </proc/"$pid"/environ | cut -d= -f1 | sort | tr '\n' ' ')
+  [ "$names" = "PATH PWD " ] || fail "sshd $pid's environment has $names"
+  grep -qaF "PATH=/usr/sbin:/usr/bin:/sbin:/bin" /proc/"$pid"/environ || fail "sshd $pid's PATH"
 done
 ok "run -d takes one word as a program's name, as ddl run does; each node's sshd starts with PATH only"
 
