@@ -27,14 +27,23 @@ struct MasterResult {
     int rc = exit_code::k_ok;
     std::string out;
 };
+const NodeState* configured_master(const Invocation& inv, Context& ctx) {
+    const NodeState* m = master_of(ctx);
+    if (m && ctx.state.phase_done("configure")) return m;
+    (void)inv.fail("cluster " + ctx.state.cluster + " is not configured yet; run `ddl deploy` first",
+                   exit_code::k_bad_input);
+    return nullptr;
+}
+MasterResult answer(const Invocation& inv, const Result<ExecResult>& r);
 MasterResult on_master(const Invocation& inv, Context& ctx, const std::string& command,
                        const std::string& input = {}) {
-    const NodeState* m = master_of(ctx);
-    if (!m || !ctx.state.phase_done("configure"))
-        return {inv.fail("cluster " + ctx.state.cluster + " is not configured yet; run `ddl deploy` first",
-                         exit_code::k_bad_input),
-                {}};
-    auto r = ctx.remote.exec_with_input(ctx.endpoint(*m), command, input, std::chrono::seconds(120));
+    const NodeState* m = configured_master(inv, ctx);
+    if (!m) return {exit_code::k_bad_input, {}};
+    return answer(inv,
+                  ctx.remote.exec_with_input(ctx.endpoint(*m), command, input, std::chrono::seconds(120)));
+}
+// The command's output, or its refusal said as ddl's.
+MasterResult answer(const Invocation& inv, const Result<ExecResult>& r) {
     if (!r) return {inv.fail(r.error().message, exit_code::k_failure), {}};
     if (!r->ok()) {
         std::string why = trim(r->err);
@@ -83,9 +92,18 @@ int logs(const Invocation& inv, const JobArgs& a) {
         ssh.push_back(shell_join(argv));
         exec_openssh(ssh, "ddl logs");
     }
-    auto r = on_master(inv, ctx, shell_join(argv));
-    if (r.rc == exit_code::k_ok) std::cout << r.out << std::flush;
-    return r.rc;
+    // Passed on as it arrives: a log can be larger than this machine's memory.
+    const NodeState* m = configured_master(inv, ctx);
+    if (!m) return exit_code::k_bad_input;
+    auto r = ctx.remote.exec_streaming(
+        ctx.endpoint(*m), shell_join(argv),
+        [](std::string_view out) {
+            std::cout.write(out.data(), static_cast<std::streamsize>(out.size())).flush();
+            return static_cast<bool>(std::cout);
+        },
+        std::chrono::seconds(120));
+    if (!std::cout) return exit_code::k_failure; // its reader has gone (`| head`): nothing to say to it
+    return answer(inv, r).rc;
 }
 
 int cancel(const Invocation& inv, const JobArgs& a) {

@@ -18,6 +18,14 @@ Result<ExecResult> LibsshExecutor::exec_with_input(const SshEndpoint& ep, const 
     return s->exec(command, input, timeout);
 }
 
+Result<ExecResult> LibsshExecutor::exec_streaming(const SshEndpoint& ep, const std::string& command,
+                                                  const std::function<bool(std::string_view)>& on_out,
+                                                  std::chrono::milliseconds idle) {
+    auto s = SshSession::connect(ep, std::min(idle, std::chrono::milliseconds(30000)));
+    if (!s) return s.error();
+    return s->exec_streaming(command, on_out, idle);
+}
+
 Status LibsshExecutor::wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) {
     auto end = std::chrono::steady_clock::now() + deadline;
     auto delay = std::chrono::milliseconds(200);

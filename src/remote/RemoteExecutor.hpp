@@ -19,6 +19,11 @@ public:
     virtual Result<ExecResult> exec_with_input(const SshEndpoint& ep, const std::string& command,
                                                const std::string& input,
                                                std::chrono::milliseconds timeout) = 0;
+    // The command's standard output handed to `on_out` as it arrives, never held whole (a job's log can be
+    // larger than memory); `idle` bounds each wait for more (SshSession::exec_streaming).
+    virtual Result<ExecResult> exec_streaming(const SshEndpoint& ep, const std::string& command,
+                                              const std::function<bool(std::string_view)>& on_out,
+                                              std::chrono::milliseconds idle) = 0;
     // Tries to connect until it succeeds or the deadline passes (backoff 0.2 s doubling to 3 s).
     virtual Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) = 0;
 };
@@ -29,6 +34,9 @@ public:
                             std::chrono::milliseconds timeout) override;
     Result<ExecResult> exec_with_input(const SshEndpoint& ep, const std::string& command,
                                        const std::string& input, std::chrono::milliseconds timeout) override;
+    Result<ExecResult> exec_streaming(const SshEndpoint& ep, const std::string& command,
+                                      const std::function<bool(std::string_view)>& on_out,
+                                      std::chrono::milliseconds idle) override;
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds deadline) override;
 };
 

@@ -213,6 +213,18 @@ Result<SshSession> SshSession::connect(const SshEndpoint& ep, std::chrono::milli
 
 Result<ExecResult> SshSession::exec(const std::string& command, const std::string& stdin_data,
                                     std::chrono::milliseconds timeout) {
+    return run(command, stdin_data, timeout, nullptr);
+}
+
+Result<ExecResult> SshSession::exec_streaming(const std::string& command,
+                                              const std::function<bool(std::string_view)>& on_out,
+                                              std::chrono::milliseconds idle) {
+    return run(command, "", idle, &on_out);
+}
+
+Result<ExecResult> SshSession::run(const std::string& command, const std::string& stdin_data,
+                                   std::chrono::milliseconds timeout,
+                                   const std::function<bool(std::string_view)>* on_out) {
     ChannelPtr ch(ssh_channel_new(m_session));
     if (!ch) return Error{"cannot open a channel"};
     if (ssh_channel_open_session(ch.get()) != SSH_OK)
@@ -232,26 +244,38 @@ Result<ExecResult> SshSession::exec(const std::string& command, const std::strin
     ExecResult r;
     auto deadline = std::chrono::steady_clock::now() + timeout;
     char buf[16384];
-    while (true) {
+    bool reading = true;
+    // What arrived: stderr kept; stdout kept, or handed on (false once the reader is gone).
+    auto take = [&](int is_err, int n) {
+        const std::string_view got(buf, static_cast<std::size_t>(n));
+        if (is_err || !on_out)
+            (is_err ? r.err : r.out).append(got);
+        else if (reading)
+            reading = (*on_out)(got);
+    };
+    while (reading) {
         if (std::chrono::steady_clock::now() > deadline)
-            return Error{"remote command timed out after " + std::to_string(timeout.count() / 1000) + " s"};
+            return Error{"remote command timed out after " + std::to_string(timeout.count() / 1000) + " s" +
+                         (on_out ? " without output" : "")};
         bool got = false;
         for (int is_err = 0; is_err < 2; ++is_err) {
             int n = ssh_channel_read_timeout(ch.get(), buf, sizeof buf, is_err, is_err ? 0 : 100);
             if (n == SSH_ERROR) return Error{std::string("lost the connection: ") + ssh_get_error(m_session)};
             if (n > 0) {
-                (is_err ? r.err : r.out).append(buf, static_cast<std::size_t>(n));
+                take(is_err, n);
                 got = true;
             }
         }
+        if (got && on_out) deadline = std::chrono::steady_clock::now() + timeout;
         if (!got && ssh_channel_is_eof(ch.get())) break;
     }
     // Drain what arrived between the last read and EOF.
-    for (int is_err = 0; is_err < 2; ++is_err) {
+    for (int is_err = 0; is_err < 2 && reading; ++is_err) {
         int n;
-        while ((n = ssh_channel_read_nonblocking(ch.get(), buf, sizeof buf, is_err)) > 0)
-            (is_err ? r.err : r.out).append(buf, static_cast<std::size_t>(n));
+        while (reading && (n = ssh_channel_read_nonblocking(ch.get(), buf, sizeof buf, is_err)) > 0)
+            take(is_err, n);
     }
+    if (!reading) return r; // the reader has gone: how the command ends is nobody's concern
     r.exit_status = ssh_channel_get_exit_status(ch.get());
     return r;
 }

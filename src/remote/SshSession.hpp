@@ -5,9 +5,11 @@
 #include "util/Result.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 struct ssh_session_struct;
 struct ssh_channel_struct;
@@ -47,10 +49,20 @@ public:
     // Runs `command` through the remote user's shell; stdin optional; output kept apart.
     Result<ExecResult> exec(const std::string& command, const std::string& stdin_data,
                             std::chrono::milliseconds timeout);
+    // The same without input, its standard output handed to `on_out` as it arrives and not kept (the
+    // result's `out` stays empty), so that output larger than memory passes through: `idle` bounds the wait
+    // for the next bytes, not the whole run; `on_out` returning false stops reading (its reader is gone).
+    Result<ExecResult> exec_streaming(const std::string& command,
+                                      const std::function<bool(std::string_view)>& on_out,
+                                      std::chrono::milliseconds idle);
 
     ssh_session_struct* raw() { return m_session; }
 
 private:
+    // exec and exec_streaming: with `on_out`, stdout goes there and the deadline moves with each arrival.
+    Result<ExecResult> run(const std::string& command, const std::string& stdin_data,
+                           std::chrono::milliseconds timeout,
+                           const std::function<bool(std::string_view)>* on_out);
     ssh_session_struct* m_session = nullptr;
     struct Bridge; // the bastion's session and the channel carrying this one, when reached through a jump
     std::unique_ptr<Bridge> m_bridge;

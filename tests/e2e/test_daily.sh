@@ -176,6 +176,21 @@ ddl run -d --max-restarts 1 --restart-on node-fault -- true >nf.log 2>&1 || rc=$
 expect_rc "$rc" 2 nf.log "restarts on any failure (its master runs no health checks)" "run -d --restart-on node-fault is refused"
 ok "run -d --max-restarts: a failed job starts again on the master (DDL_RESTART_COUNT, DDL_CHECKPOINT_DIR), up to N times"
 
+# One word after -- is a program's name for run -d as for a foreground run (no shell in between).
+idw=$(ddl run -d --np 1 --name oneword -- 'echo $(id -u)') || fail "run -d one word"
+for _ in $(seq 50); do ddl jobs | grep -q "^$idw .*failed" && break; sleep 0.2; done
+ddl jobs | grep -q "^$idw .*failed .* 127 (rank 0)" || { ddl jobs; fail "run -d ran one word through a shell"; }
+ddl logs "$idw" >oneword.log
+expect_in oneword.log 'echo \$(id -u).*not found' "the one word not found as a program"
+# The node's sshd has PATH (and the PWD its init.sh's /bin/sh exports) as its whole environment: none of
+# ddl's (DAILY_TOKEN is in it).
+for pid in $(cat "$STATE"/daily/nodes/*/sshd.pid); do
+  names=$(tr '\0' '\n' </proc/"$pid"/environ | cut -d= -f1 | sort | tr '\n' ' ')
+  [ "$names" = "PATH PWD " ] || fail "sshd $pid's environment has $names"
+  grep -qaF "PATH=/usr/sbin:/usr/bin:/sbin:/bin" /proc/"$pid"/environ || fail "sshd $pid's PATH"
+done
+ok "run -d takes one word as a program's name, as ddl run does; each node's sshd starts with PATH only"
+
 ddl run -- python3 /shared/work/train.py 0 >fg.log 2>&1 || { cat fg.log; fail "foreground run"; }
 expect_in fg.log "^\[1\] rank 1 of 2 in .* lr=0.1 token_len=0$" "the spec's literal env (not the secret) in a foreground run"
 ddl --output json jobs | python3 -c '

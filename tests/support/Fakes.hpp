@@ -43,6 +43,15 @@ public:
             if (h == ep.host) return ExecResult{1, "", "sudo: a password is required\n"};
         return ExecResult{0, "", ""};
     }
+    // The scripted answer of exec, handed on as one piece.
+    Result<ExecResult> exec_streaming(const SshEndpoint& ep, const std::string& command,
+                                      const std::function<bool(std::string_view)>& on_out,
+                                      std::chrono::milliseconds idle) override {
+        auto r = exec(ep, command, idle);
+        if (r && !r->out.empty()) (void)on_out(r->out);
+        if (r) r->out.clear();
+        return r;
+    }
     Status wait_ready(const SshEndpoint& ep, std::chrono::milliseconds) override {
         std::lock_guard lock(mutex);
         calls.push_back(ep.host + ": wait");

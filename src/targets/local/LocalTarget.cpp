@@ -115,12 +115,26 @@ Status LocalTarget::setup_bridge(const Context& ctx, const LocalPlan& plan) {
 
 Status LocalTarget::start_sshd(const Context& ctx, const LocalNodePlan& node) {
     if (sshd_running(ctx, node.name)) return {};
-    std::string dir = LocalTarget::node_dir(ctx, node.name);
-    // nsenter+unshare rather than `ip netns exec`, which remounts /sys (not allowed in this machine's
-    // container).
-    return ctx.run({.argv = {"nsenter", "--net=/run/netns/" + node.netns, "unshare", "--mount", "--uts",
-                             "--propagation", "private", "/bin/sh", dir + "/init.sh"},
+    return ctx.run({.argv = sshd_argv(node.netns, LocalTarget::node_dir(ctx, node.name)),
                     .timeout = std::chrono::seconds(20)});
+}
+
+std::vector<std::string> LocalTarget::sshd_argv(const std::string& netns, const std::string& dir) {
+    // nsenter+unshare rather than `ip netns exec`, which remounts /sys (not allowed in this machine's
+    // container). `env -i`: the sshd lives as long as the cluster and its sessions start from it; ddl's own
+    // environment (the spec's secrets, cloud credentials) stays out of it.
+    return {"env",
+            "-i",
+            std::string("PATH=") + k_daemon_path,
+            "nsenter",
+            "--net=/run/netns/" + netns,
+            "unshare",
+            "--mount",
+            "--uts",
+            "--propagation",
+            "private",
+            "/bin/sh",
+            dir + "/init.sh"};
 }
 
 namespace {

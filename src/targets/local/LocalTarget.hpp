@@ -43,6 +43,11 @@ public:
         return ctx.cluster_dir() + "/nodes/" + node;
     }
     static constexpr const char* k_sshd = "/usr/sbin/sshd";
+    // The whole environment a node's sshd starts with (sshd_argv).
+    static constexpr const char* k_daemon_path = "/usr/sbin:/usr/bin:/sbin:/bin";
+    // How a namespace node's sshd starts (its init.sh in `dir`, in network namespace `netns`): with an
+    // environment of PATH only, none of ddl's.
+    static std::vector<std::string> sshd_argv(const std::string& netns, const std::string& dir);
     // Machine-wide bookkeeping shared by every local cluster and state folder (LocalTarget.cpp): the mount
     // points ddl made, and users/<cluster>.<hash>, one record per deployed cluster (registry_record).
     static constexpr const char* k_registry = "/run/ddl/local";
