@@ -19,6 +19,13 @@ std::uint32_t stable_hash(const std::string& text) {
     return h;
 }
 
+std::string link_tag(const std::string& cluster, std::uint32_t salt) {
+    const std::uint32_t h = stable_hash(salt == 0 ? cluster : cluster + "/" + std::to_string(salt));
+    char tag[16];
+    std::snprintf(tag, sizeof tag, "%06x", h & 0xffffff);
+    return tag;
+}
+
 namespace {
 
 // Address `host` of the ULA /64 fdd1:HHHH:HHHH::/64 made from the name's hash, as inet_ntop writes it
@@ -44,9 +51,10 @@ std::vector<std::string> LocalPlan::addresses(const LocalNodePlan& n) {
     return out;
 }
 
-LocalPlan LocalPlan::from_spec(const Spec& spec) {
+LocalPlan LocalPlan::from_spec(const Spec& spec, std::uint32_t tag_salt) {
     LocalPlan p;
     p.cluster = spec.name;
+    p.tag_salt = tag_salt;
     std::uint32_t h = stable_hash(spec.name);
     if (spec.target_section<LocalSpec>().subnet.empty()) {
         // 10.200.0.0/24 - 10.255.255.0/24: away from common LAN and container ranges.
@@ -57,8 +65,7 @@ LocalPlan LocalPlan::from_spec(const Spec& spec) {
     }
     auto cidr = *parse_cidr(p.subnet);
     p.prefix = cidr.prefix;
-    char tag[16];
-    std::snprintf(tag, sizeof tag, "%06x", h & 0xffffff);
+    const std::string tag = link_tag(spec.name, tag_salt);
     p.bridge = std::string("ddlbr-") + tag;
     p.bridge_address = cidr.v4_host(1);
     p.bandwidth_bps = spec.target_section<LocalSpec>().bandwidth_bps;
@@ -143,6 +150,7 @@ nlohmann::json LocalPlan::to_json() const {
         j["apt_proxy"] = apt_proxy;
         j["own_apt_proxy"] = own_apt_proxy;
     }
+    if (tag_salt != 0) j["tag_salt"] = tag_salt;
     if (has_ipv6()) {
         j["ip_family"] = ip_family;
         j["subnet6"] = subnet6;
@@ -161,6 +169,7 @@ LocalPlan LocalPlan::from_json(const nlohmann::json& j) {
     p.cluster = j.at("cluster");
     p.subnet = j.at("subnet");
     p.prefix = j.at("prefix");
+    p.tag_salt = j.value("tag_salt", std::uint32_t{0});
     p.bridge = j.at("bridge");
     p.bridge_address = j.at("bridge_address");
     p.bandwidth_bps = parse_rate(j.at("bandwidth").get<std::string>()).value_or(0);

@@ -1,6 +1,8 @@
 #pragma once
-// The local target's layout, derived only from the spec: names and addresses are stable for a given
-// cluster name, and two clusters with different names get different subnets, bridges and namespaces.
+// The local target's layout, derived from the spec: names and addresses are stable for a given cluster
+// name. The bridges' and veths' names carry a 24-bit tag of the name's hash, which two names can share
+// (rt-c6481 and rt-c15740 do): provision picks the tag under the machine-wide lock (LocalNames.hpp) and
+// records it, as tag_salt, in the plan every later command reads.
 #include "targets/local/LocalSection.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,8 @@ struct LocalNodePlan {
 
 struct LocalPlan {
     std::string cluster;
+    // 0: the tag is the name's hash; n: the hash of "<name>/<n>", the first free one at provision.
+    std::uint32_t tag_salt = 0;
     std::string subnet;
     int prefix = 24;
     std::string bridge;
@@ -51,13 +55,18 @@ struct LocalPlan {
     // Every address of a node (the mesh key's from= list, the pinned host names, sshd's ListenAddress).
     static std::vector<std::string> addresses(const LocalNodePlan& n);
 
-    static LocalPlan from_spec(const Spec& spec);
+    // `tag_salt` as provision allocated it (recorded in the state); only the link names depend on it.
+    static LocalPlan from_spec(const Spec& spec, std::uint32_t tag_salt = 0);
     nlohmann::json to_json() const;
     static LocalPlan from_json(const nlohmann::json& j);
 };
 
 // Stable 32-bit FNV-1a hash: the seed of every derived name and subnet.
 std::uint32_t stable_hash(const std::string& text);
+
+// The six hex digits a cluster's bridges and veths carry (ddlbr-TAG, ddlTAGh0): from the name's hash, or
+// with a salt from the hash of "<name>/<salt>".
+std::string link_tag(const std::string& cluster, std::uint32_t salt);
 
 // The image ddl builds for container nodes when the spec names none; the suffix changes with its recipe.
 inline constexpr const char* k_default_node_image = "localhost/ddl-node:bookworm-1";

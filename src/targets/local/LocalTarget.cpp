@@ -3,6 +3,7 @@
 #include "core/Log.hpp"
 #include "remote/SshKeys.hpp"
 #include "targets/local/LocalContainers.hpp"
+#include "targets/local/LocalHost.hpp"
 #include "targets/local/LocalMesh.hpp"
 #include "util/FileLock.hpp"
 #include "util/Files.hpp"
@@ -28,40 +29,6 @@ const std::vector<std::string> k_mountpoints{"/etc/ddl", "/opt/ddl"};
 // them (also what `ddl gc` finds when the cluster's state folder is gone); both change only under `lock`,
 // so one cluster's destroy never removes a folder another cluster's provision relies on.
 
-bool link_exists(const Context& ctx, const std::string& name, const std::string& netns = "") {
-    Command c{.argv = {"ip"}};
-    if (!netns.empty()) c.argv.insert(c.argv.end(), {"-n", netns});
-    c.argv.insert(c.argv.end(), {"link", "show", "dev", name});
-    auto r = ctx.proc.run(c);
-    return r && r->success();
-}
-
-std::vector<std::string> netns_list(const Context& ctx) {
-    std::vector<std::string> out;
-    auto r = ctx.proc.run({.argv = {"ip", "netns", "list"}});
-    if (!r || !r->success()) return out;
-    for (const auto& line : split_lines(r->out)) {
-        auto name = trim(line.substr(0, line.find(' ')));
-        if (!name.empty()) out.push_back(name);
-    }
-    return out;
-}
-
-bool has_netns(const Context& ctx, const std::string& ns) {
-    auto all = netns_list(ctx);
-    return std::find(all.begin(), all.end(), ns) != all.end();
-}
-
-// True when the sshd recorded in the node's pidfile is alive and is ours.
-bool sshd_running(const Context& ctx, const std::string& node) {
-    auto pid_text = read_file(LocalTarget::node_dir(ctx, node) + "/sshd.pid");
-    if (!pid_text) return false;
-    auto pid = parse_int(trim(*pid_text));
-    if (!pid || *pid <= 1) return false;
-    auto cmdline = read_file("/proc/" + std::to_string(*pid) + "/cmdline");
-    return cmdline && cmdline->find(LocalTarget::node_dir(ctx, node) + "/sshd_config") != std::string::npos;
-}
-
 // The bridge's addresses in CIDR form: IPv4, the ULA /64, or both (local.ip_family).
 std::vector<std::string> bridge_addresses(const LocalPlan& plan) {
     std::vector<std::string> out;
@@ -72,11 +39,54 @@ std::vector<std::string> bridge_addresses(const LocalPlan& plan) {
 
 } // namespace
 
-std::string LocalTarget::registry_id(const Context& ctx) {
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", stable_hash(ctx.cluster_dir()));
-    return ctx.state.cluster + "." + hex;
+bool local_link_exists(const Context& ctx, const std::string& name, const std::string& netns) {
+    Command c{.argv = {"ip"}};
+    if (!netns.empty()) c.argv.insert(c.argv.end(), {"-n", netns});
+    c.argv.insert(c.argv.end(), {"link", "show", "dev", name});
+    auto r = ctx.proc.run(c);
+    return r && r->success();
 }
+
+std::vector<std::string> local_netns_list(const Context& ctx) {
+    std::vector<std::string> out;
+    auto r = ctx.proc.run({.argv = {"ip", "netns", "list"}});
+    if (!r || !r->success()) return out;
+    for (const auto& line : split_lines(r->out)) {
+        auto name = trim(line.substr(0, line.find(' ')));
+        if (!name.empty()) out.push_back(name);
+    }
+    return out;
+}
+
+std::optional<std::int64_t> local_sshd_pid(const std::string& node_dir, const std::string& started_from) {
+    auto pid_text = read_file(node_dir + "/sshd.pid");
+    if (!pid_text) return std::nullopt;
+    auto pid = parse_int(trim(*pid_text));
+    if (!pid || *pid <= 1) return std::nullopt;
+    // A pid the kernel gave to another process since is not this node's sshd.
+    auto cmdline = read_file("/proc/" + std::to_string(*pid) + "/cmdline");
+    if (!cmdline || cmdline->find(started_from + "/sshd_config") == std::string::npos) return std::nullopt;
+    return pid;
+}
+
+namespace {
+
+bool link_exists(const Context& ctx, const std::string& name, const std::string& netns = "") {
+    return local_link_exists(ctx, name, netns);
+}
+
+bool has_netns(const Context& ctx, const std::string& ns) {
+    auto all = local_netns_list(ctx);
+    return std::find(all.begin(), all.end(), ns) != all.end();
+}
+
+// True when the sshd recorded in the node's pidfile is alive and is ours.
+bool sshd_running(const Context& ctx, const std::string& node) {
+    const std::string dir = LocalTarget::node_dir(ctx, node);
+    return local_sshd_pid(dir, dir).has_value();
+}
+
+} // namespace
 
 // The plan the provision phase carries out: names, subnet, bridge, veths.
 Result<RenderedFiles> LocalTarget::render(const Spec& s, const RenderInputs&) const {
@@ -257,22 +267,26 @@ Status LocalTarget::shape_links(const Context& ctx, const LocalPlan& plan, std::
 }
 
 Status LocalTarget::provision(Context& ctx) {
-    LocalPlan plan = LocalPlan::from_spec(ctx.spec);
+    LocalPlan plan = LocalPlan::from_spec(ctx.spec, recorded_salt(ctx));
     // What the spec no longer has goes first (after approval): the plan recorded below would forget it.
     if (auto s = remove_changed_nodes(ctx, plan); !s) return s;
-    // Record the plan first: destroy works from it even if everything below fails half way.
     auto& td = ctx.state.target_data;
-    td["plan"] = plan.to_json();
-    const LocalMesh mesh(ctx, plan);
-    std::vector<std::string> mountpoints = k_mountpoints;
-    if (!plan.containers) {
-        const auto more = mesh.mountpoints();
-        mountpoints.insert(mountpoints.end(), more.begin(), more.end());
-    }
     {
         if (auto s = make_dirs(std::string(k_registry) + "/users", 0700); !s) return s;
         FileLock lock(std::string(k_registry) + "/lock");
         if (!lock.held()) return Error{std::string("cannot lock ") + k_registry + "/lock"};
+        // Checked and claimed under one lock: of two deploys at one moment, the second sees the first's
+        // record (its subnet, its link tag) and is refused or picks another tag before it makes anything.
+        if (auto s = claim(ctx, plan); !s) return s;
+        // Recorded before anything is made: destroy works from the plan even if what follows fails half
+        // way, and the folder's place tells a moved state folder (moved_from) from this one.
+        td["plan"] = plan.to_json();
+        td["cluster_dir"] = ctx.cluster_dir();
+        std::vector<std::string> mountpoints = k_mountpoints;
+        if (!plan.containers) {
+            const auto more = LocalMesh(ctx, plan).mountpoints();
+            mountpoints.insert(mountpoints.end(), more.begin(), more.end());
+        }
         std::string created = read_file(std::string(k_registry) + "/created").value_or("");
         for (const auto& mp : mountpoints) {
             if (path_exists(mp)) continue;
@@ -289,6 +303,7 @@ Status LocalTarget::provision(Context& ctx) {
     if (auto s = make_dirs("/run/sshd", 0755); !s) return s;
     if (auto s = ctx.save(); !s) return s;
     kill_point("provision:plan-saved");
+    const LocalMesh mesh(ctx, plan);
     // The cluster key exists before the nodes fan out: every node authorizes the same one.
     if (auto key = ensure_keypair(ctx.key_path(), "ddl-" + plan.cluster); !key) return key.error();
     if (!plan.containers) {
@@ -337,131 +352,6 @@ Status LocalTarget::provision(Context& ctx) {
         ns.netns = n.netns;
         ctx.state.nodes.push_back(ns);
     }
-    return {};
-}
-
-// The training containers (runtime.image) of a namespace cluster: killing the namespaces' processes
-// stopped them (conmon and the container run in the node's namespace); podman still lists them.
-// podman from this namespace can remove them; it must not start them (they would run outside the node).
-Status LocalTarget::remove_training_containers(const Context& ctx) {
-    // No podman on this machine: it cannot have started any.
-    if (ctx.spec.runtime.image.empty() || find_in_path("podman").empty()) return {};
-    auto with = [&](std::vector<std::string> args) {
-        Command c{.argv = ctx.spec.container_engine_argv(), .timeout = std::chrono::seconds(60)};
-        c.argv.insert(c.argv.end(), args.begin(), args.end());
-        return c;
-    };
-    auto ids =
-        ctx.proc.run(with({"ps", "--all", "--quiet", "--filter", "label=ddl.training=" + ctx.spec.name}));
-    if (!ids)
-        return Error{"listing the training containers of " + ctx.spec.name + ": " + ids.error().message};
-    if (!ids->success()) return Error{"listing the training containers: podman: " + trim(ids->err)};
-    std::vector<std::string> list;
-    for (const auto& line : split_lines(ids->out))
-        if (!trim(line).empty()) list.push_back(trim(line));
-    if (list.empty()) return {};
-    std::vector<std::string> rm{"rm", "--force", "--ignore", "--time", "0"};
-    rm.insert(rm.end(), list.begin(), list.end());
-    return ctx.run(with(rm));
-}
-
-void LocalTarget::release_mountpoints(const Context& ctx) {
-    // Mount points go only when no other local cluster uses them. Clusters deployed before the registry
-    // existed recorded what they made in their own state.
-    const std::string registry = k_registry;
-    if (!path_exists(registry + "/users")) return;
-    FileLock lock(registry + "/lock");
-    if (!lock.held()) return;
-    std::error_code ec;
-    std::filesystem::remove(registry + "/users/" + registry_id(ctx), ec);
-    bool others = !std::filesystem::is_empty(registry + "/users", ec) && !ec;
-    for (const auto& ns : netns_list(ctx))
-        others = others || starts_with(ns, "ddl-");
-    if (others) return;
-    std::vector<std::string> created = split_lines(read_file(registry + "/created").value_or(""));
-    const auto& td = ctx.state.target_data;
-    if (td.contains("created_mountpoints"))
-        for (const auto& mp : td["created_mountpoints"])
-            created.push_back(mp.get<std::string>());
-    // Deepest first; a folder that is not empty (something else put files there) stays.
-    std::sort(created.begin(), created.end(),
-              [](const auto& a, const auto& b) { return a.size() > b.size(); });
-    for (const auto& mp : created)
-        if (!mp.empty()) rmdir(mp.c_str());
-    std::filesystem::remove(registry + "/created", ec);
-}
-
-void LocalTarget::remove_nodes(const Context& ctx, const std::vector<LocalNodePlan>& nodes,
-                               std::vector<std::string>& problems) {
-    auto present = netns_list(ctx);
-    for (const auto& n : nodes) {
-        if (std::find(present.begin(), present.end(), n.netns) != present.end()) {
-            // Every process in the namespace: sshd, its sessions and anything they left running.
-            for (int round = 0; round < 3; ++round) {
-                auto pids = ctx.proc.run({.argv = {"ip", "netns", "pids", n.netns}});
-                if (!pids || trim(pids->out).empty()) break;
-                for (const auto& line : split_lines(pids->out)) {
-                    if (auto pid = parse_int(trim(line)); pid && *pid > 1)
-                        kill(static_cast<pid_t>(*pid), SIGKILL);
-                }
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            }
-            kill_point("destroy:" + n.name + ":processes-killed");
-            if (auto s = ctx.run({.argv = {"ip", "netns", "del", n.netns}}); !s)
-                problems.push_back(s.error().message);
-            kill_point("destroy:" + n.name + ":netns-deleted");
-        }
-        for (const auto& veth : {n.veth_host, n.veth2_host}) {
-            if (veth.empty() || !link_exists(ctx, veth)) continue;
-            // The kernel removes a veth pair with its namespace, asynchronously: a link seen a moment ago
-            // may be gone by the time it is deleted, which is what was wanted.
-            if (auto s = ctx.run({.argv = {"ip", "link", "del", veth}}); !s && link_exists(ctx, veth))
-                problems.push_back(s.error().message);
-        }
-    }
-}
-
-Status LocalTarget::destroy(Context& ctx) {
-    // A folder whose deploy was refused (the name runs from another folder) owns no node of that name.
-    if (auto owner = owner_elsewhere(ctx); owner && !registered_here(ctx)) {
-        ctx.progress.note("cluster " + ctx.state.cluster + " on this machine belongs to the state folder " +
-                          std::filesystem::path(*owner).parent_path().string() +
-                          ": its nodes are left alone; only this folder's record of it is removed");
-        return {};
-    }
-    auto& td = ctx.state.target_data;
-    LocalPlan plan = td.contains("plan") ? LocalPlan::from_json(td["plan"]) : LocalPlan::from_spec(ctx.spec);
-    std::vector<std::string> problems;
-    if (plan.containers) {
-        // Before the namespaces: podman stops what runs in them and releases its storage.
-        LocalContainers containers(ctx, plan);
-        for (const auto& n : plan.nodes) {
-            if (auto s = containers.remove(n); !s) problems.push_back(s.error().message);
-        }
-        kill_point("destroy:containers-removed");
-        containers.stop_apt_proxy();
-    }
-    remove_nodes(ctx, plan.nodes, problems);
-    if (auto s = remove_training_containers(ctx); !s) problems.push_back(s.error().message);
-    kill_point("destroy:links-deleted");
-    for (const auto& br : {plan.bridge, plan.private_bridge}) {
-        if (br.empty() || !link_exists(ctx, br)) continue;
-        if (auto s = ctx.run({.argv = {"ip", "link", "del", br}}); !s) problems.push_back(s.error().message);
-    }
-    release_mountpoints(ctx);
-    kill_point("destroy:bridges-deleted");
-    (void)remove_tree(ctx.cluster_dir() + "/nodes");
-    // Namespace nodes keep what `ddl sync`, setup and the job queue write under /var/lib/ddl on this
-    // machine (container nodes keep it in their own file systems, gone with them).
-    if (!plan.containers) {
-        const std::string lib = "/var/lib/ddl/", name = ctx.state.cluster;
-        for (const auto& path : {lib + "work/" + name, lib + "jobs/" + name, lib + "sync/" + name + ".done"})
-            (void)remove_tree(path);
-        for (const auto& n : plan.nodes)
-            for (const char* ext : {".hash", ".log"})
-                (void)remove_tree(lib + "setup/" + name + "-" + n.name + ext);
-    }
-    if (!problems.empty()) return Error{join(problems, "; ")};
     return {};
 }
 

@@ -8,6 +8,8 @@
 
 namespace ddl {
 
+struct RegistryRecord; // LocalNames.hpp
+
 // What a re-deploy changes in the nodes provision made (`old`, its recorded plan) to reach `plan`.
 struct LocalChanges {
     std::vector<LocalNodePlan> dropped;  // no longer in the spec
@@ -66,12 +68,25 @@ public:
     // tbf's bucket for a link of `bps` bit/s, in bytes.
     static std::uint64_t tbf_burst_bytes(std::uint64_t bps);
 
+    // The state folder this one was moved from while its nodes run (their sshd read keys and config
+    // there): the folder provision recorded (target_data.cluster_dir), when it differs from this one, is
+    // gone, and still has its record in k_registry/users. None for a folder that was not moved, or copied.
+    static std::optional<std::string> moved_from(const Context& ctx);
+
 private:
     // The state folder of another cluster of this name running on this machine (k_registry/users), if any.
     static std::optional<std::string> owner_elsewhere(const Context& ctx);
+    // Under k_registry/lock, before the cluster's record is written (LocalChecks.cpp): the checks of
+    // preflight again (moved folder, the name's owner, the networks), now that no other deploy can claim
+    // between the check and the record, and the plan's link tag: the recorded one on a re-deploy, else
+    // the first one no other record and no link on this machine carries.
+    static Status claim(const Context& ctx, LocalPlan& plan);
+    // The tag salt of the plan provision recorded (0 before the first provision).
+    static std::uint32_t recorded_salt(const Context& ctx);
     // Whether this state folder's cluster has its record in k_registry/users (it provisioned nodes).
     static bool registered_here(const Context& ctx);
-    // Its record's file name in k_registry/users: the cluster's name and a hash of its state folder.
+    // Its record's file name in k_registry/users (local_registry_id): of the folder it was moved from
+    // (moved_from), else of its own.
     static std::string registry_id(const Context& ctx);
     Status setup_bridge(const Context& ctx, const LocalPlan& plan);
     Status setup_node(const Context& ctx, const LocalPlan& plan, std::size_t index);
@@ -89,6 +104,13 @@ private:
     static void remove_planned(Context& ctx, const LocalPlan& old, const std::vector<LocalNodePlan>& gone,
                                const std::vector<LocalNodePlan>& dropped, std::vector<std::string>& problems);
     static void release_mountpoints(const Context& ctx);
+    // What destroy removes (LocalDestroy.cpp): the recorded plan (the state's, else its own record's in
+    // `records`); without one, nothing: provision records it before it makes anything.
+    static LocalPlan destroyed_plan(const Context& ctx, const std::vector<RegistryRecord>& records);
+    // After destroy: each node of `plan` whose namespace is still listed or whose sshd (started from the
+    // node folders under `deployed_dir`) still runs, added to `problems`.
+    static void still_running(const Context& ctx, const LocalPlan& plan, const std::string& deployed_dir,
+                              std::vector<std::string>& problems);
 };
 
 } // namespace ddl

@@ -1,5 +1,7 @@
 #include "targets/local/LocalTarget.hpp"
 
+#include "support/Rig.hpp"
+
 #include <catch2/catch.hpp>
 
 using namespace ddl;
@@ -23,4 +25,33 @@ TEST_CASE("a node's sshd starts with PATH as its whole environment, none of ddl'
         const bool assignment = argv[i].find('=') != std::string::npos && argv[i].rfind("--", 0) != 0;
         CHECK_FALSE(assignment);
     }
+}
+
+TEST_CASE("destroy fails, naming the node, while a node's namespace is still listed after its removal") {
+    test::ClusterRig rig(
+        "apiVersion: ddl/v1\nname: unit-destroy-verify\ntarget: local\nlocal:\n  nodes: 2\n");
+    const auto plan = LocalPlan::from_spec(rig.spec);
+    rig.state.target_data["plan"] = plan.to_json();
+    // `ip netns del` answers success, yet the namespaces stay: something still holds them.
+    rig.proc.when("ip netns list",
+                  {{0, "ddl-unit-destroy-verify-master (id: 1)\nddl-unit-destroy-verify-worker1\n", ""}});
+    rig.proc.when("ip link show", {{1, "", "Device does not exist"}});
+    auto ctx = rig.ctx();
+    auto s = LocalTarget().destroy(ctx);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.error().message, Catch::Contains("node master: its namespace ddl-unit-destroy-verify-master "
+                                                  "still exists"));
+    CHECK_THAT(s.error().message, Catch::Contains("node worker1"));
+    // The node folders (their sshd pidfiles) stay for the next try.
+    CHECK(rig.proc.count("ip netns del ddl-unit-destroy-verify-master") == 1);
+}
+
+TEST_CASE("destroy of a state that recorded no plan touches no link: the spec's names may be another's") {
+    test::ClusterRig rig(
+        "apiVersion: ddl/v1\nname: unit-destroy-noplan\ntarget: local\nlocal:\n  nodes: 2\n");
+    rig.proc.when("ip link show", {{0, "", ""}}); // every link "exists"
+    auto ctx = rig.ctx();
+    REQUIRE(LocalTarget().destroy(ctx));
+    CHECK(rig.proc.count("ip link del") == 0);
+    CHECK(rig.proc.count("ip netns del") == 0);
 }
