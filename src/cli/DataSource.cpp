@@ -39,20 +39,6 @@ std::string archive_root(const std::string& dir) {
     return dir;
 }
 
-Status unpack(Context& ctx, const std::string& archive, const std::string& into) {
-    std::error_code ec;
-    fs::remove_all(into, ec);
-    if (auto s = make_dirs(into, 0755); !s) return s;
-    Command c{.argv = ends_with(archive, ".zip")
-                          ? std::vector<std::string>{"python3", "-m", "zipfile", "-e", archive, into}
-                          : std::vector<std::string>{"tar", "-xf", archive, "-C", into, "--no-same-owner"},
-              .timeout = std::chrono::hours(2)};
-    auto r = ctx.proc.run(c);
-    if (!r) return r.error();
-    if (!r->success()) return Error{"cannot unpack " + archive + ": " + describe_failure(c, *r)};
-    return {};
-}
-
 Result<SourceDir> fetch_url(Context& ctx, const DatasetSpec& d, bool fetch) {
     const std::string dir = data_dir(ctx, d);
     const std::string files = dir + "/files";
@@ -73,7 +59,12 @@ Result<SourceDir> fetch_url(Context& ctx, const DatasetSpec& d, bool fetch) {
     ctx.progress.note("data " + d.name + ": downloading " + d.location);
     auto got = http_download(d.location, archive, std::chrono::hours(6));
     if (!got) return got.error();
-    if (auto s = unpack(ctx, archive, files); !s) return s.error();
+    auto removed = unpack_archive(ctx, archive, files);
+    if (!removed) return removed.error();
+    if (!removed->empty())
+        ctx.progress.note("warning: data " + d.name + ": removed " + std::to_string(removed->size()) +
+                          " link(s) of the archive that lead out of it (first: " + removed->front().path +
+                          " -> " + removed->front().target + "); no file outside the archive is staged");
     fs::remove(archive, ec); // the unpacked files are the cache
     fs::remove(out.cache, ec);
     if (auto s = write_file_atomic(dir + "/source.url", d.location + "\n"); !s) return s.error();
@@ -113,6 +104,31 @@ Result<SourceDir> resolve_unconverted(Context& ctx, const DatasetSpec& d, bool f
 
 } // namespace
 
+Result<std::vector<EscapingLink>> unpack_archive(Context& ctx, const std::string& archive,
+                                                 const std::string& into) {
+    std::error_code ec;
+    fs::remove_all(into, ec);
+    if (auto s = make_dirs(into, 0755); !s) return s.error();
+    // GNU tar writes a link that is absolute or holds ".." as a placeholder file until the end, so no
+    // member lands through one; zipfile makes no links at all (a link member becomes a file of its text).
+    Command c{.argv = ends_with(archive, ".zip")
+                          ? std::vector<std::string>{"python3", "-m", "zipfile", "-e", archive, into}
+                          : std::vector<std::string>{"tar", "-xf", archive, "-C", into, "--no-same-owner"},
+              .timeout = std::chrono::hours(2)};
+    auto r = ctx.proc.run(c);
+    if (!r) return r.error();
+    if (!r->success()) return Error{"cannot unpack " + archive + ": " + describe_failure(c, *r)};
+    // The links tar did make are then removed where they lead out of the tree, so neither the packer nor a
+    // copy on a node can reach this machine's files through them.
+    auto escaping = escaping_links(into);
+    if (!escaping) return escaping.error();
+    for (const auto& l : *escaping) {
+        fs::remove(fs::path(into) / l.path, ec);
+        if (ec) return Error{"cannot remove the link " + into + "/" + l.path + ": " + ec.message()};
+    }
+    return escaping;
+}
+
 Result<SourceDir> resolve_source(Context& ctx, const DatasetSpec& d, bool fetch) {
     auto src = resolve_unconverted(ctx, d, fetch);
     if (!src || d.convert.empty()) return src;
@@ -120,6 +136,10 @@ Result<SourceDir> resolve_source(Context& ctx, const DatasetSpec& d, bool fetch)
     if (auto s = make_dirs(data_dir(ctx, d), 0700); !s) return s.error();
     auto p = pack_shards(ctx, src->dir, out);
     if (!p) return Error{"dataset " + d.name + ": " + p.error().message};
+    if (p->skipped > 0)
+        ctx.progress.note("warning: data " + d.name + ": left out " + std::to_string(p->skipped) +
+                          " link(s) that lead out of " + src->dir + " (first: " + p->first_skipped +
+                          "); ddl packs no file outside a dataset's folder");
     if (p->packed)
         ctx.progress.note("data " + d.name + ": packed " + std::to_string(p->images) + " images of " +
                           std::to_string(p->classes) + " classes into " + std::to_string(p->shards) +

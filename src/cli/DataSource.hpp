@@ -3,6 +3,7 @@
 // on this machine, an archive's URL downloaded once into the cluster's state folder and unpacked there,
 // or a folder in the cluster's shared folder, read on the master.
 #include "provision/Context.hpp"
+#include "util/TreeLinks.hpp"
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,11 @@ struct SourceDir {
 // `d`'s folder. A relative folder source of a stored spec is the one recorded by the last `ddl deploy`; a
 // URL is downloaded and unpacked when this cluster has no copy of it yet (`fetch` false: an Error then).
 Result<SourceDir> resolve_source(Context& ctx, const DatasetSpec& d, bool fetch);
+
+// Unpacks `archive` (.tar, .tar.gz, .tgz, .zip) into the folder `into` (made anew), then removes every link
+// in it that leads out of it (util/TreeLinks.hpp); returns the removed links.
+Result<std::vector<EscapingLink>> unpack_archive(Context& ctx, const std::string& archive,
+                                                 const std::string& into);
 
 // Records the absolute folders of the datasets of `from_file` (a spec read from its file), so commands
 // on the stored spec find relative ones.

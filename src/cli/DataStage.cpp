@@ -9,6 +9,7 @@
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
+#include "util/TreeLinks.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -76,8 +77,10 @@ std::string first_error_line(const std::string& err) {
 
 class Stager {
 public:
-    Stager(Context& ctx, const DatasetSpec& d, const SourceDir& src, const Manifest& want, bool verify)
-        : m_ctx(ctx), m_d(d), m_src(src), m_want(want), m_verify(verify), m_paths(copy_paths(ctx.spec, d)) {}
+    Stager(Context& ctx, const DatasetSpec& d, const SourceDir& src, const Manifest& want, bool verify,
+           std::string excluded)
+        : m_ctx(ctx), m_d(d), m_src(src), m_want(want), m_verify(verify), m_paths(copy_paths(ctx.spec, d)),
+          m_excluded(std::move(excluded)) {}
 
     Result<NodeStage> run(const NodeState& n) {
         NodeStage out{.node = n.name};
@@ -136,8 +139,11 @@ private:
     }
 
     // The rsync argv: from this machine over the cluster's SSH key, or on the node from the shared folder.
+    // Links are copied as links (-l), never followed (no -L, no --copy-unsafe-links): rsync reads no file
+    // through one. --safe-links leaves out those whose text leads out of the tree; the ones that do so only
+    // through other links are excluded by name (see stage_dataset).
     std::vector<std::string> rsync_argv(const NodeState& n, std::vector<std::string> opts) const {
-        std::vector<std::string> argv{"rsync"};
+        std::vector<std::string> argv{"rsync", "--safe-links"};
         argv.insert(argv.end(), opts.begin(), opts.end());
         argv.push_back("--partial-dir=.ddl-partial");
         if (!m_src.in_cluster) argv.insert(argv.end(), {"-e", rsync_ssh(m_ctx, n)});
@@ -180,8 +186,9 @@ private:
             m_ctx.progress.node(n.name, "data " + m_d.name + ": " + std::to_string(files) + " file(s), " +
                                             size_text(bytes) + " sent so far");
         };
-        auto out =
-            run_rsync(n, rsync_argv(n, {"-rlt", "--delete", "--stats", "--out-format=%l %n"}), "", on_line);
+        std::vector<std::string> opts{"-rlt", "--delete", "--stats", "--out-format=%l %n"};
+        if (!m_src.in_cluster) opts.push_back("--exclude-from=-");
+        auto out = run_rsync(n, rsync_argv(n, opts), m_excluded, on_line);
         if (!out) return out.error();
         return parse_stats(*out);
     }
@@ -217,7 +224,37 @@ private:
     const Manifest& m_want;
     bool m_verify;
     CopyPaths m_paths;
+    std::string m_excluded; // rsync exclude patterns, one a line: the links that lead out of the source
 };
+
+// An rsync pattern that matches the one path `rel` from the top of the copy: wildcard characters escaped
+// (rsync honours the backslash only in a pattern that holds a wildcard).
+std::string exact_pattern(const std::string& rel) {
+    if (rel.find_first_of("*?[") == std::string::npos) return "/" + rel;
+    std::string out = "/";
+    for (char c : rel) {
+        if (c == '*' || c == '?' || c == '[' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// The exclude list for a source on this machine: its links that lead out of it, found by resolving them
+// (rsync's --safe-links judges a link's text alone, and a chain such as d -> . and x -> d/d/../.. passes
+// it). A warning names the first.
+Result<std::string> excluded_links(Context& ctx, const DatasetSpec& d, const SourceDir& src) {
+    if (src.in_cluster) return std::string();
+    auto links = escaping_links(src.dir);
+    if (!links) return Error{"dataset " + d.name + ": " + links.error().message};
+    std::string out;
+    for (const auto& l : *links)
+        out += exact_pattern(l.path) + "\n";
+    if (!links->empty())
+        ctx.progress.note("warning: data " + d.name + ": " + std::to_string(links->size()) +
+                          " link(s) lead out of " + src.dir + " and are not copied (first: " +
+                          links->front().path + " -> " + links->front().target + ")");
+    return out;
+}
 
 // The source's manifest: made here, or on the master for a shared: source (its cache folder made first).
 Result<Manifest> source_manifest(Context& ctx, const DatasetSpec& d, const SourceDir& src, bool all) {
@@ -275,7 +312,9 @@ Result<DatasetStage> stage_dataset(Context& ctx, const DatasetSpec& d, bool veri
     ctx.progress.note("data " + d.name + ": " + std::to_string(out.files) + " file(s), " +
                       size_text(out.bytes) + " to " + out.path + " on " + std::to_string(nodes.size()) +
                       " node(s)");
-    Stager stager(ctx, d, *src, *want, verify);
+    auto excluded = excluded_links(ctx, d, *src);
+    if (!excluded) return excluded.error();
+    Stager stager(ctx, d, *src, *want, verify, std::move(*excluded));
     std::mutex mu;
     std::vector<std::string> failed;
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {

@@ -18,9 +18,12 @@ std::string setup_script(const Context& ctx, const NodeState& n, const std::stri
                          const std::map<std::string, std::string>& env) {
     const std::string base = "/var/lib/ddl/setup/" + ctx.spec.name + "-" + n.name;
     std::string s = "set -u\n";
-    s +=
-        "if [ \"$(id -u)\" = 0 ]; then mkdir -p /var/lib/ddl/setup; else sudo -n install -d -o \"$(id -un)\" "
-        "/var/lib/ddl/setup; fi\n";
+    // The log holds what setup printed (tokens, paths): 0600 in a 0700 folder of the login user, also
+    // where an older log or folder was made with wider modes.
+    s += "if [ \"$(id -u)\" = 0 ]; then install -d -m 0700 /var/lib/ddl/setup; else sudo -n install -d -m "
+         "0700 "
+         "-o \"$(id -un)\" /var/lib/ddl/setup; fi\n";
+    s += "chmod 700 /var/lib/ddl/setup 2>/dev/null\n";
     s += "base=" + shell_quote(base) + "\nwant=" + shell_quote(digest) + "\n";
     s += "if [ \"$(cat \"$base.hash\" 2>/dev/null)\" = \"$want\" ]; then echo ddl-setup:unchanged; exit 0; "
          "fi\n";
@@ -30,7 +33,9 @@ std::string setup_script(const Context& ctx, const NodeState& n, const std::stri
         s += "export " + name + "=" + shell_quote(value) + "\n";
     s += "export DDL_WORKDIR=\"$PWD\" DDL_NODE=" + shell_quote(n.name) + "\n";
     s += "tmp=$(mktemp -d)\ntrap 'rm -rf \"$tmp\"' EXIT\n";
-    s += "echo \"== ddl setup on " + n.name + " $(date -u +%FT%TZ)\" > \"$base.log\"\n";
+    s += "rm -f \"$base.log\"\n";
+    // Made anew under umask 077 in a subshell: the setup programs keep the login's own umask.
+    s += "(umask 077; echo \"== ddl setup on " + n.name + " $(date -u +%FT%TZ)\" > \"$base.log\")\n";
     const auto& programs = ctx.spec.work.setup;
     for (std::size_t i = 0; i < programs.size(); ++i) {
         const std::string idx = std::to_string(i);
@@ -71,7 +76,9 @@ Result<SetupReport> run_setup(Context& ctx, const std::map<std::string, std::str
     if (ctx.spec.work.setup.empty()) return report;
     auto local = local_workdir(ctx);
     if (!local) return local.error();
-    const std::string digest = setup_digest(ctx.spec, *local, env);
+    auto digested = setup_digest(ctx.spec, *local, env);
+    if (!digested) return digested.error();
+    const std::string digest = *digested;
     std::mutex mu;
     std::vector<std::string> failed;
     const auto& nodes = ctx.state.nodes;

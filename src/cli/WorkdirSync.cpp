@@ -4,6 +4,7 @@
 #include "core/Log.hpp"
 #include "provision/NodeFiles.hpp"
 #include "remote/RemoteExecutor.hpp"
+#include "spec/WorkSection.hpp"
 #include "util/Digest.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
@@ -49,8 +50,9 @@ Status prepare_node(Context& ctx, const NodeState& n, const std::string& dir) {
     std::string script = "set -e\nmkdir -p " + shell_quote(dir) +
                          " /var/lib/ddl/sync /var/lib/ddl/setup /var/lib/ddl/jobs/" + ctx.spec.name + "\n" +
                          "chown " + shell_quote(user) + " " + shell_quote(dir) +
-                         " /var/lib/ddl/setup /var/lib/ddl/jobs/" + ctx.spec.name + "\nrm -f " +
-                         shell_quote(marker_path(ctx.spec)) + "\n";
+                         " /var/lib/ddl/setup /var/lib/ddl/jobs/" + ctx.spec.name +
+                         // The setup logs hold what setup printed (tokens, paths): the login user's only.
+                         "\nchmod 700 /var/lib/ddl/setup\nrm -f " + shell_quote(marker_path(ctx.spec)) + "\n";
     auto r = ctx.remote.exec(ctx.endpoint(n), root_shell_command(script), std::chrono::seconds(60));
     if (!r) return r.error();
     if (!r->ok()) return Error{"cannot prepare " + dir + ": " + trim(r->err + r->out)};
@@ -97,7 +99,7 @@ Result<std::map<std::string, std::string>> resolve_spec_env(const Spec& spec) {
 }
 
 std::string remote_workdir(const Spec& spec) {
-    return spec.services.nfs ? spec.services.nfs_mount + "/work" : "/var/lib/ddl/work/" + spec.name;
+    return node_workdir(spec);
 }
 
 Result<std::string> local_workdir(const Context& ctx) {
@@ -138,20 +140,47 @@ std::vector<std::string> files_named_by(const std::string& program, const std::s
         while (starts_with(w, "./"))
             w = w.substr(2);
         if (w.empty() || w.front() == '/' || w.front() == '-' || w.find("..") != std::string::npos) continue;
+        // Anything there but a folder: a link or a FIFO is named too, and setup_digest judges it.
         std::error_code ec;
-        if (fs::is_regular_file(fs::path(workdir) / w, ec) && seen.insert(w).second) out.push_back(w);
+        const fs::path p = fs::path(workdir) / w;
+        if (fs::exists(fs::symlink_status(p, ec)) && !fs::is_directory(p, ec) && seen.insert(w).second)
+            out.push_back(w);
     }
     return out;
 }
 
-std::string setup_digest(const Spec& spec, const std::string& workdir,
-                         const std::map<std::string, std::string>& env) {
+Result<std::string> setup_digest(const Spec& spec, const std::string& workdir,
+                                 const std::map<std::string, std::string>& env) {
+    std::error_code ec;
+    const fs::path root = fs::weakly_canonical(workdir, ec);
     Digest d;
     d.add("setup/1");
-    for (const auto& p : spec.work.setup) {
+    for (std::size_t i = 0; i < spec.work.setup.size(); ++i) {
+        const auto& p = spec.work.setup[i];
         d.add(p);
-        for (const auto& f : files_named_by(p, workdir))
-            d.add(f).add_file(workdir + "/" + f);
+        for (const auto& f : files_named_by(p, workdir)) {
+            d.add(f);
+            const fs::path path = fs::path(workdir) / f;
+            const fs::path real = fs::weakly_canonical(path, ec);
+            const fs::path rel = ec ? fs::path("..") : real.lexically_relative(root);
+            if (rel.empty() || *rel.begin() == "..") {
+                // A link out of the workdir reaches the nodes as a link (rsync -l), so the link is what
+                // setup depends on; what it points at here (/proc/kmsg, a huge file) is not read.
+                const fs::path link = fs::read_symlink(path, ec);
+                d.add("outside").add(ec ? real.string() : link.string());
+                continue;
+            }
+            auto text = read_regular_file(path.string(), k_setup_file_limit);
+            if (!text)
+                return Error{(i < spec.work.setup_lines.size()
+                                  ? "line " + std::to_string(spec.work.setup_lines[i]) + " of the spec, "
+                                  : std::string()) +
+                             "setup[" + std::to_string(i) + "] names " + f + ": " + text.error().message +
+                             "; ddl reads each file setup names (up to " +
+                             std::to_string(k_setup_file_limit >> 20) +
+                             " MiB) to tell whether setup must run again; run a script that uses it instead"};
+            d.add("file").add(*text);
+        }
     }
     for (const auto& [name, value] : env)
         d.add(name).add(value);
@@ -161,6 +190,8 @@ std::string setup_digest(const Spec& spec, const std::string& workdir,
 Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir) {
     auto local = local_workdir(ctx);
     if (!local) return local.error();
+    // Again here: a stored spec's workdir (recorded at deploy) was not checked when it was read.
+    if (auto why = refuse_workdir(ctx.spec, *local)) return Error{why.message + "; " + why.hint};
     (void)write_file_atomic(ctx.cluster_dir() + "/" + k_recorded, *local + "\n");
     SyncReport report;
     report.remote_dir = remote_workdir(ctx.spec);

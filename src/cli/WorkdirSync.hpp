@@ -31,12 +31,18 @@ Result<std::string> local_workdir(const Context& ctx);
 std::vector<std::string> rsync_filters(const std::string& workdir, const std::string& state_dir);
 
 // The words of a setup program that name files of the workdir (as `pip install -r requirements.txt`
-// names requirements.txt): relative paths, "./" dropped, that are regular files under `workdir`.
+// names requirements.txt): relative paths, "./" dropped, that exist under `workdir` and are not folders.
 std::vector<std::string> files_named_by(const std::string& program, const std::string& workdir);
 
-// What setup depends on: the programs, the files they name and the env (values too), as one digest.
-std::string setup_digest(const Spec& spec, const std::string& workdir,
-                         const std::map<std::string, std::string>& env);
+// The most ddl reads of one file a setup program names.
+inline constexpr std::size_t k_setup_file_limit = std::size_t{64} << 20;
+
+// What setup depends on: the programs, the files they name and the env (values too), as one digest. A
+// named file is read (at most k_setup_file_limit bytes, never waiting: util/Files.hpp, read_regular_file)
+// unless it leads out of the workdir, where its link's text counts; an Error names the setup key and the
+// file when it is not a regular file or is larger.
+Result<std::string> setup_digest(const Spec& spec, const std::string& workdir,
+                                 const std::map<std::string, std::string>& env);
 
 struct SyncReport {
     std::string remote_dir;

@@ -233,8 +233,9 @@ ddl::Result<std::vector<HostfileEntry>> parse_hostfile(std::string_view text, co
 }
 
 ddl::Result<std::vector<HostfileEntry>> read_hostfile(const std::string& path) {
-    auto text = read_file_limited(path, 16u << 20);
-    if (!text) return text.error();
+    // A FIFO or a device given as the hostfile would block ddl run forever: refused, as is a huge file.
+    auto text = read_regular_file(path, 16u << 20);
+    if (!text) return ddl::Error{"hostfile: " + text.error().message};
     return parse_hostfile(*text, path);
 }
 

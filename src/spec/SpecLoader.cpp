@@ -110,7 +110,7 @@ public:
                                                         : HostfileFormat::mpich;
         }
         if (auto sm = doc["smoke"]; sm.IsDefined()) read_smoke(m_r, sm, m_s.smoke);
-        read_work(m_r, doc, m_r.file(), m_s.work);
+        read_work(m_r, doc, m_r.file(), m_s);
         read_life(m_r, doc, m_s.life, m_kind);
         read_datasets(m_r, doc, m_r.file(), m_s);
         check_driver_branch(m_r, doc, m_s);

@@ -2,6 +2,7 @@
 
 #include "util/Strings.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -143,14 +144,72 @@ void read_env(SectionReader& r, const YAML::Node& doc, WorkSpec& out) {
 
 } // namespace
 
+std::string node_workdir(const Spec& spec) {
+    return spec.services.nfs ? spec.services.nfs_mount + "/work" : "/var/lib/ddl/work/" + spec.name;
+}
+
+WorkdirRefusal refuse_workdir(const Spec& spec, const std::string& workdir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path w = fs::weakly_canonical(workdir, ec);
+    if (ec) return {};
+    const std::string hint = "point workdir at your project's folder, e.g. \"workdir: .\" beside the spec";
+    static const std::set<std::string> k_system{
+        "/",      "/bin",   "/boot", "/dev", "/etc",       "/home", "/lib",     "/lib32",
+        "/lib64", "/media", "/mnt",  "/opt", "/proc",      "/root", "/run",     "/sbin",
+        "/srv",   "/sys",   "/tmp",  "/usr", "/usr/local", "/var",  "/var/tmp", "/snap"};
+    if (k_system.count(w.string()))
+        return {"workdir " + workdir + " is " + w.string() +
+                    ", a system folder: every sync would copy all of it",
+                hint};
+    if (const char* home = std::getenv("HOME"); home && *home) {
+        const fs::path h = fs::weakly_canonical(home, ec);
+        if (!ec && h == w)
+            return {"workdir " + workdir + " is your home folder (" + w.string() +
+                        "): every sync would copy all of it, keys and credentials included",
+                    hint};
+    }
+    if (!spec.section.get() || spec.section.get()->nodes_are() != "namespaces") return {};
+    const fs::path dest = fs::weakly_canonical(node_workdir(spec), ec);
+    if (ec) return {};
+    auto under = [](const fs::path& inner, const fs::path& outer) {
+        const fs::path rel = inner.lexically_relative(outer);
+        return !rel.empty() && *rel.begin() != "..";
+    };
+    if (under(dest, w))
+        return {"workdir " + workdir + " holds " + dest.string() +
+                    ", where sync copies it (the nodes share this machine's folders): each sync would copy "
+                    "the workdir into itself",
+                "use a folder that does not hold " + dest.string() + ", e.g. your project's folder"};
+    if (under(w, dest))
+        return {"workdir " + workdir + " lies in " + dest.string() +
+                    ", where sync copies it (the nodes share this machine's folders): a sync would delete it",
+                "keep the code outside " + dest.string()};
+    return {};
+}
+
+namespace {
+// Reports refuse_workdir's reason at the workdir key (specs read from a file, whose workdir is checked).
+void check_workdir_place(SectionReader& r, const YAML::Node& doc, const Spec& spec) {
+    const auto& w = spec.work;
+    std::error_code ec;
+    // A workdir that is not a folder was reported by read_workdir already.
+    if (!r.checks_files() || w.workdir.empty() || !std::filesystem::is_directory(w.workdir_path, ec)) return;
+    if (auto why = refuse_workdir(spec, w.workdir_path))
+        r.diags().error(r.pos(doc["workdir"]), why.message, why.hint);
+}
+} // namespace
+
 bool is_settable_env_name(const std::string& name) {
     static const std::set<std::string> k_launcher{
         "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
     return std::regex_match(name, shell_name()) && !starts_with(name, "DDL_") && !k_launcher.count(name);
 }
 
-void read_work(SectionReader& r, const YAML::Node& doc, const std::string& spec_file, WorkSpec& out) {
+void read_work(SectionReader& r, const YAML::Node& doc, const std::string& spec_file, Spec& spec) {
+    WorkSpec& out = spec.work;
     read_workdir(r, doc, spec_file, out);
+    check_workdir_place(r, doc, spec);
     read_setup(r, doc, out);
     read_env(r, doc, out);
     if (!out.setup.empty() && out.workdir.empty() && doc["setup"].IsDefined())

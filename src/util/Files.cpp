@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
@@ -36,6 +37,54 @@ Result<std::string> read_file_limited(const std::string& path, std::size_t limit
         }
     }
     close(fd);
+    return out;
+}
+
+namespace {
+const char* kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    return "not a regular file";
+}
+
+std::string size_limit_text(std::size_t limit) {
+    return limit >= (std::size_t{1} << 20) ? std::to_string(limit >> 20) + " MiB"
+                                           : std::to_string(limit) + " bytes";
+}
+} // namespace
+
+Result<std::string> read_regular_file(const std::string& path, std::size_t limit) {
+    int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return errno_error("cannot read " + path);
+    struct FdCloser {
+        int fd;
+        ~FdCloser() { close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (fstat(fd, &st) != 0) return errno_error("cannot read " + path);
+    if (!S_ISREG(st.st_mode))
+        return Error{path + " is " + kind_of(st.st_mode) + ", not a regular file; name a regular file"};
+    if (static_cast<std::uint64_t>(st.st_size) > limit)
+        return Error{path + " is larger than " + size_limit_text(limit) + " (" + std::to_string(st.st_size) +
+                     " bytes)"};
+    std::string out;
+    char buf[65536];
+    while (true) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return Error{path + " cannot be read without waiting (a kernel or special file); name a "
+                                    "regular file"};
+            return errno_error("cannot read " + path);
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+        // Files of /proc and /sys say they are empty: the limit holds for what they give, too.
+        if (out.size() > limit) return Error{path + " is larger than " + size_limit_text(limit)};
+    }
     return out;
 }
 

@@ -11,6 +11,11 @@ Result<std::string> read_file(const std::string& path);
 // Reads at most `limit` bytes; an Error names the limit when the file is larger.
 Result<std::string> read_file_limited(const std::string& path, std::size_t limit);
 
+// Reads a file a user named (a hostfile, a file setup names) without ever waiting on it: opened
+// non-blocking, it must be a regular file (not a FIFO, a device or a folder) of at most `limit` bytes; an
+// Error names the path and what it is. A file that would block (/proc/kmsg) is an Error too.
+Result<std::string> read_regular_file(const std::string& path, std::size_t limit);
+
 // Writes to a temp file in the same folder, fsyncs, then renames over `path`: readers see the old or
 // the new content, never a mix, also after a crash.
 Status write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0600);

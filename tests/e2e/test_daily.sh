@@ -45,7 +45,9 @@ for node in master worker1; do
   ddl exec --cluster daily --nodes $node -- test -e /shared/work/data 2>/dev/null && fail "the .ddlignored data/ reached $node"
 done
 [ "$(sort setup.count | tr '\n' ' ')" = "master worker1 " ] || fail "setup ran: $(cat setup.count)"
-ok "deploy: the workdir on every node without what .gitignore/.ddlignore name; setup ran once per node"
+perm=$(ddl exec --cluster daily --nodes master -- sh -c 'stat -c %a /var/lib/ddl/setup /var/lib/ddl/setup/daily-*.log | sort -u | paste -sd,')
+[ "$perm" = "[master] 600,700" ] || fail "the setup logs are not 0600 in a 0700 folder: $perm"
+ok "deploy: the workdir on every node without what .gitignore/.ddlignore name; setup ran once per node; its logs 0600 in a 0700 folder"
 
 ddl deploy daily.yaml >d2.log 2>&1 || { cat d2.log; fail "second deploy"; }
 ddl sync daily >s.log 2>&1 || { cat s.log; fail "sync"; }

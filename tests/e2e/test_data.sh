@@ -4,7 +4,8 @@
 # and staged; a stage killed halfway resumes with what arrived; a second stage sends nothing and hashes
 # nothing; a file corrupted on one node (size and mtime kept, so rsync's quick check misses it) is found by
 # its hash and sent again; a changed source shows as stale; jobs (`ddl run`, `ddl run -d`) read the copies
-# through DDL_DATA_<NAME>; a bad datasets section is refused at its line.
+# through DDL_DATA_<NAME>; a bad datasets section is refused at its line. A hostile archive and folder
+# (issue 51: links to the cluster's private key, /etc/shadow, a private folder) put no outside byte on a node.
 source "$(dirname "$0")/lib.sh"
 use_ping_playbook
 command -v rsync >/dev/null || fail "rsync missing (scripts/install-deps.sh installs it)"
@@ -25,6 +26,21 @@ for i in range(20):
 PY
 tar -czf web.tar.gz -C web set
 mkdir serve && mv web.tar.gz serve/
+# The hostile archive: links to the cluster's private key (relative from where it is unpacked,
+# <state>/data/data/hostile/files/set/train/cat, and absolute), to /etc/shadow, a class folder linked to a
+# private folder, and a chain through a link to its own folder that rsync's --safe-links would let through.
+# hostile_dir is the same tree as a folder source.
+mkdir -p private hostile/set/train/cat
+echo "PRIVATE-FOLDER-$$-$RANDOM$RANDOM" >private/p.jpg
+cp imgs/c1/img_0001.jpg imgs/c2/img_0002.jpg hostile/set/train/cat/
+ln -s ../../../../../../id_ed25519 hostile/set/train/cat/key.jpg
+ln -s "$STATE/data/id_ed25519" hostile/set/train/cat/abs_key.jpg
+ln -s /etc/shadow hostile/set/train/cat/shadow.jpg
+ln -s . hostile/set/train/cat/self
+ln -s self/self/self/self/self/self/../../../../../../id_ed25519 hostile/set/train/cat/chain.jpg
+ln -s "$WORK/private" hostile/set/train/dog
+tar -cf serve/hostile.tar -C hostile set
+cp -a hostile/set hostile_dir
 python3 -m http.server --bind 127.0.0.1 --directory serve 0 >http.log 2>&1 &
 HTTP_PID=$!
 trap 'rc=$?; set +e; kill "$HTTP_PID" 2>/dev/null; (exit $rc); cleanup' EXIT
@@ -37,7 +53,9 @@ spec data 3 "datasets:" \
   "  - {name: imgs_shared, source: ./imgs, to: shared}" \
   "  - {name: web, source: \"http://127.0.0.1:$PORT/web.tar.gz\", to: local}" \
   "  - {name: from_shared, source: \"shared:sets/imgs\", to: local}" \
-  "  - {name: packed, source: ./imgs, to: local, convert: shards}"
+  "  - {name: packed, source: ./imgs, to: local, convert: shards}" \
+  "  - {name: hostile, source: \"http://127.0.0.1:$PORT/hostile.tar\", to: local, convert: shards}" \
+  "  - {name: hostile_dir, source: ./hostile_dir, to: local}"
 ddl deploy data.yaml >d.log 2>&1 || { cat d.log; fail "deploy"; }
 
 # A stage killed when rsync has named 400 of the 900 files it sends (3 nodes x 300): what arrived stays,
@@ -98,8 +116,38 @@ for node in master worker1 worker2; do
   cmp -s imgs/c3/img_0123.jpg "$STATE/data/nodes/$node/data/from_shared/c3/img_0123.jpg" || fail "from_shared differs on $node"
 done
 ddl data status data >st2.log 2>&1 || { cat st2.log; fail "status after staging"; }
-[ "$(grep -c ' current ' st2.log)" = 13 ] || { cat st2.log; fail "not every copy is current"; }
+[ "$(grep -c ' current ' st2.log)" = 19 ] || { cat st2.log; fail "not every copy is current"; }
 ok "staged to each node's own disk, to the shared folder once, from an archive over HTTP, from the shared folder and packed into shards; status: current"
+
+expect_in all.log "warning: data hostile: removed 5 link(s) of the archive that lead out of it" "the hostile archive's links were not removed"
+expect_in all.log "warning: data hostile_dir: 5 link(s) lead out of $WORK/hostile_dir and are not copied" "hostile_dir's links were not named"
+python3 - "$STATE" <<'PY' || fail "a byte of a file outside a hostile dataset reached a node"
+import os, sys
+state = sys.argv[1]
+secrets = [open(os.path.join(state, "data", "id_ed25519"), "rb").read().strip(), open("private/p.jpg", "rb").read().strip()]
+try:
+    secrets.append(open("/etc/shadow", "rb").read().strip())
+except OSError:
+    pass
+for node in ("master", "worker1", "worker2"):
+    for name, want in (("hostile", 3), ("hostile_dir", 2)):
+        top = os.path.realpath(os.path.join(state, "data", "nodes", node, "data", name))
+        files = 0
+        for d, dirs, names in os.walk(top):
+            for f in names + dirs:
+                p = os.path.join(d, f)
+                if os.path.islink(p):
+                    assert os.path.realpath(p).startswith(top + os.sep), (p, os.readlink(p))
+                elif os.path.isfile(p) and ".ddl-partial" not in p:
+                    files += 1
+                    data = open(p, "rb").read()
+                    assert not any(s and s in data for s in secrets), (p, "holds an outside file's bytes")
+        assert files == want, (node, name, files)
+PY
+out=$(ddl exec --cluster data --nodes worker1 -- python3 -c 'import tarfile
+t = tarfile.open("/var/lib/ddl/data/hostile/shards/shard-000000.tar"); print(len(t.getnames()))')
+[ "$out" = "[worker1] 4" ] || fail "the hostile archive's shard on worker1 holds more than its 2 images: $out"
+ok "a hostile archive and folder (links to the cluster key, /etc/shadow, a private folder, a --safe-links-passing chain): links removed or skipped with a warning, no outside byte on any node"
 
 ddl --output json data stage data >again.json 2>again.log || { cat again.log; fail "second stage"; }
 python3 - again.json <<'PY' || { cat again.log; fail "a second stage sent or hashed something"; }

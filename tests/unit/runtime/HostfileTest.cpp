@@ -1,6 +1,9 @@
 #include "runtime/Hostfile.hpp"
 
+#include "util/Files.hpp"
+
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 using namespace ddl::runtime;
 
@@ -120,4 +123,14 @@ TEST_CASE("slots summed over repeated lines stay within the limit (fuzzing)") {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find("hf:2: error: 'i' has 92920 slots over all its lines; at most 65536") !=
           std::string::npos);
+}
+
+TEST_CASE("a hostfile that is a FIFO is refused at once instead of waiting for a writer") {
+    ddl::TempDir dir;
+    const std::string fifo = dir.path() + "/hosts";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    auto hosts = read_hostfile(fifo);
+    REQUIRE_FALSE(hosts.ok());
+    CHECK(hosts.error().message ==
+          "hostfile: " + fifo + " is a FIFO, not a regular file; name a regular file");
 }

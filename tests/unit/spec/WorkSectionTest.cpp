@@ -4,6 +4,7 @@
 #include "util/Files.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 
 using namespace ddl;
@@ -96,4 +97,54 @@ TEST_CASE("a workdir of a spec named without a folder is found from the current 
     std::filesystem::current_path(before);
     REQUIRE(r.spec);
     CHECK(r.spec->work.workdir_path == dir.path() + "/code");
+}
+
+TEST_CASE("a workdir that is a system folder is refused at its line") {
+    for (const std::string w : {"/", "/etc", "/usr", "/root"}) {
+        auto r = load_spec_string(k_head + "workdir: " + w + "\n", "cluster.yaml");
+        INFO(w);
+        CHECK_FALSE(r.spec);
+        CHECK(r.diagnostics.format_text().find("cluster.yaml:4:10: error: workdir " + w + " is " + w +
+                                               ", a system folder: every sync would copy all of it") !=
+              std::string::npos);
+    }
+}
+
+TEST_CASE("a workdir that is the home folder itself is refused, a folder in it is not") {
+    TempDir home;
+    std::filesystem::create_directory(home.path() + "/project");
+    const char* was = std::getenv("HOME");
+    const std::string saved = was ? was : "";
+    setenv("HOME", home.path().c_str(), 1);
+    auto r = load_spec_string(k_head + "workdir: .\n", home.path() + "/cluster.yaml");
+    auto ok = load_spec_string(k_head + "workdir: project\n", home.path() + "/cluster.yaml");
+    if (was)
+        setenv("HOME", saved.c_str(), 1);
+    else
+        unsetenv("HOME");
+    CHECK_FALSE(r.spec);
+    CHECK(r.diagnostics.format_text().find("error: workdir " + home.path() + " is your home folder") !=
+          std::string::npos);
+    CHECK(ok.spec);
+}
+
+TEST_CASE("a workdir that holds or lies in the folder namespace nodes are synced to is refused at its line") {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() + "/shared/work/code");
+    const std::string services = "services: {nfs: {enabled: true, mount: " + dir.path() + "/shared}}\n";
+    auto holds = load_in(dir, services + "workdir: .\n");
+    CHECK_FALSE(holds.spec);
+    const auto text = holds.diagnostics.format_text();
+    CHECK(text.find("cluster.yaml:5:10: error: workdir " + dir.path() + " holds " + dir.path() +
+                    "/shared/work, where sync copies it") != std::string::npos);
+    CHECK(text.find("hint: use a folder that does not hold " + dir.path() + "/shared/work") !=
+          std::string::npos);
+    auto inside = load_in(dir, services + "workdir: shared/work/code\n");
+    CHECK_FALSE(inside.spec);
+    CHECK(inside.diagnostics.format_text().find("lies in " + dir.path() + "/shared/work") !=
+          std::string::npos);
+    // Container nodes have folders of their own: the same place is no copy into itself.
+    auto containers = load_in(dir, "local: {nodes_as: containers}\n" + services + "workdir: .\n");
+    INFO(containers.diagnostics.format_text());
+    CHECK(containers.spec);
 }

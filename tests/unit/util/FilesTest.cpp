@@ -31,6 +31,28 @@ TEST_CASE("read_file_limited refuses a file over its limit") {
     CHECK(r.error().message.find("larger than 1 MiB") != std::string::npos);
 }
 
+TEST_CASE(
+    "read_regular_file refuses a FIFO without waiting for a writer, a folder, and a file over its limit") {
+    TempDir dir;
+    const std::string fifo = dir.path() + "/hostfile";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    auto r = read_regular_file(fifo, 1024);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == fifo + " is a FIFO, not a regular file; name a regular file");
+    auto d = read_regular_file(dir.path(), 1024);
+    REQUIRE_FALSE(d);
+    CHECK(d.error().message == dir.path() + " is a folder, not a regular file; name a regular file");
+    // A sparse file of 2 GB is refused from its size, before a byte is read.
+    const std::string sparse = dir.path() + "/sparse";
+    REQUIRE(write_file_atomic(sparse, "").ok());
+    REQUIRE(truncate(sparse.c_str(), off_t{2} << 30) == 0);
+    auto big = read_regular_file(sparse, std::size_t{64} << 20);
+    REQUIRE_FALSE(big);
+    CHECK(big.error().message == sparse + " is larger than 64 MiB (2147483648 bytes)");
+    REQUIRE(write_file_atomic(dir.path() + "/ok", "hello").ok());
+    CHECK(*read_regular_file(dir.path() + "/ok", 5) == "hello");
+}
+
 TEST_CASE("TempDir removes its folder and content") {
     std::string p;
     {
