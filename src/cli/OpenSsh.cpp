@@ -49,7 +49,7 @@ const NodeState* find_node_or_explain(const Context& ctx, const std::string& nod
     std::vector<std::string> names;
     for (const auto& x : ctx.state.nodes)
         names.push_back(x.name);
-    std::cerr << who << ": no node \"" << node << "\" in cluster " << ctx.state.cluster
+    std::cerr << who << ": no node \"" << printable_utf8(node, 64) << "\" in cluster " << ctx.state.cluster
               << "\nhint: nodes are " << join(names, ", ") << "\n";
     return nullptr;
 }
