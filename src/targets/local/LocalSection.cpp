@@ -43,8 +43,15 @@ public:
                                 "e.g. 10.231.0.0/24");
             else if (!c->host_bits_zero())
                 r.diags().error(r.pos(n["subnet"]), "local.subnet has host bits set (got \"" + *x + "\")");
-            else
+            else {
+                // Kept even when refused: a stored spec (an older ddl deployed it) still reads as deployed.
                 l.subnet = c->text();
+                if (auto block = unusable_v4_block(*c))
+                    r.diags().error(r.pos(n["subnet"]),
+                                    "local.subnet " + *x + " is in the " + *block +
+                                        " block, whose addresses cannot be given to nodes",
+                                    "use a private range, e.g. 10.231.0.0/24");
+            }
         }
         r.rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
         if (auto x = r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
