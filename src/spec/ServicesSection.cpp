@@ -29,8 +29,19 @@ std::optional<std::string> system_folder_under(const std::string& path) {
     return std::nullopt;
 }
 
+namespace {
+
+// A service that is on, where the target's nodes cannot run it, is refused at its `enabled` key.
+void refuse_where_unavailable(SectionReader& r, const YAML::Node& n, const Spec& spec, const TargetKind* kind,
+                              const std::string& service) {
+    if (!kind) return;
+    if (auto no = kind->refuse_service(spec, service))
+        r.diags().error(r.pos(n["enabled"]), no->message, no->hint);
+}
+
+} // namespace
+
 void read_services(SectionReader& r, const YAML::Node& n, Spec& spec, const TargetKind* kind) {
-    (void)kind;
     if (!r.expect_map(n, "services")) return;
     r.check_keys(n, "services", {"nfs", "jupyter", "monitoring"});
     auto& s = spec.services;
@@ -54,11 +65,13 @@ void read_services(SectionReader& r, const YAML::Node& n, Spec& spec, const Targ
             s.jupyter_install = *i;
         if (auto v = r.integer(x, "port", "services.jupyter", 1024, 65535))
             s.jupyter_port = static_cast<int>(*v);
+        if (s.jupyter) refuse_where_unavailable(r, x, spec, kind, "jupyter");
     }
     if (auto x = n["monitoring"]; x.IsDefined() && r.expect_map(x, "services.monitoring")) {
         r.check_keys(x, "services.monitoring", {"enabled", "grafana"});
         if (auto b = r.boolean(x, "enabled", "services.monitoring")) s.monitoring = *b;
         if (auto b = r.boolean(x, "grafana", "services.monitoring")) s.grafana = *b;
+        if (s.monitoring) refuse_where_unavailable(r, x, spec, kind, "monitoring");
     }
 }
 

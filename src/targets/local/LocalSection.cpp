@@ -99,6 +99,17 @@ public:
                        "a container node cannot run containers itself here; use local.nodes_as: "
                        "namespaces (the default) for training containers"};
     }
+    // Namespace nodes share this machine's file system and init: the playbook gives them the base roles only
+    // (playbooks/site.yml, ddl_base_only), so a service installed there would be this machine's own.
+    std::optional<Refusal> refuse_service(const Spec& spec, const std::string& service) const override {
+        if (spec.target_section<LocalSpec>().nodes_as == "containers") return std::nullopt;
+        const std::string what = service == "jupyter" ? "JupyterLab" : service;
+        return Refusal{"services." + service +
+                           " cannot run on local namespace nodes: they share this "
+                           "machine's file system and services, so ddl installs no " +
+                           what + " on them",
+                       "set local.nodes_as: containers, or switch services." + service + " off"};
+    }
     // podman (with runc) is the engine that runs on the machine the local target uses; docker does not.
     std::string default_container_engine() const override { return "podman"; }
     std::optional<Refusal> refuse_container_engine(const std::string& engine) const override {
