@@ -39,6 +39,9 @@ void exec_openssh(std::vector<std::string> argv, const std::string& who) {
         cargv.push_back(s.data());
     cargv.push_back(nullptr);
     log::debug("exec: " + shell_join(argv));
+    // What ddl printed so far must not be lost with this process image.
+    std::cout.flush();
+    std::cerr.flush();
     execvp("ssh", cargv.data());
     std::cerr << who << ": cannot run ssh (install openssh-client)\n";
     std::exit(exit_code::k_failure);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace ddl::redaction {
 namespace {
@@ -85,6 +86,17 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
     for (const auto& s : secrets)
         mask(text, s);
     return redact(std::move(text));
+}
+
+void write_unredacted(std::ostream& stream, const std::string& text) {
+    stream.flush();
+    auto* buf = dynamic_cast<RedactingStreambuf*>(stream.rdbuf());
+    if (!buf) {
+        stream << text << std::flush;
+        return;
+    }
+    buf->target()->sputn(text.data(), static_cast<std::streamsize>(text.size()));
+    buf->target()->pubsync();
 }
 
 RedactingStreambuf::~RedactingStreambuf() {

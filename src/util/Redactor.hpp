@@ -20,6 +20,10 @@ std::string redact(std::string text);
 // `text` with each of `secrets` (any length but empty) replaced by "***", then redact().
 std::string redact(std::string text, const std::vector<std::string>& secrets);
 
+// Writes `text` to `stream` unmasked, after what the stream already holds: for the few places where a
+// command hands a secret to its user on purpose (`ddl tunnel`'s token URL, `ddl status --show-secrets`).
+void write_unredacted(std::ostream& stream, const std::string& text);
+
 // A stream buffer that passes what is written to `target` a line at a time (at '\n' or '\r'), each line
 // redacted, and the rest when flushed. Holding a line back until its end means a secret written in
 // pieces is still masked. Writes are serialised: threads may share one.

@@ -88,3 +88,18 @@ TEST_CASE("threads writing whole lines through one redacting stream do not mix t
         CHECK(l.rfind("line from thread ", 0) == 0);
     CHECK(count == 400);
 }
+
+TEST_CASE("write_unredacted hands a secret over on purpose, after what the stream held, and masks nothing "
+          "else") {
+    const std::string secret = "RTSECRET-on-purpose-31a9";
+    redaction::register_secret(secret);
+    std::ostringstream target;
+    std::ostream out(target.rdbuf());
+    {
+        redaction::StreamRedaction r(out);
+        out << "before " << secret << " ";
+        redaction::write_unredacted(out, "url?token=" + secret + "\n");
+        out << "after " << secret << "\n";
+    }
+    CHECK(target.str() == "before *** url?token=" + secret + "\nafter ***\n");
+}
