@@ -5,6 +5,7 @@
 #include "cli/OptionChecks.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
+#include "util/Redactor.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -105,7 +106,7 @@ std::optional<std::string> unknown_command(const CLI::App& app, const std::vecto
         const bool prefix = sub->get_name().rfind(word, 0) == 0;
         if (edit_distance(word, sub->get_name()) <= limit || prefix) near.push_back(sub->get_name());
     }
-    std::string message = "ddl: \"" + word + "\" is not a ddl command";
+    std::string message = "ddl: \"" + printable_utf8(word, 40) + "\" is not a ddl command";
     if (!near.empty()) message += "\nhint: did you mean " + join(near, " or ") + "?";
     return message + "\n`ddl --help` lists the commands";
 }
@@ -113,6 +114,10 @@ std::optional<std::string> unknown_command(const CLI::App& app, const std::vecto
 } // namespace
 
 int run_app(int argc, char** argv) {
+    // Everything ddl prints (messages, JSON, help, diagnostics) passes the redactor the log uses: a secret
+    // registered anywhere (a token, a value the spec's env: reads from here) never reaches the terminal.
+    redaction::StreamRedaction redact_out(std::cout);
+    redaction::StreamRedaction redact_err(std::cerr);
     CLI::App app{"ddl — one cluster spec to a working GPU cluster for distributed deep learning", "ddl"};
     app.set_version_flag("--version", std::string("ddl ") + DDL_VERSION);
     app.require_subcommand(1);

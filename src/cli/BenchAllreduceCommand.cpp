@@ -4,6 +4,7 @@
 #include "cli/Launch.hpp"
 #include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
+#include "util/Format.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
@@ -111,24 +112,26 @@ void print_csv(const nlohmann::json& out) {
 
 void print_text(const nlohmann::json& out, std::uint64_t link_bps) {
     double limit_gbs = static_cast<double>(link_bps) / 8e9;
-    std::printf("# allreduce on cluster %s: %d ranks, backend %s (%s buffers), float32 sum; GB/s = 1e9 B/s\n",
-                out["cluster"].get<std::string>().c_str(), out["ranks"].get<int>(),
-                out["backend"].get<std::string>().c_str(), out.value("buffers", "host").c_str());
+    std::cout << strprintf(
+        "# allreduce on cluster %s: %d ranks, backend %s (%s buffers), float32 sum; GB/s = 1e9 B/s\n",
+        out["cluster"].get<std::string>().c_str(), out["ranks"].get<int>(),
+        out["backend"].get<std::string>().c_str(), out.value("buffers", "host").c_str());
     if (limit_gbs > 0)
-        std::printf("# limit: links of %s -> ring time >= 2(N-1)/N * S/B, busbw <= %.4f GB/s\n",
-                    format_rate(link_bps).c_str(), limit_gbs);
+        std::cout << strprintf("# limit: links of %s -> ring time >= 2(N-1)/N * S/B, busbw <= %.4f GB/s\n",
+                               format_rate(link_bps).c_str(), limit_gbs);
     else
-        std::printf("# limit: link bandwidth unknown (pass --link-gbit to compare)\n");
-    std::printf("%14s %12s %12s %12s %14s %9s %7s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-                "limit_time(us)", "of_limit", "wrong");
+        std::cout << strprintf("# limit: link bandwidth unknown (pass --link-gbit to compare)\n");
+    std::cout << strprintf("%14s %12s %12s %12s %14s %9s %7s\n", "size(B)", "time(us)", "algbw(GB/s)",
+                           "busbw(GB/s)", "limit_time(us)", "of_limit", "wrong");
     for (const auto& r : out["results"]) {
-        std::printf("%14lld %12.1f %12.4f %12.4f", r.value("size", 0LL), r.value("time_us", 0.0),
-                    r.value("algbw", 0.0), r.value("busbw", 0.0));
+        std::cout << strprintf("%14lld %12.1f %12.4f %12.4f", r.value("size", 0LL), r.value("time_us", 0.0),
+                               r.value("algbw", 0.0), r.value("busbw", 0.0));
         if (r.contains("limit_time_us"))
-            std::printf(" %14.1f %8.1f%%", r.value("limit_time_us", 0.0), 100.0 * r.value("of_limit", 0.0));
+            std::cout << strprintf(" %14.1f %8.1f%%", r.value("limit_time_us", 0.0),
+                                   100.0 * r.value("of_limit", 0.0));
         else
-            std::printf(" %14s %9s", "-", "-");
-        std::printf(" %7lld\n", r.value("wrong", 0LL));
+            std::cout << strprintf(" %14s %9s", "-", "-");
+        std::cout << strprintf(" %7lld\n", r.value("wrong", 0LL));
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <mutex>
 
 namespace ddl::cli {
@@ -74,8 +75,8 @@ Status ensure_bench_dataset(Context& ctx, const BenchDataset& d, const std::stri
         auto r = run_on(ctx, *master_of(ctx), unless_present(shared, generate_into(d, shared, python)),
                         generate_timeout(d));
         if (!r) return Error{"making the dataset in the shared folder: " + r.error().message};
-        std::fprintf(stderr, "dataset %s: %s on the master (%s)\n", d.name().c_str(),
-                     ends_with(*r, "made") ? "generated" : "present", shared.c_str());
+        std::cerr << "dataset " << d.name() << ": " << (ends_with(*r, "made") ? "generated" : "present")
+                  << " on the master (" << shared << ")\n";
     }
     if (source != "local") return {};
     // A plain copy from the shared folder (or the generator where there is none), every node at once.
@@ -102,9 +103,9 @@ Status ensure_bench_dataset(Context& ctx, const BenchDataset& d, const std::stri
             return Error{"copying the dataset to the nodes' disks: " + results[i].error().message};
         made += ends_with(said[i], "made") ? 1 : 0;
     }
-    std::fprintf(stderr, "dataset %s: %s on %d of %zu node(s) at %s\n", d.name().c_str(),
-                 ctx.spec.services.nfs ? "copied from the shared folder" : "generated", made, nodes.size(),
-                 local.c_str());
+    std::cerr << "dataset " << d.name() << ": "
+              << (ctx.spec.services.nfs ? "copied from the shared folder" : "generated") << " on " << made
+              << " of " << nodes.size() << " node(s) at " << local << "\n";
     return {};
 }
 

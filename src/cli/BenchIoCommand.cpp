@@ -8,6 +8,8 @@
 #include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Files.hpp"
+#include "util/Format.hpp"
+#include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -100,8 +102,9 @@ Status run_sweep(Context& ctx, const IoBenchArgs& b, const IoSweep& sw, std::str
                     if (n == 1) base = r.images_per_s;
                     r.efficiency = base > 0 ? r.images_per_s / (n * base) : 0;
                     if (b.output == "text")
-                        std::fprintf(stderr, "  %-6s %-6s workers %2d nodes %2d: %9.1f images/s %8.2f MB/s\n",
-                                     source.c_str(), format.c_str(), workers, n, r.images_per_s, r.mb_per_s);
+                        std::cerr << strprintf(
+                            "  %-6s %-6s workers %2d nodes %2d: %9.1f images/s %8.2f MB/s\n", source.c_str(),
+                            format.c_str(), workers, n, r.images_per_s, r.mb_per_s);
                     rows.push_back(std::move(r));
                 }
             }

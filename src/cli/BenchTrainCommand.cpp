@@ -14,6 +14,7 @@
 #include "cli/TrainBench.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Files.hpp"
+#include "util/Format.hpp"
 #include "util/Net.hpp"
 #include "util/Strings.hpp"
 
@@ -156,9 +157,9 @@ Status read_series(const TrainBenchArgs& b, Sweep& sw) {
             if (kind != "none" && kind != "fp16" && kind != "powersgd" && kind != "topk")
                 return Error{"--compression " + k + ": give none, fp16, powersgd[:rank=R] or topk[:ratio=F]"};
             if (kind == "topk" && name != "ddl") {
-                std::fprintf(stderr,
-                             "ddl bench train: %s with --comm %s skipped: PyTorch has no top-k hook\n",
-                             k.c_str(), name.c_str());
+                std::cerr << strprintf(
+                    "ddl bench train: %s with --comm %s skipped: PyTorch has no top-k hook\n", k.c_str(),
+                    name.c_str());
                 continue;
             }
             sw.series.push_back({name, k, false});
@@ -253,8 +254,7 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                         }
                         TrainRow r = row_of(*j, bw, n, batch);
                         if (b.format == "text")
-                            std::fprintf(
-                                stderr,
+                            std::cerr << strprintf(
                                 "  %-10s %-8s %-16s%s nodes %2d round %d batch %4d: %9.1f samples/s%s\n",
                                 bw.c_str(), r.comm.c_str(), r.compression.c_str(),
                                 b.data.empty() ? "" : (" " + r.input).c_str(), n, round, batch,

@@ -26,7 +26,8 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
         return loaded.spec->name;
     }
     if (!is_dns_label(ref))
-        return Error{"\"" + ref + "\" is not a cluster name (lowercase letters, digits, '-')"};
+        return Error{"\"" + printable_utf8(ref, 64) +
+                     "\" is not a cluster name (lowercase letters, digits, '-')"};
     return ref;
 }
 

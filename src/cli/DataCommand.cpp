@@ -6,6 +6,7 @@
 #include "cli/Datasets.hpp"
 #include "cli/Invoke.hpp"
 #include "core/Diagnostics.hpp"
+#include "util/Format.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -103,9 +104,9 @@ int status(Invocation& inv, const DataArgs& a) {
         nlohmann::json nodes = nlohmann::json::array();
         for (const auto& n : *r) {
             if (!inv.g.json)
-                std::printf("%-16s %-6s %-40s %-12s %-10s %s\n", d->name.c_str(),
-                            d->to_shared ? "shared" : "local", dataset_path(ctx.spec, *d).c_str(),
-                            n.node.c_str(), n.state.c_str(), n.staged_at.c_str());
+                std::cout << strprintf("%-16s %-6s %-40s %-12s %-10s %s\n", d->name.c_str(),
+                                       d->to_shared ? "shared" : "local", dataset_path(ctx.spec, *d).c_str(),
+                                       n.node.c_str(), n.state.c_str(), n.staged_at.c_str());
             nodes.push_back({{"node", n.node}, {"state", n.state}, {"staged_at", n.staged_at}});
             if (n.state != "current" && n.state != "staged") rc = exit_code::k_failure;
         }

@@ -6,6 +6,7 @@
 #include "cli/Cordon.hpp"
 #include "cli/HealthChecks.hpp"
 #include "core/Diagnostics.hpp"
+#include "util/Format.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -37,15 +38,16 @@ void print_table(const std::vector<Finding>& findings, bool all) {
         wn = std::max(wn, f.node.size());
         wc = std::max(wc, f.check.size());
     }
-    std::printf("%-*s  %-*s  %-6s %s\n", static_cast<int>(wn), "NODE", static_cast<int>(wc), "CHECK",
-                "STATUS", "FOUND / EXPECTED / WHAT TO DO");
+    std::cout << strprintf("%-*s  %-*s  %-6s %s\n", static_cast<int>(wn), "NODE", static_cast<int>(wc),
+                           "CHECK", "STATUS", "FOUND / EXPECTED / WHAT TO DO");
     for (const auto& f : findings) {
         if (!all && f.status == HealthStatus::passed) continue;
-        std::printf("%-*s  %-*s  %-6s %s\n", static_cast<int>(wn), f.node.c_str(), static_cast<int>(wc),
-                    f.check.c_str(), health_status_name(f.status), f.found.c_str());
+        std::cout << strprintf("%-*s  %-*s  %-6s %s\n", static_cast<int>(wn), f.node.c_str(),
+                               static_cast<int>(wc), f.check.c_str(), health_status_name(f.status),
+                               f.found.c_str());
         const std::string pad(wn + wc + 12, ' ');
-        if (!f.expected.empty()) std::printf("%sexpected: %s\n", pad.c_str(), f.expected.c_str());
-        if (!f.fix.empty()) std::printf("%sfix: %s\n", pad.c_str(), f.fix.c_str());
+        if (!f.expected.empty()) std::cout << strprintf("%sexpected: %s\n", pad.c_str(), f.expected.c_str());
+        if (!f.fix.empty()) std::cout << strprintf("%sfix: %s\n", pad.c_str(), f.fix.c_str());
     }
 }
 
@@ -105,11 +107,12 @@ int doctor(const Invocation& inv, const DoctorArgs& a) {
             n_warn += f.status == HealthStatus::warning ? 1 : 0;
         }
         if (n_failed + n_warn > 0 || a.all) print_table(findings, a.all);
-        std::printf("cluster %s: %zu checks on %zu nodes, %zu failed, %zu warnings\n",
-                    ctx.state.cluster.c_str(), findings.size(), ctx.state.nodes.size(), n_failed, n_warn);
+        std::cout << strprintf("cluster %s: %zu checks on %zu nodes, %zu failed, %zu warnings\n",
+                               ctx.state.cluster.c_str(), findings.size(), ctx.state.nodes.size(), n_failed,
+                               n_warn);
         if (!cordoned.empty())
-            std::printf("cordoned %s: no rank runs there until `ddl uncordon`\n",
-                        join(cordoned, ", ").c_str());
+            std::cout << strprintf("cordoned %s: no rank runs there until `ddl uncordon`\n",
+                                   join(cordoned, ", ").c_str());
     }
     return failed ? exit_code::k_failure : exit_code::k_ok;
 }

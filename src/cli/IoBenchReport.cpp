@@ -6,6 +6,7 @@
 #include "util/Strings.hpp"
 
 #include <cstdio>
+#include <iostream>
 
 namespace ddl::cli {
 namespace {
@@ -107,17 +108,21 @@ IoTables tabulate_io(const std::string& cluster, const IoBenchArgs& b, const std
 
 void print_io_table(const IoBenchArgs& b, const std::string& cache, const std::vector<IoRow>& rows,
                     const std::string& written) {
-    std::printf(
-        "# %s: one pass over dataset %s (%d JPEGs, %d classes), each node reading its share through a "
-        "PyTorch DataLoader (batch %d, %s); images/s and MB/s of JPEG over all nodes (the slowest node "
-        "ends the pass); efficiency = thr(N) / (N * thr(1)); %s\n",
-        b.decode ? "read and decode" : "read only (no decode)", b.dataset.name().c_str(), b.dataset.images,
-        b.dataset.classes, b.batch,
-        b.decode ? ("decoded with PIL, random crop to " + std::to_string(b.image_size) + "px").c_str()
-                 : "bytes only",
-        cache.c_str());
-    std::printf("%-7s %-7s %8s %6s %12s %10s %8s   %s\n", "source", "format", "workers", "nodes", "images/s",
-                "MB/s", "effic.", "per node images/s");
+    // Through std::cout, not printf: what ddl prints passes the shared redactor (util/Redactor.hpp).
+    std::cout << "# " << (b.decode ? "read and decode" : "read only (no decode)")
+              << ": one pass over dataset " << b.dataset.name() << " (" << b.dataset.images << " JPEGs, "
+              << b.dataset.classes
+              << " classes), each node reading its share through a PyTorch DataLoader (batch " << b.batch
+              << ", "
+              << (b.decode ? "decoded with PIL, random crop to " + std::to_string(b.image_size) + "px"
+                           : std::string("bytes only"))
+              << "); images/s and MB/s of JPEG over all nodes (the slowest node ends the pass); efficiency = "
+                 "thr(N) / (N * thr(1)); "
+              << cache << "\n";
+    char line[160];
+    std::snprintf(line, sizeof line, "%-7s %-7s %8s %6s %12s %10s %8s   ", "source", "format", "workers",
+                  "nodes", "images/s", "MB/s", "effic.");
+    std::cout << line << "per node images/s\n";
     for (const auto& r : rows) {
         std::string per;
         char buf[64];
@@ -126,10 +131,11 @@ void print_io_table(const IoBenchArgs& b, const std::string& cache, const std::v
                           p.images_per_s);
             per += buf;
         }
-        std::printf("%-7s %-7s %8d %6d %12.1f %10.2f %7.1f%%   %s\n", r.source.c_str(), r.format.c_str(),
-                    r.workers, r.nodes, r.images_per_s, r.mb_per_s, 100 * r.efficiency, per.c_str());
+        std::snprintf(line, sizeof line, "%-7s %-7s %8d %6d %12.1f %10.2f %7.1f%%   ", r.source.c_str(),
+                      r.format.c_str(), r.workers, r.nodes, r.images_per_s, r.mb_per_s, 100 * r.efficiency);
+        std::cout << line << per << "\n";
     }
-    std::printf("# wrote %s\n", written.c_str());
+    std::cout << "# wrote " << written << "\n";
 }
 
 std::string write_io_files(const IoBenchArgs& b, const IoSweep& sw, const std::vector<IoRow>& rows,

@@ -67,14 +67,20 @@ Result<std::vector<JobRecord>> parse_job_records(const std::string& json) {
 }
 
 std::string job_table(const std::vector<JobRecord>& jobs) {
+    // Every field but the id is text from the master's records (a name and a command the submitter chose):
+    // escape codes in them are shown escaped, never sent to the terminal.
     auto row = [](const std::string& id, const std::string& name, const std::string& state,
                   const std::string& ranks, const std::string& started, const std::string& ended,
                   const std::string& exit, const std::string& command) {
+        auto shown = [](const std::string& text) { return printable_utf8(text, std::string::npos); };
+        std::string cells[] = {shown(id),    printable_utf8(name, 16), shown(state),
+                               shown(ranks), shown(started),           shown(ended),
+                               shown(exit)};
         char buf[512];
-        std::snprintf(buf, sizeof buf, "%-4s %-16s %-10s %-5s %-20s %-20s %-9s ", id.c_str(),
-                      name.substr(0, 16).c_str(), state.c_str(), ranks.c_str(), started.c_str(),
-                      ended.c_str(), exit.c_str());
-        return std::string(buf) + command + "\n";
+        std::snprintf(buf, sizeof buf, "%-4s %-16s %-10s %-5s %-20s %-20s %-9s ", cells[0].c_str(),
+                      cells[1].c_str(), cells[2].c_str(), cells[3].c_str(), cells[4].c_str(),
+                      cells[5].c_str(), cells[6].c_str());
+        return std::string(buf) + shown(command) + "\n";
     };
     std::string out = row("ID", "NAME", "STATE", "RANKS", "STARTED", "ENDED", "EXIT", "COMMAND");
     for (const auto& j : jobs) {

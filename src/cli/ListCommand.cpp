@@ -9,6 +9,8 @@
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "state/StateStore.hpp"
+#include "util/Format.hpp"
+#include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -150,9 +152,9 @@ int list(const Invocation& inv) {
         idles = idles || r.idle.has_value();
     }
     // The idle column only where the idle clock of a cluster was read (`ddl status`, `ddl gc --expired`).
-    std::printf("%-24s %-12s %5s %6s  %-28s %-s%s%s\n", "NAME", "TARGET", "NODES", "AGE", "STATE",
-                leases || idles ? "LOCK                 " : "LOCK", leases ? "LEASE LEFT" : "",
-                idles ? (leases ? " IDLE" : "IDLE") : "");
+    std::cout << strprintf("%-24s %-12s %5s %6s  %-28s %-s%s%s\n", "NAME", "TARGET", "NODES", "AGE", "STATE",
+                           leases || idles ? "LOCK                 " : "LOCK", leases ? "LEASE LEFT" : "",
+                           idles ? (leases ? " IDLE" : "IDLE") : "");
     for (const auto& r : rows) {
         std::string lock = r.lock ? "held by " + *r.lock : "-";
         std::string lease;
@@ -163,10 +165,10 @@ int list(const Invocation& inv) {
         if (leases) lease = !r.lease_end ? "-" : *r.lease_end > now ? time_left(*r.lease_end, now) : "ended";
         if (leases && idles) lease.resize(std::max<std::size_t>(lease.size(), 10), ' ');
         if (idles) lease += (leases ? " " : "") + idle_cell(r.idle, now);
-        std::printf("%-24s %-12s %5d %6s  %-28s %s%s\n", r.name.c_str(),
-                    r.target.empty() ? "-" : r.target.c_str(), r.nodes,
-                    r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(), lock.c_str(),
-                    lease.c_str());
+        std::cout << strprintf("%-24s %-12s %5d %6s  %-28s %s%s\n", r.name.c_str(),
+                               r.target.empty() ? "-" : r.target.c_str(), r.nodes,
+                               r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(), lock.c_str(),
+                               lease.c_str());
     }
     return exit_code::k_ok;
 }

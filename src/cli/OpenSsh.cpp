@@ -39,6 +39,9 @@ void exec_openssh(std::vector<std::string> argv, const std::string& who) {
         cargv.push_back(s.data());
     cargv.push_back(nullptr);
     log::debug("exec: " + shell_join(argv));
+    // What ddl printed so far must not be lost with this process image.
+    std::cout.flush();
+    std::cerr.flush();
     execvp("ssh", cargv.data());
     std::cerr << who << ": cannot run ssh (install openssh-client)\n";
     std::exit(exit_code::k_failure);
@@ -49,7 +52,7 @@ const NodeState* find_node_or_explain(const Context& ctx, const std::string& nod
     std::vector<std::string> names;
     for (const auto& x : ctx.state.nodes)
         names.push_back(x.name);
-    std::cerr << who << ": no node \"" << node << "\" in cluster " << ctx.state.cluster
+    std::cerr << who << ": no node \"" << printable_utf8(node, 64) << "\" in cluster " << ctx.state.cluster
               << "\nhint: nodes are " << join(names, ", ") << "\n";
     return nullptr;
 }

@@ -11,7 +11,9 @@
 #include "provision/Pipeline.hpp"
 #include "remote/RemoteExecutor.hpp"
 #include "targets/Registry.hpp"
+#include "util/Format.hpp"
 #include "util/Net.hpp"
+#include "util/Redactor.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -115,32 +117,37 @@ int status(const Invocation& inv, const StatusArgs& a) {
         j["idle"] = idle ? idle_json_at(*idle, now) : nlohmann::json(nullptr);
         // stdout ends up in CI logs: the token stays in the 0600 state unless asked for.
         if (!a.show_secrets) j.erase("jupyter_token");
-        std::cout << j.dump(2) << "\n";
+        // Asked for with --show-secrets: unmasked (the redactor would print *** for the token).
+        if (a.show_secrets)
+            redaction::write_unredacted(std::cout, j.dump(2) + "\n");
+        else
+            std::cout << j.dump(2) << "\n";
         return exit_code::k_ok;
     }
-    std::printf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
+    std::cout << strprintf("cluster %s (target %s)\nphases:", st.cluster.c_str(), st.target.c_str());
     for (const auto& p : phase_names())
-        std::printf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
+        std::cout << strprintf(" %s=%s", p.c_str(), st.phase_done(p) ? "done" : "pending");
     if (st.stopped())
-        std::printf("\nstopped since %s (`ddl start %s` boots it again)", st.stopped_at.c_str(),
-                    st.cluster.c_str());
-    if (lease) std::printf("\n%s", lease_text(lease).c_str());
-    if (life_end) std::printf("\n%s", lifetime_text(*life_end, now).c_str());
-    std::printf("\nused: %s", usage_text(used, spec.life.cost).c_str());
-    if (idle) std::printf("\n%s", idle_text(*idle, spec.life.autostop, now).c_str());
-    std::printf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS", "SSH", "GPUS",
-                "CPUS", "SLOTS", "CUDA", "OS");
+        std::cout << strprintf("\nstopped since %s (`ddl start %s` boots it again)", st.stopped_at.c_str(),
+                               st.cluster.c_str());
+    if (lease) std::cout << strprintf("\n%s", lease_text(lease).c_str());
+    if (life_end) std::cout << strprintf("\n%s", lifetime_text(*life_end, now).c_str());
+    std::cout << strprintf("\nused: %s", usage_text(used, spec.life.cost).c_str());
+    if (idle) std::cout << strprintf("\n%s", idle_text(*idle, spec.life.autostop, now).c_str());
+    std::cout << strprintf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS",
+                           "SSH", "GPUS", "CPUS", "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).
     // A cordoned node keeps its slots, but no launcher gives it a rank (`ddl uncordon` lets it back).
     for (std::size_t i = 0; i < st.nodes.size(); ++i) {
         const auto& n = st.nodes[i];
-        std::printf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s%s\n", n.name.c_str(), n.group.c_str(),
-                    (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(),
-                    i < reach.size() ? reach[i].c_str()
-                    : st.stopped()   ? "stopped"
-                                     : "-",
-                    n.gpus, n.cpus, n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
-                    n.cordoned ? "  [cordoned: no ranks]" : "");
+        std::cout << strprintf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s%s\n", n.name.c_str(),
+                               n.group.c_str(),
+                               (host_for_port(n.address) + ":" + std::to_string(n.port)).c_str(),
+                               i < reach.size() ? reach[i].c_str()
+                               : st.stopped()   ? "stopped"
+                                                : "-",
+                               n.gpus, n.cpus, n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
+                               n.cordoned ? "  [cordoned: no ranks]" : "");
     }
     return exit_code::k_ok;
 }

@@ -2,10 +2,13 @@
 #include "cli/ScalingChart.hpp"
 #include "cli/TrainBench.hpp"
 #include "util/Files.hpp"
+#include "util/Format.hpp"
+#include "util/Strings.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 namespace ddl::cli {
 namespace {
@@ -141,53 +144,59 @@ bool draw_train_chart(const TrainBenchArgs& b, std::size_t nodes_per_series,
 void print_train_table(const TrainBenchArgs& b, const std::vector<TrainRow>& rows, bool plotted) {
     const bool torch = b.framework == "pytorch";
     if (torch)
-        std::printf("# PyTorch DDP, torchvision %s on %s %dx%d images, %d steps (+%d warm-up), median of %d "
-                    "alternating round(s); efficiency = thr(N) / (N * thr(1)); MB/step: rank 0's bytes sent, "
-                    "counted by libddlcomm (ddl) and on its interface (all traffic)\n",
-                    b.model.c_str(),
-                    b.data.empty() ? "synthetic"
-                                   : ("synthetic and dataset " + b.data_name + " (" + b.data_format +
-                                      " from " + b.data_source + ", " + std::to_string(b.data_workers) +
-                                      " loader workers per rank; exposed(s) then "
-                                      "includes waiting for input)")
-                                         .c_str(),
-                    b.image_size, b.image_size, b.steps, b.warmup, b.rounds);
+        std::cout << strprintf(
+            "# PyTorch DDP, torchvision %s on %s %dx%d images, %d steps (+%d warm-up), median of %d "
+            "alternating round(s); efficiency = thr(N) / (N * thr(1)); MB/step: rank 0's bytes sent, "
+            "counted by libddlcomm (ddl) and on its interface (all traffic)\n",
+            b.model.c_str(),
+            b.data.empty() ? "synthetic"
+                           : ("synthetic and dataset " + b.data_name + " (" + b.data_format + " from " +
+                              b.data_source + ", " + std::to_string(b.data_workers) +
+                              " loader workers per rank; exposed(s) then "
+                              "includes waiting for input)")
+                                 .c_str(),
+            b.image_size, b.image_size, b.steps, b.warmup, b.rounds);
     else
-        std::printf("# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
-                    "* thr(1))\n",
-                    b.profile.c_str(), b.steps, b.warmup);
+        std::cout << strprintf(
+            "# data-parallel training, profile %s, %d steps (+%d warm-up); efficiency = thr(N) / (N "
+            "* thr(1))\n",
+            b.profile.c_str(), b.steps, b.warmup);
     const bool ttt = b.dataset_images > 0;
     const bool data = !b.data.empty();
-    if (data) std::printf("%-20s ", "input");
-    std::printf("%-12s %-9s %-17s %6s %6s %7s %14s %12s %10s %12s %10s", "bandwidth", "comm", "compression",
-                "nodes", "ranks", "batch", torch ? "images/s" : "samples/s", "per rank", "step(s)",
-                "exposed(s)", "effic.");
-    if (torch) std::printf(" %10s %10s", "MB/step", "iface MB");
-    std::printf("%s\n", ttt ? "        epoch   time-to-train" : "");
+    if (data) std::cout << strprintf("%-20s ", "input");
+    std::cout << strprintf("%-12s %-9s %-17s %6s %6s %7s %14s %12s %10s %12s %10s", "bandwidth", "comm",
+                           "compression", "nodes", "ranks", "batch", torch ? "images/s" : "samples/s",
+                           "per rank", "step(s)", "exposed(s)", "effic.");
+    if (torch) std::cout << strprintf(" %10s %10s", "MB/step", "iface MB");
+    std::cout << strprintf("%s\n", ttt ? "        epoch   time-to-train" : "");
     for (const auto& r : rows) {
         const auto [epoch, train] = time_to_train(b, r);
-        if (data) std::printf("%-20s ", r.input.c_str());
-        std::printf("%-12s %-9s %-17s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%", r.bandwidth.c_str(),
-                    r.comm.c_str(), r.compression.empty() ? "-" : r.compression.c_str(), r.nodes, r.ranks,
-                    r.batch, r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s,
-                    100 * r.efficiency);
+        if (data) std::cout << strprintf("%-20s ", r.input.c_str());
+        std::cout << strprintf(
+            "%-12s %-9s %-17s %6d %6d %7d %14.1f %12.1f %10.4f %12.4f %9.1f%%", r.bandwidth.c_str(),
+            r.comm.c_str(), r.compression.empty() ? "-" : r.compression.c_str(), r.nodes, r.ranks, r.batch,
+            r.samples_per_s, r.samples_per_s_rank, r.step_s, r.comm_exposed_s, 100 * r.efficiency);
         if (torch)
-            std::printf(" %10s %10s", megabytes(r.bytes_per_step).c_str(),
-                        megabytes(r.iface_bytes_per_step).c_str());
-        if (ttt) std::printf(" %12s %15s", human_duration(epoch).c_str(), human_duration(train).c_str());
-        std::printf("\n");
+            std::cout << strprintf(" %10s %10s", megabytes(r.bytes_per_step).c_str(),
+                                   megabytes(r.iface_bytes_per_step).c_str());
+        if (ttt)
+            std::cout << strprintf(" %12s %15s", human_duration(epoch).c_str(),
+                                   human_duration(train).c_str());
+        std::cout << strprintf("\n");
     }
     if (ttt)
-        std::printf("# time-to-train: %lld images per epoch x %d epochs at the measured throughput\n",
-                    b.dataset_images, b.epochs);
+        std::cout << strprintf(
+            "# time-to-train: %lld images per epoch x %d epochs at the measured throughput\n",
+            b.dataset_images, b.epochs);
     for (const auto& g : input_gaps(rows))
-        std::printf(
+        std::cout << strprintf(
             "# input pipeline, %d node(s), batch %d, %s: %.1f images/s from the dataset (%s, %s) against "
             "%.1f synthetic: %.1f%% %s\n",
             g.data->nodes, g.data->batch, g.data->comm.c_str(), g.data->samples_per_s, g.data->input.c_str(),
             b.data_source.c_str(), g.synthetic->samples_per_s, 100 * std::abs(g.gap),
             g.gap >= 0 ? "slower" : "faster");
-    std::printf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(), plotted ? ", train.png" : "");
+    std::cout << strprintf("# wrote %s/train.csv, train.json%s\n", b.out_dir.c_str(),
+                           plotted ? ", train.png" : "");
 }
 
 std::vector<InputGap> input_gaps(const std::vector<TrainRow>& rows) {

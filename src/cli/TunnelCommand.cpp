@@ -5,6 +5,7 @@
 #include "cli/OpenSsh.hpp"
 #include "cli/OptionGroups.hpp"
 #include "core/Diagnostics.hpp"
+#include "util/Redactor.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -65,9 +66,11 @@ int tunnel(const Invocation& inv, const TunnelArgs& a) {
     int local_port = a.local_port == 0 ? service->port : a.local_port;
     std::string fwd =
         "127.0.0.1:" + std::to_string(local_port) + ":127.0.0.1:" + std::to_string(service->port);
-    // The URL goes to the terminal only (it may carry the Jupyter token); logs never see it.
-    std::cout << a.service << " on " << n->name << ": http://127.0.0.1:" << local_port << service->path
-              << "\n(Ctrl-C closes the tunnel)" << std::endl;
+    // The URL goes to the terminal only (it may carry the Jupyter token, which the redactor would mask:
+    // the user asked for it); logs never see it.
+    redaction::write_unredacted(std::cout, a.service + " on " + n->name +
+                                               ": http://127.0.0.1:" + std::to_string(local_port) +
+                                               service->path + "\n(Ctrl-C closes the tunnel)\n");
     exec_openssh(openssh_argv(ctx, *n, {"-N", "-o", "ExitOnForwardFailure=yes", "-L", fwd}),
                  "ddl " + inv.name);
 }

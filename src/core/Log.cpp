@@ -1,6 +1,7 @@
 #include "core/Log.hpp"
 
 #include "util/Process.hpp"
+#include "util/Redactor.hpp"
 
 #include <fcntl.h>
 #include <mutex>
@@ -14,7 +15,6 @@ namespace ddl::log {
 namespace {
 
 std::mutex g_mutex;
-std::vector<std::string> g_secrets;
 std::shared_ptr<spdlog::logger> g_logger;
 std::shared_ptr<spdlog::sinks::sink> g_file_sink;
 Level g_level = Level::normal;
@@ -71,18 +71,11 @@ void close_file() {
 }
 
 void register_secret(const std::string& secret) {
-    if (secret.size() < 4) return; // too short to redact without mangling ordinary text
-    std::lock_guard lock(g_mutex);
-    g_secrets.push_back(secret);
+    redaction::register_secret(secret);
 }
 
 std::string redact(std::string text) {
-    std::lock_guard lock(g_mutex);
-    for (const auto& s : g_secrets) {
-        for (auto pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + 3))
-            text.replace(pos, s.size(), "***");
-    }
-    return text;
+    return redaction::redact(std::move(text));
 }
 
 void info(const std::string& msg) {

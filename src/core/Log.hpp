@@ -1,6 +1,6 @@
 #pragma once
 // Logging for the whole tool: human lines on stderr (verbosity from -v/-q) and, per cluster, a full log
-// file. Every message passes through the redactor first, so registered secrets never reach a log.
+// file. Every message passes through the shared redactor first, so registered secrets never reach a log.
 #include <spdlog/spdlog.h>
 #include <string>
 
@@ -12,7 +12,8 @@ void init(Level level);
 // Adds a log file (mode 0600) that receives everything at debug level.
 void add_file(const std::string& path);
 void close_file();
-// Values that must never be written to any log (tokens, passwords); replaced by "***".
+// Values that must never be written to any log or printed (tokens, passwords); replaced by "***". The
+// shared redactor (util/Redactor.hpp), which also masks what ddl prints on stdout and stderr.
 void register_secret(const std::string& secret);
 std::string redact(std::string text);
 

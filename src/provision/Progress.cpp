@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <iostream>
 #include <mutex>
 #include <unistd.h>
 
@@ -36,7 +37,8 @@ void ConsoleProgress::line(const std::string& text, bool always) {
         std::strftime(ts, sizeof ts, "%H:%M:%S", &tm);
         out = std::string(ts) + " " + out;
     }
-    std::fprintf(stderr, "%s\n", out.c_str());
+    // std::cerr, which run_app routes through the redactor too, keeps the order of lines written both ways.
+    std::cerr << out << "\n";
 }
 
 void ConsoleProgress::phase_start(const std::string& phase, const std::string& why) {

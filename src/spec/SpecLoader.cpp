@@ -6,6 +6,7 @@
 #include "spec/ImageRef.hpp"
 #include "spec/LifeSection.hpp"
 #include "spec/SectionReader.hpp"
+#include "spec/ServicesSection.hpp"
 #include "spec/SmokeSection.hpp"
 #include "spec/TargetKind.hpp"
 #include "spec/WorkSection.hpp"
@@ -100,7 +101,7 @@ public:
         }
         if (auto a = doc["access"]; a.IsDefined()) access(a);
         if (auto g = doc["gpu"]; g.IsDefined()) gpu(g);
-        if (auto sv = doc["services"]; sv.IsDefined()) services(sv);
+        if (auto sv = doc["services"]; sv.IsDefined()) read_services(m_r, sv, m_s, m_kind);
         if (auto rt = doc["runtime"]; rt.IsDefined()) runtime(rt);
         if (auto hf = doc["hostfile"]; hf.IsDefined() && m_r.expect_map(hf, "hostfile")) {
             m_r.check_keys(hf, "hostfile", {"format"});
@@ -246,33 +247,6 @@ private:
     }
 
     void gpu(const YAML::Node& n) { read_gpu(m_r, n, m_s.gpu); }
-
-    void services(const YAML::Node& n) {
-        if (!m_r.expect_map(n, "services")) return;
-        m_r.check_keys(n, "services", {"nfs", "jupyter", "monitoring"});
-        auto& s = m_s.services;
-        if (auto x = n["nfs"]; x.IsDefined() && m_r.expect_map(x, "services.nfs")) {
-            m_r.check_keys(x, "services.nfs", {"enabled", "export", "mount", "transport"});
-            if (auto b = m_r.boolean(x, "enabled", "services.nfs")) s.nfs = *b;
-            if (auto t = m_r.choice(x, "transport", "services.nfs", {"auto", "nfs", "sshfs"}))
-                s.nfs_transport = *t;
-            m_r.abs_path(x, "export", "services.nfs", s.nfs_export);
-            m_r.abs_path(x, "mount", "services.nfs", s.nfs_mount);
-        }
-        if (auto x = n["jupyter"]; x.IsDefined() && m_r.expect_map(x, "services.jupyter")) {
-            m_r.check_keys(x, "services.jupyter", {"enabled", "port", "install"});
-            if (auto b = m_r.boolean(x, "enabled", "services.jupyter")) s.jupyter = *b;
-            if (auto i = m_r.choice(x, "install", "services.jupyter", {"auto", "pip", "apt"}))
-                s.jupyter_install = *i;
-            if (auto v = m_r.integer(x, "port", "services.jupyter", 1024, 65535))
-                s.jupyter_port = static_cast<int>(*v);
-        }
-        if (auto x = n["monitoring"]; x.IsDefined() && m_r.expect_map(x, "services.monitoring")) {
-            m_r.check_keys(x, "services.monitoring", {"enabled", "grafana"});
-            if (auto b = m_r.boolean(x, "enabled", "services.monitoring")) s.monitoring = *b;
-            if (auto b = m_r.boolean(x, "grafana", "services.monitoring")) s.grafana = *b;
-        }
-    }
 
     void runtime(const YAML::Node& n) {
         if (!m_r.expect_map(n, "runtime")) return;

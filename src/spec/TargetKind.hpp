@@ -64,6 +64,13 @@ public:
                            ": only openstack and aws can give the master a credential scoped to the cluster",
                        "remove node_credential; run `ddl gc --expired -y` on a schedule instead"};
     }
+    // Why `service` ("jupyter", "monitoring"), switched on in the spec, cannot run on the target's nodes
+    // as `spec` makes them; nullopt: it can.
+    virtual std::optional<Refusal> refuse_service(const Spec& spec, const std::string& service) const {
+        (void)spec;
+        (void)service;
+        return std::nullopt;
+    }
     // The container engine when the spec names none.
     virtual std::string default_container_engine() const { return "docker"; }
     // Why `engine` cannot run the training container here; nullopt: it can.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace ddl {
 
@@ -63,6 +64,20 @@ bool cidr_overlap(const Cidr& a, const Cidr& b) {
         if ((a.addr[bit / 8] & mask) != (b.addr[bit / 8] & mask)) return false;
     }
     return true;
+}
+
+std::optional<std::string> unusable_v4_block(const Cidr& net) {
+    static const std::pair<const char*, const char*> k_blocks[] = {
+        {"0.0.0.0/8", "unspecified (0.0.0.0/8)"},
+        {"127.0.0.0/8", "loopback (127.0.0.0/8)"},
+        {"169.254.0.0/16", "link-local (169.254.0.0/16)"},
+        {"224.0.0.0/4", "multicast (224.0.0.0/4)"},
+        {"240.0.0.0/4", "reserved (240.0.0.0/4, with the broadcast address)"},
+    };
+    if (net.v6) return std::nullopt;
+    for (const auto& [block, what] : k_blocks)
+        if (cidr_overlap(net, *parse_cidr(block))) return std::string(what);
+    return std::nullopt;
 }
 
 Cidr cidr_network(const Cidr& address) {

@@ -24,6 +24,11 @@ struct Cidr {
 std::optional<Cidr> parse_cidr(std::string_view text);
 // Whether two networks share an address: same family, and equal in the bits of the shorter prefix.
 bool cidr_overlap(const Cidr& a, const Cidr& b);
+// Which special-purpose IPv4 block (RFC 6890) `net` overlaps where its addresses cannot be given to
+// hosts: "unspecified (0.0.0.0/8)", "loopback (127.0.0.0/8)", "link-local (169.254.0.0/16)",
+// "multicast (224.0.0.0/4)", "reserved (240.0.0.0/4, with the broadcast address)"; nullopt for private
+// and other unicast networks, and for IPv6.
+std::optional<std::string> unusable_v4_block(const Cidr& net);
 // The network an address with this prefix is on (host bits cleared).
 Cidr cidr_network(const Cidr& address);
 bool is_ipv4(std::string_view text);

@@ -1,5 +1,6 @@
 #include "util/Process.hpp"
 
+#include "util/Redactor.hpp"
 #include "util/Strings.hpp"
 
 #include <array>
@@ -54,15 +55,9 @@ void set_process_observer(std::function<void(const std::string&)> observer) {
 
 std::string printable_argv(const Command& cmd) {
     std::vector<std::string> shown;
-    for (const auto& a : cmd.argv) {
-        std::string s = a;
-        for (const auto& secret : cmd.secrets) {
-            if (secret.empty()) continue;
-            for (auto pos = s.find(secret); pos != std::string::npos; pos = s.find(secret, pos + 3))
-                s.replace(pos, secret.size(), "***");
-        }
-        shown.push_back(std::move(s));
-    }
+    shown.reserve(cmd.argv.size());
+    for (const auto& a : cmd.argv)
+        shown.push_back(redaction::redact(a, cmd.secrets));
     return shell_join(shown);
 }
 
@@ -148,6 +143,9 @@ void record_status(ProcessResult& result, int status) {
 
 Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
     if (cmd.argv.empty()) return Error{"empty command"};
+    // A value too secret for the log line is too secret for any output (an error message quoting the tool).
+    for (const auto& s : cmd.secrets)
+        redaction::register_secret(s);
     {
         std::lock_guard lock(g_observer_mutex);
         if (g_observer) g_observer(printable_argv(cmd));

@@ -19,7 +19,8 @@ struct Command {
     std::vector<std::string> env_unset;         // removed from the inherited environment
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::string stdin_data;
-    // Values in argv that must not be logged (replaced by "***" in the log line).
+    // Values in argv that must not be logged (replaced by "***" in the log line); run() registers them with
+    // the shared redactor (util/Redactor.hpp), so they are masked in everything ddl prints too.
     std::vector<std::string> secrets;
     // Called with each complete stdout line (without the newline) as it arrives, for progress from
     // long-running tools; the whole output is still returned in ProcessResult::out.

@@ -31,6 +31,9 @@ setup:
   - |
     echo "\$DDL_NODE" >> $WORK/setup.count
     test ! -e fail-setup
+  - |
+    test ! -e leak-setup || echo "token=\$TOKEN"
+    test ! -e leak-setup
 env:
   LR: "0.1"
   TOKEN: \${DAILY_TOKEN}
@@ -78,6 +81,28 @@ rm code/fail-setup
 ddl sync daily >s3.log 2>&1 || { cat s3.log; fail "sync after the failure"; }
 expect_in s3.log "setup ran on master, worker1" "setup did not run again after it failed"
 ok "a failing setup exits 2 naming node, program, line and its text; a missing env variable exits 2 in one line"
+
+# A failing setup whose output holds the secret the spec's env: read from here: ddl quotes the end of the
+# setup's log in its message, and the secret in it is masked on stdout (the JSON error object), on stderr
+# and in every file ddl wrote (issue 51).
+touch code/leak-setup
+rc=0
+ddl --output json sync daily >leak.json 2>leak.err || rc=$?
+[ $rc = 2 ] || { cat leak.err; fail "a setup that printed the secret and failed exited $rc, not 2"; }
+expect_in leak.err "setup\[2\] line 2 (test ! -e leak-setup) failed on node master (exit 1)" "the leaking setup's failure not named"
+expect_in leak.err "token=\*\*\*" "the setup's output not quoted with the secret masked"
+python3 - leak.json <<'PY' || { cat leak.json; fail "the JSON error object of a failing setup"; }
+import json, sys
+e = json.load(open(sys.argv[1]))["error"]
+assert e["command"] == "sync" and e["exit_code"] == 2 and "token=***" in e["message"], e
+PY
+for f in leak.json leak.err; do
+  [ "$(grep -cF -- "$DAILY_TOKEN" "$f" || true)" = 0 ] || fail "the secret printed by a failing setup reached ddl's $f"
+done
+grep -rlF -- "$DAILY_TOKEN" "$STATE" && fail "the secret printed by a failing setup is in a file ddl wrote"
+rm code/leak-setup
+ddl sync daily >s5.log 2>&1 || { cat s5.log; fail "sync after the leaking setup"; }
+ok "a failing setup that printed an env: secret: 0 hits on stdout (JSON), stderr and the files ddl wrote; *** in its place"
 
 # A sync killed after its files landed but before it recorded success: not taken for synced.
 echo "# changed" >>code/train.py

@@ -43,8 +43,15 @@ public:
                                 "e.g. 10.231.0.0/24");
             else if (!c->host_bits_zero())
                 r.diags().error(r.pos(n["subnet"]), "local.subnet has host bits set (got \"" + *x + "\")");
-            else
+            else {
+                // Kept even when refused: a stored spec (an older ddl deployed it) still reads as deployed.
                 l.subnet = c->text();
+                if (auto block = unusable_v4_block(*c))
+                    r.diags().error(r.pos(n["subnet"]),
+                                    "local.subnet " + *x + " is in the " + *block +
+                                        " block, whose addresses cannot be given to nodes",
+                                    "use a private range, e.g. 10.231.0.0/24");
+            }
         }
         r.rate(n, "bandwidth", p, l.bandwidth_bps, 1'000'000, 100'000'000'000ULL, true);
         if (auto x = r.choice(n, "nodes_as", p, {"namespaces", "containers"})) l.nodes_as = *x;
@@ -91,6 +98,17 @@ public:
         return Refusal{"runtime.image cannot be combined with local.nodes_as: containers",
                        "a container node cannot run containers itself here; use local.nodes_as: "
                        "namespaces (the default) for training containers"};
+    }
+    // Namespace nodes share this machine's file system and init: the playbook gives them the base roles only
+    // (playbooks/site.yml, ddl_base_only), so a service installed there would be this machine's own.
+    std::optional<Refusal> refuse_service(const Spec& spec, const std::string& service) const override {
+        if (spec.target_section<LocalSpec>().nodes_as == "containers") return std::nullopt;
+        const std::string what = service == "jupyter" ? "JupyterLab" : service;
+        return Refusal{"services." + service +
+                           " cannot run on local namespace nodes: they share this "
+                           "machine's file system and services, so ddl installs no " +
+                           what + " on them",
+                       "set local.nodes_as: containers, or switch services." + service + " off"};
     }
     // podman (with runc) is the engine that runs on the machine the local target uses; docker does not.
     std::string default_container_engine() const override { return "podman"; }

@@ -82,3 +82,15 @@ TEST_CASE("a restarted job's restarts are read and shown beside its exit code") 
     CHECK((*r)[0].restarts == 2);
     CHECK(job_table(*r).find(" 4 (rank 1), restarted 2/2 x\n") != std::string::npos);
 }
+
+TEST_CASE("the job table shows escape codes in a job's name and command escaped, not raw") {
+    auto r = parse_job_records(
+        R"([{"id": 7, "name": "\u001b]0;pwned\u0007x", "command": ["echo", "\u001b[2J"], "ranks": 1,
+             "state": "queued", "submitted": "a"}])");
+    REQUIRE(r);
+    const std::string table = job_table(*r);
+    CHECK(table.find('\x1b') == std::string::npos);
+    CHECK(table.find('\x07') == std::string::npos);
+    CHECK(table.find("7    \\x1b]0;pwned\\x07x ") != std::string::npos);
+    CHECK(table.find("\\x1b[2J") != std::string::npos);
+}
