@@ -93,6 +93,18 @@ public:
         }
     }
 
+    // The idle clock is a systemd timer on the master (the idle_clock role); namespace nodes get the base
+    // roles only and run no systemd, so nothing would ever find the cluster idle or end it.
+    void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
+        if (spec.life.autostop.idle_minutes <= 0 || spec.target_section<LocalSpec>().nodes_as == "containers")
+            return;
+        r.diags().error(r.pos(doc["autostop"]),
+                        "autostop cannot work on local namespace nodes: the master's idle clock is a systemd "
+                        "timer, and namespace nodes run no systemd, so nothing would ever end the cluster",
+                        "set local.nodes_as: containers (their master runs the clock), or use lifetime "
+                        "(ddl gc --expired ends the cluster when it runs out)");
+    }
+
     std::optional<Refusal> refuse_training_image(const Spec& spec) const override {
         if (spec.target_section<LocalSpec>().nodes_as != "containers") return std::nullopt;
         return Refusal{"runtime.image cannot be combined with local.nodes_as: containers",

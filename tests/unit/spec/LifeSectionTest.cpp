@@ -7,6 +7,8 @@ using namespace ddl;
 
 namespace {
 const std::string k_head = "apiVersion: ddl/v1\nname: demo\ntarget: local\n";
+// Container nodes: their master runs the idle clock that autostop needs.
+const std::string k_containers = k_head + "local: {nodes_as: containers}\n";
 }
 
 TEST_CASE("spans are read as seconds with s, m, h or d") {
@@ -68,16 +70,25 @@ TEST_CASE("a bad price table is reported key by key") {
 }
 
 TEST_CASE("autostop is read with its default action") {
-    auto r = load_spec_string(k_head + "autostop: {idle_minutes: 30}\n", "c.yaml");
+    auto r = load_spec_string(k_containers + "autostop: {idle_minutes: 30}\n", "c.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec);
     CHECK(r.spec->life.autostop.set());
     CHECK(r.spec->life.autostop.idle_minutes == 30);
     CHECK(r.spec->life.autostop.action == "destroy");
-    auto plain = load_spec_string(k_head, "c.yaml");
+    auto plain = load_spec_string(k_containers, "c.yaml");
     REQUIRE(plain.spec);
     CHECK_FALSE(plain.spec->life.autostop.set());
     CHECK(r.spec->to_json() == plain.spec->to_json());
+}
+
+TEST_CASE("autostop on local namespace nodes, where no idle clock runs, is refused at the key with the way out") {
+    auto r = load_spec_string(k_head + "autostop: {idle_minutes: 30}\n", "c.yaml");
+    const auto text = r.diagnostics.format_text();
+    INFO(text);
+    CHECK_FALSE(r.spec);
+    CHECK(text.find("c.yaml:4:11: error: autostop cannot work on local namespace nodes") != std::string::npos);
+    CHECK(text.find("hint: set local.nodes_as: containers") != std::string::npos);
 }
 
 TEST_CASE("a bad autostop is reported at its value with a hint") {
