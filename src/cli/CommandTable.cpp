@@ -89,12 +89,13 @@ int Invocation::fail(const std::string& message, int rc) const {
     say(message);
     // Under --output json a script reads stdout: the failure is there too, as one object.
     if (g.json) {
-        const auto nl = message.find("\nhint: ");
+        static const std::string k_hint = "\nhint: ";
+        const auto nl = message.find(k_hint);
         nlohmann::json j{{"error",
                           {{"command", name},
                            {"message", nl == std::string::npos ? message : message.substr(0, nl)},
                            {"exit_code", rc}}}};
-        if (nl != std::string::npos) j["error"]["hint"] = message.substr(nl + 8);
+        if (nl != std::string::npos) j["error"]["hint"] = message.substr(nl + k_hint.size());
         std::cout << j.dump(2) << "\n";
     }
     return rc;
