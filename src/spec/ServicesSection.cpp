@@ -35,8 +35,12 @@ namespace {
 void refuse_where_unavailable(SectionReader& r, const YAML::Node& n, const Spec& spec, const TargetKind* kind,
                               const std::string& service) {
     if (!kind) return;
-    if (auto no = kind->refuse_service(spec, service))
-        r.diags().error(r.pos(n["enabled"]), no->message, no->hint);
+    if (auto no = kind->refuse_service(spec, service)) {
+        if (no->warning_only)
+            r.diags().warning(r.pos(n["enabled"]), no->message, no->hint);
+        else
+            r.diags().error(r.pos(n["enabled"]), no->message, no->hint);
+    }
 }
 
 } // namespace

@@ -16,6 +16,7 @@ namespace ddl {
 struct Refusal {
     std::string message;
     std::string hint;
+    bool warning_only = false; // said at validate time, not refused (the setting can still be used)
 };
 
 class TargetKind {

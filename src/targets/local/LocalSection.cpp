@@ -115,11 +115,18 @@ public:
     // (playbooks/site.yml, ddl_base_only), so a service installed there would be this machine's own.
     std::optional<Refusal> refuse_service(const Spec& spec, const std::string& service) const override {
         if (spec.target_section<LocalSpec>().nodes_as == "containers") return std::nullopt;
-        const std::string what = service == "jupyter" ? "JupyterLab" : service;
+        // A JupyterLab the user starts in the master's namespace is still checked by the smoke test and
+        // reached by `ddl tunnel` (the token is the cluster's): said, not refused.
+        if (service == "jupyter")
+            return Refusal{"services.jupyter: ddl installs no JupyterLab on local namespace nodes (they share "
+                           "this machine's file system and services); the smoke test and ddl tunnel reach one "
+                           "only if you start it in the master's namespace",
+                           "set local.nodes_as: containers to have ddl install it",
+                           true};
         return Refusal{"services." + service +
                            " cannot run on local namespace nodes: they share this "
                            "machine's file system and services, so ddl installs no " +
-                           what + " on them",
+                           service + " on them",
                        "set local.nodes_as: containers, or switch services." + service + " off"};
     }
     // podman (with runc) is the engine that runs on the machine the local target uses; docker does not.
