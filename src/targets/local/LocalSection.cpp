@@ -118,11 +118,11 @@ public:
         // A JupyterLab the user starts in the master's namespace is still checked by the smoke test and
         // reached by `ddl tunnel` (the token is the cluster's): said, not refused.
         if (service == "jupyter")
-            return Refusal{"services.jupyter: ddl installs no JupyterLab on local namespace nodes (they share "
-                           "this machine's file system and services); the smoke test and ddl tunnel reach one "
-                           "only if you start it in the master's namespace",
-                           "set local.nodes_as: containers to have ddl install it",
-                           true};
+            return Refusal{
+                "services.jupyter: ddl installs no JupyterLab on local namespace nodes (they share "
+                "this machine's file system and services); the smoke test and ddl tunnel reach one "
+                "only if you start it in the master's namespace",
+                "set local.nodes_as: containers to have ddl install it", true};
         return Refusal{"services." + service +
                            " cannot run on local namespace nodes: they share this "
                            "machine's file system and services, so ddl installs no " +

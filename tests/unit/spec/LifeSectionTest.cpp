@@ -9,7 +9,7 @@ namespace {
 const std::string k_head = "apiVersion: ddl/v1\nname: demo\ntarget: local\n";
 // Container nodes: their master runs the idle clock that autostop needs.
 const std::string k_containers = k_head + "local: {nodes_as: containers}\n";
-}
+} // namespace
 
 TEST_CASE("spans are read as seconds with s, m, h or d") {
     CHECK(parse_duration_s("90m") == 5400);
@@ -82,12 +82,14 @@ TEST_CASE("autostop is read with its default action") {
     CHECK(r.spec->to_json() == plain.spec->to_json());
 }
 
-TEST_CASE("autostop on local namespace nodes, where no idle clock runs, is refused at the key with the way out") {
+TEST_CASE(
+    "autostop on local namespace nodes, where no idle clock runs, is refused at the key with the way out") {
     auto r = load_spec_string(k_head + "autostop: {idle_minutes: 30}\n", "c.yaml");
     const auto text = r.diagnostics.format_text();
     INFO(text);
     CHECK_FALSE(r.spec);
-    CHECK(text.find("c.yaml:4:11: error: autostop cannot work on local namespace nodes") != std::string::npos);
+    CHECK(text.find("c.yaml:4:11: error: autostop cannot work on local namespace nodes") !=
+          std::string::npos);
     CHECK(text.find("hint: set local.nodes_as: containers") != std::string::npos);
 }
 
@@ -132,7 +134,8 @@ TEST_CASE("autostop.node_credential is read on openstack and aws, refused elsewh
               !offered);
         if (offered && r.spec) CHECK(r.spec->life.autostop.node_credential);
     }
-    auto off = load_spec_string(k_head + "autostop: {idle_minutes: 5, node_credential: false}\n", "c.yaml");
+    auto off =
+        load_spec_string(k_containers + "autostop: {idle_minutes: 5, node_credential: false}\n", "c.yaml");
     CHECK(off.diagnostics.format_text().find("node_credential") == std::string::npos);
     REQUIRE(off.spec);
     CHECK_FALSE(off.spec->life.autostop.node_credential);
