@@ -173,8 +173,10 @@ int run_detached(const Invocation& inv, const RunArgs& a, const std::string& nam
     if (inv.g.json)
         std::cout << nlohmann::json{{"id", parse_int(id).value_or(0)}, {"cluster", ctx.state.cluster}}.dump()
                   << "\n";
-    else
+    else {
         std::cout << id << "\n";
+        inv.say("job " + id + " queued on the master; follow it with `ddl logs " + id + " -f`");
+    }
     return exit_code::k_ok;
 }
 

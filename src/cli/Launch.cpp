@@ -113,14 +113,10 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     opts.startup_timeout = std::chrono::seconds(a.startup_timeout_s);
     if (ctx.spec.runtime.backend != Backend::auto_select)
         opts.extra_env["DDL_BACKEND"] = to_string(ctx.spec.runtime.backend);
-    if (a.as_job) {
-        auto env = resolve_spec_env(ctx.spec);
-        if (!env) return env.error();
-        opts.extra_env.merge(*env);
-        if (!ctx.spec.work.workdir.empty() && !a.container) {
-            if (auto s = check_synced(ctx); !s) return s.error();
-            opts.workdir = remote_workdir(ctx.spec);
-        }
+    // The user's job starts where `ddl run -d` starts it (its env: run_with_restarts).
+    if (a.as_job && !ctx.spec.work.workdir.empty() && !a.container) {
+        if (auto s = check_synced(ctx); !s) return s.error();
+        opts.workdir = remote_workdir(ctx.spec);
     }
     for (auto& [name, value] : dataset_env(ctx.spec))
         opts.extra_env[name] = std::move(value);

@@ -25,8 +25,8 @@ struct RunArgs {
     int max_nodes = 0;            // 0: every node; else only the first N nodes of the cluster
     bool forward_signals = true;  // the launcher relays SIGINT/SIGTERM to the ranks
     bool container = false;       // each rank inside its node's training container (runtime.image)
-    // The user's job (`ddl run`): ranks start in the synced workdir with the spec's env, as `ddl run -d`'s
-    // do; the bundled tools (bench, smoke test, doctor) start in the login folder.
+    // The user's job (`ddl run`): ranks start in the synced workdir, as `ddl run -d`'s do; the bundled
+    // tools (bench, smoke test, doctor) start in the login folder.
     bool as_job = false;
     std::vector<std::string> command;
 };

@@ -203,12 +203,14 @@ ddl run -d --max-restarts 1 --restart-on node-fault -- true >nf.log 2>&1 || rc=$
 expect_rc "$rc" 2 nf.log "restarts on any failure (its master runs no health checks)" "run -d --restart-on node-fault is refused"
 ok "run -d --max-restarts: a failed job starts again on the master (DDL_RESTART_COUNT, DDL_CHECKPOINT_DIR), up to N times"
 
-# One word after -- is a program's name for run -d as for a foreground run (no shell in between).
-idw=$(ddl run -d --np 1 --name oneword -- 'echo $(id -u)') || fail "run -d one word"
-for _ in $(seq 50); do ddl jobs | grep -q "^$idw .*failed" && break; sleep 0.2; done
-ddl jobs | grep -q "^$idw .*failed .* 127 (rank 0)" || { ddl jobs; fail "run -d ran one word through a shell"; }
-ddl logs "$idw" >oneword.log
-expect_in oneword.log 'echo \$(id -u).*not found' "the one word not found as a program"
+# One word after -- is a program's name for run -d as for a foreground run (no shell in between): no such
+# program is on the master, so it is refused before it is queued (exit 2), as a missing script is.
+rc=0
+ddl run -d --np 1 --name oneword -- 'echo $(id -u)' >oneword.log 2>&1 || rc=$?
+expect_rc "$rc" 2 oneword.log 'echo \$(id -u): no such program on the master' "run -d of one word that is no program"
+rc=0
+ddl run -d -- python3 no_such_script.py >noscript.log 2>&1 || rc=$?
+expect_rc "$rc" 2 noscript.log "no_such_script.py: no such file in the job's folder" "run -d of a missing script"
 # The node's sshd has PATH (and the PWD its init.sh's /bin/sh exports) as its whole environment: none of
 # ddl's (DAILY_TOKEN is in it).
 for pid in $(cat "$STATE"/daily/nodes/*/sshd.pid); do
@@ -226,6 +228,18 @@ j = [x for x in json.load(sys.stdin) if x["origin"] == "ddl run"]
 sys.exit(not (len(j) == 1 and j[0]["state"] == "succeeded" and j[0]["exit_code"] == 0))' ||
   { ddl jobs; fail "the foreground run is not recorded in ddl jobs"; }
 ok "a foreground ddl run gets the spec's literal env (not the secret read from the environment) and is recorded in ddl jobs"
+
+# One meaning of `ddl run`: foreground ranks start in the synced workdir with DDL_WORKDIR, as a detached
+# job's do, so a script named relative to the workdir runs as written (the README's examples).
+ddl run -- python3 train.py 0 >fgrel.log 2>&1 || { cat fgrel.log; fail "a foreground run of a script by its workdir path"; }
+expect_in fgrel.log "^\[1\] rank 1 of 2 in " "a foreground run of train.py from the workdir"
+ddl run --np 1 -- sh -c 'echo "pwd=$(pwd) wd=$DDL_WORKDIR"' >fgpwd.log 2>&1 || { cat fgpwd.log; fail "foreground pwd"; }
+idp=$(ddl run -d --np 1 -- sh -c 'echo "pwd=$(pwd) wd=$DDL_WORKDIR"') || fail "run -d pwd"
+wait_for 60 "job $idp to succeed" job_in_state "$idp" succeeded
+ddl logs "$idp" >dpwd.log
+[ "$(sed 's/^\[0\] //' fgpwd.log)" = "pwd=/shared/work wd=/shared/work" ] || { cat fgpwd.log; fail "foreground folder and DDL_WORKDIR"; }
+[ "$(sed 's/^\[0\] //' dpwd.log)" = "$(sed 's/^\[0\] //' fgpwd.log)" ] || { cat dpwd.log fgpwd.log; fail "detached and foreground start apart"; }
+ok "foreground and detached ranks start in the synced workdir with the same DDL_WORKDIR"
 
 # The controller of a foreground run killed: the master's hold sees its channel close and records the run
 # failed instead of leaving it running.

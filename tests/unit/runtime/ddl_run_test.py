@@ -15,6 +15,7 @@ import unittest
 TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "src", "runtime", "tools")
 DDL_RUN = os.path.join(TOOLS, "ddl-run")
 sys.path.insert(0, TOOLS)
+import ddl_run_check  # noqa: E402
 import ddl_run_logs  # noqa: E402
 import ddl_run_queue  # noqa: E402
 
@@ -161,11 +162,11 @@ class QueueTest(unittest.TestCase):
         m = self.q.meta(first)
         self.assertEqual((m["state"], m["detail"]), ("failed", "its supervisor is gone"))
 
-    def test_a_one_word_command_is_run_as_a_program_name_as_ddl_run_runs_it(self):
-        job = self.q.submit("--", "echo $(id -u)")
-        m = self.q.ended(job)
-        self.assertEqual((m["state"], m["exit_code"]), ("failed", 127))
-        self.assertIn("echo $(id -u)", self.q.log(job))
+    def test_a_one_word_command_is_a_program_name_and_one_that_is_not_there_is_refused_before_queueing(self):
+        r = self.q.run("--hostfile", self.q.hostfile, "--workdir", self.q.workdir, "--", "echo $(id -u)")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("echo $(id -u): no such program on the master's PATH", r.stderr)
+        self.assertEqual([n for n in os.listdir(self.q.jobs) if n.isdigit()], [])
         job = self.q.submit("--", "echo", "$(id -u)")
         self.q.ended(job)
         self.assertEqual(self.q.log(job), "$(id -u)\n")
@@ -174,6 +175,38 @@ class QueueTest(unittest.TestCase):
         job = self.q.submit("--", "seq", "3")
         self.q.ended(job)
         self.assertEqual(self.q.run("logs", str(job), "-f").stdout, "[0] 1\n[0] 2\n[0] 3\n")
+
+
+class CheckTest(unittest.TestCase):
+    """What ddl_run_check.missing refuses before a job is queued."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.wd = self.tmp.name
+        with open(os.path.join(self.wd, "train.py"), "w") as f:
+            f.write("print(1)\n")
+        self.path = os.environ.get("PATH", "")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_program_on_path_with_its_script_in_the_workdir_passes(self):
+        self.assertIsNone(ddl_run_check.missing(["python3", "-u", "train.py", "--lr", "1"], self.wd, self.path))
+        self.assertIsNone(ddl_run_check.missing(["true"], self.wd, self.path))
+
+    def test_a_missing_script_for_an_interpreter_is_named_with_the_folder(self):
+        why = ddl_run_check.missing(["python3", "trian.py"], self.wd, self.path)
+        self.assertIn("trian.py: no such file in the job's folder " + self.wd, why)
+        self.assertIsNotNone(ddl_run_check.missing(["bash", "run.sh"], self.wd, self.path))
+
+    def test_inline_code_and_modules_are_not_taken_for_scripts(self):
+        self.assertIsNone(ddl_run_check.missing(["python3", "-c", "print(1)"], self.wd, self.path))
+        self.assertIsNone(ddl_run_check.missing(["python3", "-m", "http.server"], self.wd, self.path))
+        self.assertIsNone(ddl_run_check.missing(["bash", "-c", "echo hi"], self.wd, self.path))
+
+    def test_a_program_by_path_must_exist_and_be_executable(self):
+        self.assertIn("./nope: no such program", ddl_run_check.missing(["./nope"], self.wd, self.path))
+        self.assertIn("train.py", ddl_run_check.missing(["./train.py"], self.wd, self.path))  # not executable
 
 
 class LogsTest(unittest.TestCase):
