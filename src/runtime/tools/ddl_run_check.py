@@ -1,6 +1,6 @@
 """What `ddl-run` checks before it queues a job: that its program (and the script an interpreter is given)
 exists on the master, where the job will start, so a mistyped name is refused at once (exit 2) instead of
-becoming a job that fails later (docs/jobs.md)."""
+becoming a job that fails later (README.md, "Jobs")."""
 import os
 import re
 import shutil
