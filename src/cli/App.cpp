@@ -5,11 +5,13 @@
 #include "cli/OptionChecks.hpp"
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
+#include "runtime/Launcher.hpp"
 #include "util/Redactor.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -126,7 +128,10 @@ int run_app(int argc, char** argv) {
     int verbose = 0;
     bool quiet = false;
     std::string output = "text";
-    app.add_option("--state-dir", g.state_dir, "Folder holding every cluster's state")
+    // $DDL_STATE_DIR sets the default, as KUBECONFIG does kubectl's: one folder for every shell and project.
+    if (const char* env = std::getenv("DDL_STATE_DIR"); env && *env) g.state_dir = env;
+    app.add_option("--state-dir", g.state_dir,
+                   "Folder holding every cluster's state ($DDL_STATE_DIR, else .ddl)")
         ->check(k_non_empty)
         ->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Show the commands ddl runs");
@@ -167,7 +172,11 @@ int run_app(int argc, char** argv) {
     auto& command = commands[*chosen];
     Invocation inv{command.entry->name, g, app, std::move(after), nullptr};
     try {
-        return invoke(*command.entry, command.body, inv);
+        const int rc = invoke(*command.entry, command.body, inv);
+        // Ctrl-C during ranks ddl launched: 130, whatever the command made of the stopped ranks.
+        if (const int sig = runtime::interrupting_signal(); sig != 0 && rc != exit_code::k_ok)
+            return 128 + sig;
+        return rc;
     } catch (const std::exception& e) {
         log::error(std::string("ddl: fatal: ") + e.what());
         return exit_code::k_failure;

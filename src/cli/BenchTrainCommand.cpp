@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -229,6 +230,23 @@ TrainRow row_of(const nlohmann::json& j, const std::string& bw, int n, int batch
 // series). The links are shaped back as deployed afterwards (also after a failed run).
 Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::vector<TrainRow>& rows,
                  std::vector<std::string>& series) {
+    // The plan up front, then each run with how many are left and an estimate from the runs so far: a sweep
+    // takes minutes to hours and must not be silent.
+    const std::size_t total = sw.rates.size() * sw.batches.size() * sw.nodes.size() *
+                              static_cast<std::size_t>(b.rounds) * sw.series.size();
+    std::cerr << "bench train: " << total << " run(s) (" << sw.rates.size() << " rate(s) x "
+              << sw.batches.size() << " batch size(s) x " << sw.nodes.size() << " node count(s) x "
+              << b.rounds << " round(s) x " << sw.series.size() << " series), " << b.steps
+              << " steps each after " << b.warmup << " warm-up; an estimate follows the first run"
+              << std::endl;
+    const auto started = std::chrono::steady_clock::now();
+    std::size_t done = 0;
+    auto left_text = [&] {
+        const double per_run =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / double(done);
+        const auto left_s = static_cast<long long>(per_run * double(total - done));
+        return strprintf("[%zu/%zu, about %lldm%02llds left]", done, total, left_s / 60, left_s % 60);
+    };
     for (auto bps : sw.rates) {
         if (sw.reshape) {
             if (auto s = reshape_links(ctx, bps); !s) return s.error();
@@ -253,15 +271,15 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                             return Error{what + ": " + j.error().message};
                         }
                         TrainRow r = row_of(*j, bw, n, batch);
-                        if (b.format == "text")
-                            std::cerr << strprintf(
-                                "  %-10s %-8s %-16s%s nodes %2d round %d batch %4d: %9.1f samples/s%s\n",
-                                bw.c_str(), r.comm.c_str(), r.compression.c_str(),
-                                b.data.empty() ? "" : (" " + r.input).c_str(), n, round, batch,
-                                r.samples_per_s,
-                                r.bytes_per_step >= 0
-                                    ? (", " + std::to_string(r.bytes_per_step / 1e6) + " MB/step").c_str()
-                                    : "");
+                        ++done;
+                        std::cerr << strprintf(
+                            "  %-10s %-8s %-16s%s nodes %2d round %d batch %4d: %9.1f samples/s%s %s\n",
+                            bw.c_str(), r.comm.c_str(), r.compression.c_str(),
+                            b.data.empty() ? "" : (" " + r.input).c_str(), n, round, batch, r.samples_per_s,
+                            r.bytes_per_step >= 0
+                                ? (", " + std::to_string(r.bytes_per_step / 1e6) + " MB/step").c_str()
+                                : "",
+                            left_text().c_str());
                         runs[si][ni].push_back(std::move(r));
                     }
                 }

@@ -2,11 +2,34 @@
 
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
+#include "util/Process.hpp"
 #include "util/Strings.hpp"
 
 #include <filesystem>
 
 namespace ddl::cli {
+
+bool names_spec_file(const std::string& ref) {
+    return ends_with(ref, ".yaml") || ends_with(ref, ".yml") || ref.find('/') != std::string::npos;
+}
+
+namespace {
+
+// The state folder (parent of the cluster's folder) that deployed `name` on this machine, where the local
+// target records it; empty when none does.
+std::string recorded_state_folder(const std::string& name) {
+    auto driver = make_target_driver("local");
+    if (!driver || !(*driver)->leaked_clusters()) return {};
+    SystemProcessRunner proc;
+    auto found = (*driver)->leaked_clusters()->find_clusters(nullptr, proc);
+    if (!found) return {};
+    for (const auto& f : *found)
+        if (f.cluster == name && !f.state_dir.empty())
+            return std::filesystem::path(f.state_dir).parent_path().string();
+    return {};
+}
+
+} // namespace
 
 Result<std::string> resolve_cluster(const StateStore& store, const std::string& ref) {
     std::error_code ec;
@@ -20,7 +43,7 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
             return Error{"no clusters in " + store.root() + "; deploy one with `ddl deploy cluster.yaml`"};
         return Error{"several clusters in " + store.root() + " (" + join(all, ", ") + "); name one"};
     }
-    if (ends_with(ref, ".yaml") || ends_with(ref, ".yml") || ref.find('/') != std::string::npos) {
+    if (names_spec_file(ref)) {
         auto loaded = load_spec_file(ref, SpecOrigin::stored);
         if (!loaded.spec) return Error{"cannot read " + ref + ":\n" + loaded.diagnostics.format_text()};
         return loaded.spec->name;
@@ -29,6 +52,25 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
         return Error{"\"" + printable_utf8(ref, 64) +
                      "\" is not a cluster name (lowercase letters, digits, '-')"};
     return ref;
+}
+
+Error cluster_not_found(const StateStore& store, const std::string& ref, const std::string& name) {
+    std::string message = "no cluster \"" + name + "\" in " + store.root();
+    std::error_code ec;
+    const std::string here = std::filesystem::weakly_canonical(store.root(), ec).string();
+    const std::string elsewhere = recorded_state_folder(name);
+    if (!elsewhere.empty() && elsewhere != here)
+        return Error{message + "\nhint: it was deployed from the state folder " + elsewhere +
+                     ": `ddl --state-dir " + elsewhere + " …`, or `export DDL_STATE_DIR=" + elsewhere + "`"};
+    if (names_spec_file(ref))
+        return Error{message + "\nhint: " + ref + " is not deployed from here: `ddl deploy " + ref +
+                     "` creates it (or name the state folder that holds it: --state-dir, DDL_STATE_DIR)"};
+    auto all = store.clusters();
+    if (auto near = closest_match(name, all)) return Error{message + "\nhint: did you mean " + *near + "?"};
+    if (all.empty())
+        return Error{message + " (there are none)\nhint: `ddl deploy cluster.yaml` creates one, or name the "
+                               "state folder that holds it: --state-dir DIR, or DDL_STATE_DIR"};
+    return Error{message + " (there: " + join(all, ", ") + ")"};
 }
 
 } // namespace ddl::cli

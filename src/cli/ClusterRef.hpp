@@ -10,4 +10,12 @@ namespace ddl::cli {
 // exists in the state folder) to a cluster name.
 Result<std::string> resolve_cluster(const StateStore& store, const std::string& ref);
 
+// Whether `ref` names a spec file (*.yaml, *.yml, or a path) rather than a cluster.
+bool names_spec_file(const std::string& ref);
+
+// Why cluster `name` (named by `ref`) is not in the state folder, with the next step: `ddl deploy FILE`
+// for a spec not deployed from here, the state folder that deployed it where this machine records one
+// (the local target's registry), or the nearest name there ("did you mean").
+Error cluster_not_found(const StateStore& store, const std::string& ref, const std::string& name);
+
 } // namespace ddl::cli

@@ -19,8 +19,15 @@ namespace {
 
 struct DataArgs {
     std::string cluster;
+    std::string cluster_option; // --cluster C: then the one positional word is the dataset's name
     std::string name;
     bool verify = false;
+
+    // The cluster named: --cluster, else the first word.
+    std::string cluster_ref() {
+        if (!cluster_option.empty() && name.empty() && !cluster.empty()) std::swap(name, cluster);
+        return cluster_option.empty() ? cluster : cluster_option;
+    }
 };
 
 // The datasets the command works on: all, or the one named; an exit code when there is none.
@@ -46,6 +53,7 @@ std::optional<int> pick(const Invocation& inv, const Spec& spec, const std::stri
 
 void add_common(CLI::App& sub, DataArgs& a) {
     sub.add_option("cluster", a.cluster, "Cluster name or spec file");
+    sub.add_option("--cluster", a.cluster_option, "Cluster name or spec file");
     sub.add_option("name", a.name, "One dataset (default: every dataset of the spec)");
 }
 
@@ -131,14 +139,14 @@ CommandBody data_stage_command() {
                         "--verify", a->verify,
                         "Hash every file of the source and of every copy again (not only changed ones)");
                 },
-            .cluster = [a] { return a->cluster; },
+            .cluster = [a] { return a->cluster_ref(); },
             .action = [a](Invocation& inv) { return stage(inv, *a); }};
 }
 
 CommandBody data_status_command() {
     auto a = std::make_shared<DataArgs>();
     return {.add_options = [a](CLI::App& sub) { add_common(sub, *a); },
-            .cluster = [a] { return a->cluster; },
+            .cluster = [a] { return a->cluster_ref(); },
             .action = [a](Invocation& inv) { return status(inv, *a); }};
 }
 

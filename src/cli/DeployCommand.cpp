@@ -167,6 +167,8 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
     if (rc == exit_code::k_ok && !spec.work.workdir.empty() && a.only.empty()) {
         ctx.spec.work = spec.work; // with the workdir found from the spec file's folder
         rc = deliver_workdir(inv, ctx, true, nullptr);
+        // The nodes were made: a setup that failed on them is a failure (1), not bad input.
+        if (rc != exit_code::k_ok && !ctx.state.setup_failed.empty()) rc = exit_code::k_failure;
     }
     if (rc == exit_code::k_ok) {
         if (auto s = record_dataset_sources(ctx, spec); !s)

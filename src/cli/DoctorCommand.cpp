@@ -27,6 +27,7 @@ struct DoctorArgs {
 
 void add_options(CLI::App& sub, DoctorArgs& a) {
     sub.add_option("cluster", a.cluster, "Cluster name or spec file");
+    sub.add_option("--cluster", a.cluster, "Cluster name or spec file");
     sub.add_flag("--cordon", a.cordon, "Cordon every node a check fails on (pairs that fail are only shown)");
     sub.add_flag("--all", a.all, "Show the checks that pass too");
 }

@@ -57,6 +57,27 @@ double stopped_seconds(const ClusterState& state, time_point now) {
     return s;
 }
 
+namespace {
+
+// The nodes of one spell as the price table sees them.
+Usage spell_nodes(const UsageSpell& spell, const Spec& spec) {
+    Usage u;
+    u.nodes = static_cast<int>(spell.nodes.size());
+    for (const auto& n : spell.nodes) {
+        NodeState as_node;
+        as_node.name = n.name;
+        as_node.group = n.group;
+        UsedNode used{.flavor = n.group == "master" ? spec.master.flavor : spec.workers.flavor,
+                      .gpus = n.gpus >= 0 ? n.gpus : expected_gpus(spec, as_node),
+                      .gpu_name = n.gpu_name};
+        u.gpus += used.gpus;
+        u.each.push_back(std::move(used));
+    }
+    return u;
+}
+
+} // namespace
+
 Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now) {
     Usage u;
     u.nodes = static_cast<int>(state.nodes.size());
@@ -69,12 +90,30 @@ Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now) 
     }
     auto created = created_time(state);
     if (!created || now <= *created) return u;
-    // Stopped machines use no compute: their spells are left out (their disks' cost is not priced here).
-    const double running_s =
-        std::chrono::duration<double>(now - *created).count() - stopped_seconds(state, now);
-    u.hours = std::max(0.0, running_s) / 3600.0;
-    u.node_hours = u.hours * u.nodes;
-    u.gpu_hours = u.hours * u.gpus;
+    if (state.spells.empty()) {
+        // Stopped machines use no compute: their spells are left out (their disks' cost is not priced here).
+        const double running_s =
+            std::chrono::duration<double>(now - *created).count() - stopped_seconds(state, now);
+        u.hours = std::max(0.0, running_s) / 3600.0;
+        u.node_hours = u.hours * u.nodes;
+        u.gpu_hours = u.hours * u.gpus;
+        u.cost = u.hours * hourly_cost(u, spec.life.cost);
+        return u;
+    }
+    for (std::size_t i = 0; i < state.spells.size(); ++i) {
+        const auto& spell = state.spells[i];
+        auto from = parse_iso_utc(spell.at);
+        if (!from || !spell.running) continue;
+        auto to = i + 1 < state.spells.size() ? parse_iso_utc(state.spells[i + 1].at).value_or(now) : now;
+        to = std::min(to, now);
+        if (to <= *from) continue;
+        const double h = std::chrono::duration<double>(to - *from).count() / 3600.0;
+        const Usage then = spell_nodes(spell, spec);
+        u.hours += h;
+        u.node_hours += h * then.nodes;
+        u.gpu_hours += h * then.gpus;
+        u.cost += h * hourly_cost(then, spec.life.cost);
+    }
     return u;
 }
 
@@ -91,7 +130,7 @@ nlohmann::json usage_json(const Usage& u, const CostSpec& cost) {
     j["cost"] = nullptr;
     if (cost.set()) {
         const double per_hour = hourly_cost(u, cost);
-        j["cost"] = {{"amount", u.hours * per_hour}, {"per_hour", per_hour}, {"currency", cost.currency}};
+        j["cost"] = {{"amount", u.cost}, {"per_hour", per_hour}, {"currency", cost.currency}};
     }
     return j;
 }
@@ -101,8 +140,8 @@ std::string usage_text(const Usage& u, const CostSpec& cost) {
                       " GPUs: " + fixed2(u.node_hours) + " node-hours, " + fixed2(u.gpu_hours) + " GPU-hours";
     if (cost.set()) {
         const double per_hour = hourly_cost(u, cost);
-        out += " (cost " + fixed2(u.hours * per_hour) + " " + cost.currency + " so far, " + fixed2(per_hour) +
-               " " + cost.currency + " per hour)";
+        out += " (cost " + fixed2(u.cost) + " " + cost.currency + " so far, " + fixed2(per_hour) + " " +
+               cost.currency + " per hour)";
     }
     return out;
 }

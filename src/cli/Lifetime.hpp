@@ -45,13 +45,15 @@ struct Usage {
     double hours = 0;
     double node_hours = 0;
     double gpu_hours = 0;
+    double cost = 0; // with the spec's price table, spell by spell (0 without one)
     std::vector<UsedNode> each;
 };
 // How long the cluster's machines have been stopped until `now`: its earlier stopped spells and the current
 // one.
 double stopped_seconds(const ClusterState& state, time_point now);
-// What the cluster has used from its creation until `now` (nothing without a creation time), its stopped
-// spells left out.
+// What the cluster has used from its creation until `now` (nothing without a creation time): its usage
+// spells added up, each with the nodes it had, stopped spells left out. A state without spells (written
+// before they were kept) counts today's nodes since creation.
 Usage usage_so_far(const ClusterState& state, const Spec& spec, time_point now);
 // What the nodes cost per hour with the price table (each node's flavor and GPU model).
 double hourly_cost(const Usage& u, const CostSpec& cost);

@@ -16,20 +16,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 namespace ddl::cli {
 namespace {
-
-// Seconds since an ISO 8601 UTC time ("2026-11-24T07:01:02Z"); nullopt when it does not parse.
-std::optional<long long> seconds_since(const std::string& iso) {
-    std::tm tm{};
-    if (!strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-    return static_cast<long long>(std::time(nullptr) - timegm(&tm));
-}
 
 std::string short_age(long long s) {
     if (s < 0) s = 0;
@@ -78,19 +70,19 @@ Row row_for(const StateStore& store, const std::string& name) {
     r.life_end = lifetime_end(*st, spec.life);
     r.usage = usage_json(usage_so_far(*st, spec, std::chrono::system_clock::now()), spec.life.cost);
     r.idle = last_idle_record(store.cluster_dir(name));
-    // Age from the first phase's finish (render): when the cluster was first deployed.
-    std::optional<long long> oldest;
-    for (const auto& [phase, ps] : st->phases) {
-        if (!ps.done) continue;
-        if (auto a = seconds_since(ps.finished_at); a && (!oldest || *a > *oldest)) oldest = a;
-    }
-    r.age_s = oldest;
+    // Age from the cluster's creation (its first deploy; a re-deploy or resize finishes phases again).
+    if (auto created = created_time(*st))
+        r.age_s =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() - *created)
+                .count();
     if (st->destroying) {
         r.state = "destroy unfinished";
     } else if (r.idle && r.idle->ended_at) {
         r.state = "ended by autostop"; // the idle clock ended the allocation (`ddl gc --expired` cleans up)
     } else if (st->stopped()) {
         r.state = "stopped";
+    } else if (!st->setup_failed.empty()) {
+        r.state = "setup failed"; // `ddl status` says where
     } else {
         r.state = "ready";
         for (const auto& p : phase_names()) {

@@ -6,11 +6,13 @@
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "provision/Pipeline.hpp"
+#include "spec/SpecLoader.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 
 #include <fcntl.h>
+#include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
@@ -43,7 +45,7 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const std::string& state_dir, 
     if (rc) *rc = exit_code::k_bad_input;
     auto name = resolve_cluster(oc->store, ref);
     if (!name) return name.error();
-    if (!oc->store.exists(*name)) return Error{"no cluster \"" + *name + "\" in " + state_dir};
+    if (!oc->store.exists(*name)) return cluster_not_found(oc->store, ref, *name);
     if (rc) *rc = exit_code::k_failure;
     if (mutate) {
         auto lock = ClusterLock::acquire(oc->store.cluster_dir(*name), what);
@@ -65,6 +67,14 @@ Result<std::unique_ptr<OpenCluster>> open_cluster(const std::string& state_dir, 
                   << " was deployed with a spec this ddl refuses; this command uses it as deployed, but "
                      "`ddl deploy` needs it fixed first:\n"
                   << loaded.diagnostics.format_text();
+    // The spec file edited since deploy: said in one line, whatever the command (sync refuses on it).
+    const std::string file = names_spec_file(ref) ? ref : oc->state.spec_file;
+    if (!file.empty()) {
+        if (auto text = read_regular_file(file, SpecLoader::k_max_bytes)) {
+            oc->drift = spec_drift(file, oc->state.spec_text, *text);
+            if (oc->drift.changed()) std::cerr << "ddl: note: " << oc->drift.line() << "\n";
+        }
+    }
     oc->ctx.emplace(
         Context{*loaded.spec, oc->state, oc->store, oc->proc, oc->remote, oc->progress, {}, &g_interrupted});
     log::add_file(oc->store.cluster_dir(*name) + "/logs/ddl.log");
@@ -124,6 +134,9 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
     log::register_secret(state.jupyter_token);
     auto text = read_file(spec_file);
     state.spec_text = text ? *text : "";
+    std::error_code ec;
+    const auto where = std::filesystem::absolute(spec_file, ec).lexically_normal();
+    state.spec_file = ec ? spec_file : where.string();
     if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) return s.error();
     log::add_file(store.cluster_dir(spec.name) + "/logs/ddl.log");
     if (auto s = store.save(state); !s) return s.error();

@@ -2,6 +2,7 @@
 // A cluster opened for a command: an existing one from the state folder (read-only, or under its lock),
 // or the one a spec file names, created when new (deploy, smoke-test).
 #include "provision/Context.hpp"
+#include "spec/SpecDrift.hpp"
 #include "targets/Registry.hpp"
 
 #include <memory>
@@ -25,6 +26,8 @@ struct OpenCluster {
     ConsoleProgress progress;
     std::optional<Context> ctx;
     std::unique_ptr<TargetDriver> driver;
+    // How the spec file it was deployed from (or the one named) differs from the deployed spec.
+    SpecDrift drift;
 };
 
 // The cluster's master node (the first node when none is in the master group); nullptr without nodes.

@@ -20,6 +20,8 @@ std::string terraform_targets() {
 }
 
 CLI::Option* add_cluster_ref(CLI::App& sub, std::string& cluster, ClusterRef form) {
+    auto* option = sub.add_option("--cluster", cluster, "Cluster name or spec file");
+    // Where the cluster is also a positional word, --cluster C works too: every command takes it.
     switch (form) {
     case ClusterRef::positional:
         return sub.add_option("cluster", cluster, "Cluster name or spec file");
@@ -28,7 +30,7 @@ CLI::Option* add_cluster_ref(CLI::App& sub, std::string& cluster, ClusterRef for
     case ClusterRef::option:
         break;
     }
-    return sub.add_option("--cluster", cluster, "Cluster name or spec file");
+    return option;
 }
 
 void add_terraform_options(CLI::App& sub, std::string& terraform_bin, TerraformUse use,

@@ -117,6 +117,8 @@ int plan(const Invocation& inv, const PlanArgs& a) {
     if (deployed && out.exists) {
         auto settings = config_changes(*deployed, spec);
         out.changes.insert(out.changes.end(), settings.begin(), settings.end());
+        auto work = work_changes(deployed->work, spec.work);
+        out.changes.insert(out.changes.end(), work.begin(), work.end());
     }
     if (auto hourly = hourly_text(spec); !hourly.empty()) out.notes.push_back("cost: " + hourly);
     if (spec.life.lifetime_s > 0)

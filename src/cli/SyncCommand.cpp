@@ -3,6 +3,7 @@
 #include "cli/Capabilities.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/Invoke.hpp"
+#include "cli/OpenCluster.hpp"
 #include "cli/WorkdirSync.hpp"
 #include "core/Diagnostics.hpp"
 #include "util/Strings.hpp"
@@ -49,6 +50,12 @@ int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohma
                      {"seconds", synced->seconds}};
     if (with_setup && !ctx.spec.work.setup.empty()) {
         auto setup = run_setup(ctx, *env);
+        // A failed setup is the cluster's state until one succeeds: status and list show it, run refuses.
+        const auto why = setup ? std::vector<std::string>{} : split_lines(setup.error().message);
+        ctx.state.setup_failed = setup ? "" : why.empty() ? "setup failed" : why.front();
+        if (auto cut = ctx.state.setup_failed.find("; its log "); cut != std::string::npos)
+            ctx.state.setup_failed.resize(cut); // the log's tail was printed with the failure
+        if (auto s = ctx.save(); !s) inv.say("cannot record the setup's outcome: " + s.error().message);
         if (!setup) return inv.fail(setup.error().message, exit_code::k_bad_input);
         if (!setup->ran.empty()) ctx.progress.note("setup ran on " + join(setup->ran, ", "));
         if (!setup->unchanged.empty())
@@ -64,11 +71,22 @@ CommandBody sync_command() {
     return {.add_options =
                 [a](CLI::App& sub) {
                     sub.add_option("cluster", a->cluster, "Cluster name or spec file");
+                    sub.add_option("--cluster", a->cluster, "Cluster name or spec file");
                     sub.add_flag("--no-setup", a->no_setup, "Send the files only; leave the setup for later");
                 },
             .cluster = [a] { return a->cluster; },
             .action =
                 [a](Invocation& inv) {
+                    // The deployed setup is what sync runs: an edited workdir, setup or env is deploy's to
+                    // apply (it records the spec, then syncs), never the old one run silently.
+                    if (const auto& drift = inv.cluster->drift; drift.work_changed())
+                        return inv.fail(
+                            "the spec's workdir, setup or env changed since deploy (" +
+                                join(drift.keys, ", ") + " in " + drift.file +
+                                "): sync runs the deployed ones\nhint: `ddl deploy " + drift.file +
+                                "` applies the new ones (it syncs the workdir and runs setup where "
+                                "it changed)",
+                            exit_code::k_bad_input);
                     nlohmann::json j;
                     int rc = deliver_workdir(inv, *inv.cluster->ctx, !a->no_setup, &j);
                     if (rc == exit_code::k_ok && inv.g.json) std::cout << j.dump() << "\n";

@@ -239,6 +239,10 @@ Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir) {
 }
 
 Status check_synced(Context& ctx) {
+    if (!ctx.state.setup_failed.empty())
+        return Error{"the setup failed: " + ctx.state.setup_failed +
+                     "\nhint: fix it in the spec (or the file it " + "names), then `ddl sync " +
+                     ctx.state.cluster + "` runs it again"};
     std::mutex mu;
     std::vector<std::string> missing;
     const auto nodes = copy_nodes(ctx);

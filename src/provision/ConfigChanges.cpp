@@ -48,6 +48,39 @@ std::vector<PlannedChange> config_changes(const Spec& deployed, const Spec& next
     return out;
 }
 
+std::vector<PlannedChange> work_changes(const WorkSpec& deployed, const WorkSpec& next) {
+    std::vector<PlannedChange> out;
+    if (deployed.workdir != next.workdir)
+        out.push_back(
+            {"update", "config", "workdir", shown(deployed.workdir) + " -> " + shown(next.workdir)});
+    if (deployed.setup != next.setup) {
+        std::size_t i = 0;
+        while (i < deployed.setup.size() && i < next.setup.size() && deployed.setup[i] == next.setup[i])
+            ++i;
+        auto at = [](const std::vector<std::string>& v, std::size_t k) {
+            return k < v.size() ? nlohmann::json(v[k]) : nlohmann::json();
+        };
+        out.push_back({"update", "config", "setup[" + std::to_string(i) + "]",
+                       shown(at(deployed.setup, i)) + " -> " + shown(at(next.setup, i)) +
+                           "; runs on every node at the next deploy"});
+    }
+    auto find = [](const std::vector<EnvVar>& env, const std::string& name) -> const EnvVar* {
+        for (const auto& e : env)
+            if (e.name == name) return &e;
+        return nullptr;
+    };
+    for (const auto& e : next.env) {
+        const EnvVar* was = find(deployed.env, e.name);
+        if (!was)
+            out.push_back({"update", "config", "env." + e.name, "added"});
+        else if (!(*was == e))
+            out.push_back({"update", "config", "env." + e.name, "value changed"});
+    }
+    for (const auto& e : deployed.env)
+        if (!find(next.env, e.name)) out.push_back({"update", "config", "env." + e.name, "removed"});
+    return out;
+}
+
 std::vector<std::string> config_change_lines(const std::vector<PlannedChange>& changes) {
     std::vector<std::string> lines;
     lines.reserve(changes.size());

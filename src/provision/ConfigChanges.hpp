@@ -13,6 +13,10 @@ namespace ddl {
 // One "update config KEY (OLD -> NEW)" change per differing setting, in the spec's key order.
 std::vector<PlannedChange> config_changes(const Spec& deployed, const Spec& next);
 
+// The researcher's code: "update config workdir|setup|env.NAME" where the deployed spec and `next` differ
+// (a deploy syncs the workdir and runs the new setup where it changed; env values are not shown).
+std::vector<PlannedChange> work_changes(const WorkSpec& deployed, const WorkSpec& next);
+
 // The lines a deploy's approval question shows for them.
 std::vector<std::string> config_change_lines(const std::vector<PlannedChange>& changes);
 

@@ -55,7 +55,11 @@ struct Context {
     // An OpenSSH ProxyCommand through `jump` with the same pinning. ProxyCommand rather than
     // ProxyJump: OpenSSH does not pass -o options on to the jump connection.
     std::string openssh_proxy_command(const SshEndpoint& jump) const;
-    Status save() const { return store.save(state); }
+    // Saves the state, starting a usage spell first where the nodes or their power changed.
+    Status save() const {
+        state.note_spell(utc_now_iso());
+        return store.save(state);
+    }
     // Nothing to approve: ok; options.yes: ok; else the approve callback's answer (without one: refused).
     Status approve_destructive(const std::string& what, const std::vector<std::string>& changes);
     bool stop_requested() const { return interrupted && interrupted->load(); }

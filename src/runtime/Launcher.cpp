@@ -17,9 +17,11 @@ namespace ddl::runtime {
 namespace {
 
 std::atomic<int> g_signal{0};
+std::atomic<int> g_interrupted_by{0}; // sticky: the run's caller may map its failure to another code
 
 extern "C" void on_launcher_signal(int sig) {
     g_signal.store(sig);
+    g_interrupted_by.store(sig);
 }
 
 // Installs the forwarding handlers for the duration of a run and restores the old ones.
@@ -208,6 +210,10 @@ std::optional<LaunchResult> Launcher::start_ranks(const std::vector<RankAssignme
     return std::nullopt;
 }
 
+int interrupting_signal() {
+    return g_interrupted_by.load();
+}
+
 ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
     if (opts.argv.empty()) return ddl::Error{"no program given to run"};
     auto ranks = assign_ranks(opts.hosts, opts.np);
@@ -271,8 +277,9 @@ ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
         }
         const auto now = Clock::now();
         if (const int sig = g_signal.exchange(0); sig != 0) {
-            fail(-1, "", std::string("interrupted by ") + ::strsignal(sig) + "; stopped all ranks",
-                 128 + sig);
+            // The user's interrupt is the reason, even where a rank the same Ctrl-C reached failed first.
+            result = LaunchResult{
+                128 + sig, std::string("interrupted by ") + ::strsignal(sig) + "; stopped all ranks", -1, ""};
             // Forward the signal itself first: a rank may want to save a checkpoint on SIGTERM.
             stop_at.reset();
             begin_stop(sig);
@@ -301,6 +308,10 @@ ddl::Result<LaunchResult> Launcher::run(const LaunchOptions& opts) {
     for (Event& e : events.take(std::chrono::milliseconds(0)))
         if (e.kind == Event::Kind::output) print("[" + std::to_string(e.rank) + "] " + e.line, e.stream);
     handles.clear();
+    // An interrupt that arrived as the last rank ended (the same Ctrl-C reached both).
+    if (const int sig = g_signal.exchange(0); sig != 0)
+        result = LaunchResult{
+            128 + sig, std::string("interrupted by ") + ::strsignal(sig) + "; stopped all ranks", -1, ""};
     return result;
 }
 

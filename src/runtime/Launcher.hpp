@@ -58,6 +58,10 @@ struct LaunchResult {
                                                                   const RankAssignment& rank, int world_size,
                                                                   const std::string& master_addr);
 
+// The signal (SIGINT, SIGTERM) that interrupted a run of this process, or 0: the command that ran it ends
+// with 128 + it whatever it makes of the run's failure (Ctrl-C is 130 in every command).
+[[nodiscard]] int interrupting_signal();
+
 class Launcher {
 public:
     explicit Launcher(RankTransport& transport) : m_transport(transport) {}

@@ -28,6 +28,39 @@ const NodeState* ClusterState::node(const std::string& name) const {
     return nullptr;
 }
 
+void ClusterState::note_spell(const std::string& now) {
+    UsageSpell spell{.at = now, .running = !stopped(), .nodes = {}};
+    for (const auto& n : nodes)
+        spell.nodes.push_back({.name = n.name,
+                               .group = n.group,
+                               .gpus = n.probed ? n.gpus : -1,
+                               .gpu_name = n.gpu_names.empty() ? "" : n.gpu_names.front()});
+    auto same = [](const UsageSpell& a, const UsageSpell& b) {
+        if (a.running != b.running || a.nodes.size() != b.nodes.size()) return false;
+        for (std::size_t i = 0; i < a.nodes.size(); ++i)
+            if (a.nodes[i].name != b.nodes[i].name || a.nodes[i].gpus != b.nodes[i].gpus ||
+                a.nodes[i].gpu_name != b.nodes[i].gpu_name)
+                return false;
+        return true;
+    };
+    if (!spells.empty() && same(spells.back(), spell)) return;
+    // A node probed for the first time: what it has counted from the spell it started in.
+    if (!spells.empty() && spells.back().running == spell.running &&
+        spells.back().nodes.size() == spell.nodes.size()) {
+        bool only_probed = true;
+        for (std::size_t i = 0; i < spell.nodes.size() && only_probed; ++i)
+            only_probed =
+                spells.back().nodes[i].name == spell.nodes[i].name &&
+                (spells.back().nodes[i].gpus == spell.nodes[i].gpus || spells.back().nodes[i].gpus < 0);
+        if (only_probed) {
+            spells.back().nodes = std::move(spell.nodes);
+            return;
+        }
+    }
+    if (spells.empty() && !created_at.empty() && created_at < now) spell.at = created_at;
+    spells.push_back(std::move(spell));
+}
+
 nlohmann::json ClusterState::to_json() const {
     nlohmann::json j;
     j["schema_version"] = k_schema_version;
@@ -35,11 +68,23 @@ nlohmann::json ClusterState::to_json() const {
     j["target"] = target;
     j["spec"] = spec;
     j["spec_text"] = spec_text;
+    if (!spec_file.empty()) j["spec_file"] = spec_file;
+    if (!setup_failed.empty()) j["setup_failed"] = setup_failed;
     j["destroying"] = destroying;
     j["jupyter_token"] = jupyter_token;
     if (!created_at.empty()) j["created_at"] = created_at;
     if (!stopped_at.empty()) j["stopped_at"] = stopped_at;
     if (stopped_s > 0) j["stopped_s"] = stopped_s;
+    if (!spells.empty()) {
+        auto& sp = j["usage_spells"] = nlohmann::json::array();
+        for (const auto& u : spells) {
+            auto ns = nlohmann::json::array();
+            for (const auto& n : u.nodes)
+                ns.push_back(
+                    {{"name", n.name}, {"group", n.group}, {"gpus", n.gpus}, {"gpu_name", n.gpu_name}});
+            sp.push_back({{"at", u.at}, {"running", u.running}, {"nodes", std::move(ns)}});
+        }
+    }
     auto& ph = j["phases"] = nlohmann::json::object();
     for (const auto& [k, v] : phases)
         ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
@@ -82,11 +127,22 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
         s.target = j.at("target");
         s.spec = j.value("spec", nlohmann::json::object());
         s.spec_text = j.value("spec_text", "");
+        s.spec_file = j.value("spec_file", "");
+        s.setup_failed = j.value("setup_failed", "");
         s.destroying = j.value("destroying", false);
         s.jupyter_token = j.value("jupyter_token", "");
         s.created_at = j.value("created_at", "");
         s.stopped_at = j.value("stopped_at", "");
         s.stopped_s = j.value("stopped_s", 0LL);
+        for (const auto& u : j.value("usage_spells", nlohmann::json::array())) {
+            UsageSpell spell{.at = u.at("at"), .running = u.value("running", true), .nodes = {}};
+            for (const auto& n : u.value("nodes", nlohmann::json::array()))
+                spell.nodes.push_back({.name = n.at("name"),
+                                       .group = n.value("group", "workers"),
+                                       .gpus = n.value("gpus", -1),
+                                       .gpu_name = n.value("gpu_name", "")});
+            s.spells.push_back(std::move(spell));
+        }
         for (const auto& [k, v] : j.at("phases").items())
             s.phases[k] = {v.at("done"), v.value("finished_at", "")};
         for (const auto& n : j.at("nodes")) {

@@ -54,6 +54,20 @@ struct PhaseState {
     std::string finished_at; // ISO 8601 UTC
 };
 
+// A span of the cluster's life with one set of machines: from `at` until the next spell (or now). Usage
+// (node-hours, GPU-hours, cost) adds the spells up, so a resize, stop or start never rewrites the past.
+struct UsageSpell {
+    struct Node {
+        std::string name;
+        std::string group;
+        int gpus = -1; // as probed; -1: not probed yet (the spec's expectation counts)
+        std::string gpu_name;
+    };
+    std::string at; // ISO 8601 UTC
+    bool running = true;
+    std::vector<Node> nodes;
+};
+
 struct ClusterState {
     static constexpr int k_schema_version = 1;
 
@@ -61,6 +75,7 @@ struct ClusterState {
     std::string target;
     nlohmann::json spec;   // normalized spec the cluster was deployed from
     std::string spec_text; // the spec file as given (specs hold no secrets), re-read by later commands
+    std::string spec_file; // where that file was (absolute), compared by later commands; empty: not known
     std::map<std::string, PhaseState> phases;
     std::vector<NodeState> nodes;
     nlohmann::json target_data = nlohmann::json::object(); // provisioner-specific (e.g. the local plan)
@@ -75,12 +90,20 @@ struct ClusterState {
     std::string stopped_at;
     // Seconds the cluster spent stopped in earlier stopped spells (its node-hours leave them out).
     long long stopped_s = 0;
+    // The last setup's failure, its first line ("setup[1] line 2 (pip install …) failed on node worker1
+    // (exit 1)"); empty: none, or it succeeded since. `ddl run` refuses while it is set.
+    std::string setup_failed;
+    // The cluster's machines over time, oldest first (note_spell); empty in states written before it.
+    std::vector<UsageSpell> spells;
 
     bool stopped() const { return !stopped_at.empty(); }
     bool phase_done(const std::string& name) const;
     void mark_done(const std::string& name, const std::string& when);
     void reset_phases_from(const std::vector<std::string>& order, const std::string& first);
     const NodeState* node(const std::string& name) const;
+    // Starts a spell at `now` when the nodes (names, GPUs) or running/stopped differ from the last one's;
+    // the first one starts at created_at where that is set. Called before every save.
+    void note_spell(const std::string& now);
 
     nlohmann::json to_json() const;
     static Result<ClusterState> from_json(const nlohmann::json& j);

@@ -72,10 +72,27 @@ assert j["data"]["format"] == "shards" and j["data"]["source"] == "local", j["da
 assert len(j["input_gaps"]) == 1 and j["input_gaps"][0]["samples_per_s"] > 0, j["input_gaps"]
 PY
 expect_in tr.out "^# input pipeline, 1 node(s), batch 4" "no gap line"
-ok "bench train --data shards: resnet18 from the staged shards beside synthetic input, the gap reported"
+expect_in tr.err "^bench train: 2 run(s) (1 rate(s) x 1 batch size(s) x 1 node count(s) x 1 round(s) x 2 series)" "no plan line up front"
+expect_in tr.err "\[2/2, about 0m00s left\]" "no progress line per run"
+ok "bench train --data shards: resnet18 from the staged shards beside synthetic input, the gap reported; its plan and progress said"
+
+# Ctrl-C in a long bench (issue 52): its plan is said at once, and SIGINT ends it with 130, its ranks
+# stopped. (A background job of a script starts with SIGINT ignored: the wrapper puts the default back.)
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+  "$DDL" --state-dir "$STATE" bench train --cluster bio --framework pytorch --model resnet18 --image-size 32 \
+  --batch 4 --nodes 1 --steps 100000 --warmup 1 --python "$py" -x OMP_NUM_THREADS=1 --out ti >ti.out 2>ti.err &
+bench_pid=$!
+wait_for 10 "the bench's plan line" grep -q "^bench train: 1 run(s)" ti.err
+wait_for 120 "the bench's ranks" pgrep -f "ddl_torch.bench.*--steps 100000"
+kill -INT "$bench_pid"
+rc=0
+wait "$bench_pid" || rc=$?
+[ "$rc" = 130 ] || { cat ti.out ti.err; fail "Ctrl-C in bench train exited $rc, not 130"; }
+wait_for 30 "the interrupted bench's ranks to stop" sh -c '! pgrep -f "ddl_torch.bench.*--steps 100000"'
+ok "bench train: its plan line at once; Ctrl-C ends it with 130 and stops its ranks"
 
 # A dataset of the spec, staged from the bench dataset in the shared folder: --data names it.
-ddl data stage bio imgs >st.log 2>&1 || { cat st.log; fail "data stage imgs"; }
+ddl data stage --cluster bio imgs >st.log 2>&1 || { cat st.log; fail "data stage imgs"; }
 ddl bench train --cluster bio --framework pytorch --model resnet18 --image-size 32 --batch 4 --nodes 1 --steps 2 \
   --warmup 1 --python "$py" -x OMP_NUM_THREADS=1 --data imgs --data-workers 1 --out tn \
   >tn.out 2>tn.err || { cat tn.out tn.err; fail "bench train --data imgs"; }

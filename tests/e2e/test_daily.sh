@@ -73,6 +73,14 @@ ddl sync daily >f.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat f.log; fail "a failing setup exited $rc, not 2"; }
 expect_in f.log "setup\[1\] line 2 (test ! -e fail-setup) failed on node master (exit 1)" "the failure names no node and line"
 expect_in f.log "failed on node worker1" "worker1's failure not named"
+# A failed setup is the cluster's state (issue 52): status and list say so, run refuses with the fix.
+ddl status daily --no-check >fs.log 2>&1 || true
+expect_in fs.log "^setup failed: .*setup\[1\] line 2 (test ! -e fail-setup) failed on node" "status does not show the failed setup"
+ddl list >fl.log 2>&1 || true
+expect_in fl.log "setup failed" "list does not show the failed setup"
+rc=0
+ddl run -- true >fr.log 2>&1 || rc=$?
+expect_rc "$rc" 2 fr.log "the setup failed: .*setup\[1\] line 2 (test ! -e fail-setup) failed on node" "run on a cluster whose setup failed"
 rc=0
 env -u DAILY_TOKEN "$DDL" --state-dir "$STATE" sync daily >u.log 2>&1 || rc=$?
 [ $rc = 2 ] && [ "$(wc -l <u.log)" = 1 ] && grep -q 'env.TOKEN is read from \$DAILY_TOKEN, which is not set here' u.log ||
@@ -80,7 +88,8 @@ env -u DAILY_TOKEN "$DDL" --state-dir "$STATE" sync daily >u.log 2>&1 || rc=$?
 rm code/fail-setup
 ddl sync daily >s3.log 2>&1 || { cat s3.log; fail "sync after the failure"; }
 expect_in s3.log "setup ran on master, worker1" "setup did not run again after it failed"
-ok "a failing setup exits 2 naming node, program, line and its text; a missing env variable exits 2 in one line"
+ddl status daily --no-check 2>&1 | grep -q "^setup failed" && fail "status still shows the setup failed after it ran"
+ok "a failing setup exits 2 naming node, program, line and its text, is shown by status and list, refused by run; a missing env variable exits 2 in one line"
 
 # A failing setup whose output holds the secret the spec's env: read from here: ddl quotes the end of the
 # setup's log in its message, and the secret in it is masked on stdout (the JSON error object), on stderr
@@ -213,10 +222,13 @@ ddl run -d -- python3 no_such_script.py >noscript.log 2>&1 || rc=$?
 expect_rc "$rc" 2 noscript.log "no_such_script.py: no such file in the job's folder" "run -d of a missing script"
 # The node's sshd has PATH (and the PWD its init.sh's /bin/sh exports) as its whole environment: none of
 # ddl's (DAILY_TOKEN is in it).
+# sshd writes its process title over its argv and environment (setproctitle), so the names cannot be read
+# back; the size of the block it started with can: PATH and PWD alone are well under 256 bytes, this
+# shell's environment (DAILY_TOKEN in it) is not.
+[ "$(env | wc -c)" -gt 256 ] || fail "this shell's environment is too small to tell"
 for pid in $(cat "$STATE"/daily/nodes/*/sshd.pid); do
-  names=$(tr '\0' '\n' </proc/"$pid"/environ | cut -d= -f1 | sort | tr '\n' ' ')
-  [ "$names" = "PATH PWD " ] || fail "sshd $pid's environment has $names"
-  grep -qaF "PATH=/usr/sbin:/usr/bin:/sbin:/bin" /proc/"$pid"/environ || fail "sshd $pid's PATH"
+  size=$(wc -c </proc/"$pid"/environ)
+  [ "$size" -lt 256 ] || fail "sshd $pid started with an environment of $size bytes (PATH and PWD are less)"
 done
 ok "run -d takes one word as a program's name, as ddl run does; each node's sshd starts with PATH only"
 
@@ -265,6 +277,41 @@ echo result >up.txt
 ddl cp up.txt daily:/shared/up.txt && [ "$(ddl exec --cluster daily --nodes worker1 -- cat /shared/up.txt)" = "[worker1] result" ] ||
   fail "cp to the cluster"
 ok "cp both ways over the cluster's keys"
+
+# The edited spec is the truth (issue 52): a setup added to the spec is named by every command that opens
+# the cluster, listed by plan, refused by sync (the deployed setup is never run in its place) and applied by
+# deploy.
+sed -i "s|^setup:\$|setup:\n  - echo \"\$DDL_NODE\" >> $WORK/new-setup.ran|" daily.yaml
+ddl status daily >st.log 2>st.err || { cat st.err; fail "status with an edited spec"; }
+expect_in st.err "daily.yaml changed since deploy: setup; .ddl deploy .*daily.yaml. applies it" "status did not name the edited setup"
+ddl plan daily.yaml >plan.log 2>&1 || { cat plan.log; fail "plan of the edited spec"; }
+expect_in plan.log "update config setup\[0\]" "plan did not list the edited setup"
+rc=0
+ddl sync daily >sd.log 2>&1 || rc=$?
+expect_rc "$rc" 2 sd.log "sync runs the deployed ones" "sync of an edited setup"
+[ -e new-setup.ran ] && fail "sync ran the edited setup"
+ddl deploy daily.yaml >dd.log 2>&1 || { cat dd.log; fail "deploy of the edited setup"; }
+[ "$(sort new-setup.ran | tr '\n' ' ')" = "master worker1 " ] || fail "deploy did not run the new setup on every node: $(cat new-setup.ran 2>&1)"
+ddl status daily >/dev/null 2>st2.err
+grep -q "changed since deploy" st2.err && { cat st2.err; fail "still named as changed after deploy"; }
+ok "an edited setup: named by status, listed by plan, refused by sync (exit 2, naming deploy), applied by deploy"
+
+# Clusters from anywhere, and next steps (issue 52): another folder finds it through DDL_STATE_DIR, or is
+# told which state folder deployed it; a mistyped name gets "did you mean"; an undeployed spec gets `ddl
+# deploy FILE`.
+mkdir -p elsewhere
+(cd elsewhere && DDL_STATE_DIR="$STATE" "$DDL" status daily >../sw.log 2>&1) || { cat sw.log; fail "status through DDL_STATE_DIR"; }
+rc=0
+(cd elsewhere && "$DDL" status daily >../se.log 2>&1) || rc=$?
+expect_rc "$rc" 2 se.log "it was deployed from the state folder $STATE" "status from another folder"
+rc=0
+ddl status dialy >dm.log 2>&1 || rc=$?
+expect_rc "$rc" 2 dm.log "did you mean daily?" "a mistyped cluster name"
+sed 's/^name: daily/name: nx-other/' daily.yaml >other.yaml
+rc=0
+ddl run --cluster other.yaml -- true >nd.log 2>&1 || rc=$?
+expect_rc "$rc" 2 nd.log "other.yaml is not deployed from here: .ddl deploy other.yaml. creates it" "an undeployed spec"
+ok "found through DDL_STATE_DIR, or the state folder named from elsewhere; did you mean; ddl deploy FILE for an undeployed spec"
 
 for args in "logs 99" "cancel abc" "cp daily:/nonexistent/x here"; do
   rc=0

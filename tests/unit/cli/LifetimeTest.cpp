@@ -1,5 +1,7 @@
 #include "cli/Lifetime.hpp"
 
+#include "util/UtcTime.hpp"
+
 #include <catch2/catch.hpp>
 
 using namespace ddl;
@@ -54,12 +56,13 @@ TEST_CASE("node-hours, GPU-hours and cost grow with the nodes, their GPUs and th
     auto st = two_nodes();
     Spec spec;
     spec.workers.gpus = 2; // the unprobed worker counts what the spec asks for
+    CostSpec cost{.per_node_hour = 1.2, .per_gpu_hour = 2.5, .currency = "EUR"};
+    spec.life.cost = cost;
     const auto u = usage_so_far(st, spec, k_created + std::chrono::minutes(90));
     CHECK(u.nodes == 2);
     CHECK(u.gpus == 6);
     CHECK(u.node_hours == Approx(3.0));
     CHECK(u.gpu_hours == Approx(9.0));
-    CostSpec cost{.per_node_hour = 1.2, .per_gpu_hour = 2.5, .currency = "EUR"};
     auto j = usage_json(u, cost);
     CHECK(j["cost"]["amount"].get<double>() == Approx(3.0 * 1.2 + 9.0 * 2.5));
     CHECK(j["cost"]["per_hour"].get<double>() == Approx(2 * 1.2 + 6 * 2.5));
@@ -114,15 +117,76 @@ TEST_CASE("stopped spells are left out of node-hours, GPU-hours and cost") {
     st.stopped_s = 1800; // an earlier spell of 30 minutes
     st.stopped_at = "2026-11-18T12:06:40Z";
     // Created 3 h ago, stopped 2 h ago (now) and 30 min before: 30 min of running time.
+    CostSpec cost{.per_node_hour = 1.0, .currency = "EUR"};
+    spec.life.cost = cost;
     const auto u = usage_so_far(st, spec, k_created + std::chrono::hours(3));
     CHECK(stopped_seconds(st, k_created + std::chrono::hours(3)) == Approx(1800 + 7200));
     CHECK(u.hours == Approx(0.5));
     CHECK(u.node_hours == Approx(1.0));
     CHECK(u.gpu_hours == Approx(2.0));
-    CostSpec cost{.per_node_hour = 1.0, .currency = "EUR"};
     CHECK(usage_json(u, cost)["cost"]["amount"].get<double>() == Approx(1.0));
     st.stopped_at.clear(); // started again: only the finished spells count
     CHECK(usage_so_far(st, spec, k_created + std::chrono::hours(3)).hours == Approx(2.5));
+}
+
+TEST_CASE("usage adds up spell by spell: growing, shrinking, stopping never lowers what was used") {
+    auto st = two_nodes(); // created at k_created with 2 nodes (master: 4 GPUs)
+    Spec spec;
+    spec.life.cost = {.per_node_hour = 1.0, .currency = "EUR"};
+    auto at = [](std::chrono::minutes m) {
+        return utc_text(std::chrono::system_clock::to_time_t(k_created + m));
+    };
+    st.note_spell(at(std::chrono::minutes(1)));
+    REQUIRE(st.spells.size() == 1);
+    CHECK(st.spells.front().at == st.created_at); // the first spell starts at the creation
+    st.note_spell(at(std::chrono::minutes(5)));   // nothing changed: no new spell
+    CHECK(st.spells.size() == 1);
+    // Grown to 3 nodes after 60 min, shrunk to 1 after 120 min.
+    st.nodes.push_back(NodeState{.name = "w2", .group = "workers"});
+    st.note_spell(at(std::chrono::minutes(60)));
+    st.nodes.resize(1);
+    st.note_spell(at(std::chrono::minutes(120)));
+    REQUIRE(st.spells.size() == 3);
+    auto used = [&](int minutes) {
+        return usage_so_far(st, spec, k_created + std::chrono::minutes(minutes));
+    };
+    CHECK(used(60).node_hours == Approx(2.0));
+    CHECK(used(120).node_hours == Approx(2.0 + 3.0));
+    CHECK(used(180).node_hours == Approx(2.0 + 3.0 + 1.0));
+    CHECK(used(180).gpu_hours == Approx(3 * 4.0)); // the master's 4 GPUs all along
+    CHECK(used(180).cost == Approx(6.0));
+    CHECK(used(180).nodes == 1); // what runs now
+    // Stopped at 180 min, started at 240: the hour between counts nothing.
+    st.stopped_at = at(std::chrono::minutes(180));
+    st.note_spell(at(std::chrono::minutes(180)));
+    st.stopped_at.clear();
+    st.note_spell(at(std::chrono::minutes(240)));
+    CHECK(used(240).node_hours == Approx(6.0));
+    CHECK(used(300).node_hours == Approx(7.0));
+    // The master's GPUs change (probed again with 8): a new spell from then on.
+    st.nodes[0].gpus = 8;
+    st.note_spell(at(std::chrono::minutes(250)));
+    CHECK(st.spells.size() == 6);
+    CHECK(used(300).gpu_hours == Approx(12.0 + 4.0 * 10 / 60 + 8.0 * 50 / 60));
+    // Written and read back, the spells are the same.
+    auto back = ClusterState::from_json(st.to_json());
+    REQUIRE(back);
+    CHECK(usage_so_far(*back, spec, k_created + std::chrono::minutes(300)).node_hours == Approx(7.0));
+}
+
+TEST_CASE("a node's first probe starts no spell: its probed GPUs count from the spell's start") {
+    auto st = two_nodes();
+    Spec spec;
+    spec.workers.gpus = 2; // what the unprobed worker is expected to have
+    st.note_spell(st.created_at);
+    REQUIRE(st.spells.size() == 1);
+    CHECK(st.spells[0].nodes[1].gpus == -1);
+    st.nodes[1].probed = true;
+    st.nodes[1].gpus = 1;
+    st.note_spell("2026-11-18T11:36:40Z");
+    REQUIRE(st.spells.size() == 1);
+    CHECK(st.spells[0].nodes[1].gpus == 1);
+    CHECK(usage_so_far(st, spec, k_created + std::chrono::hours(1)).gpu_hours == Approx(5.0));
 }
 
 TEST_CASE("gc --expired destroys past the lifetime, stops or destroys when idle by autostop.action") {

@@ -2,6 +2,7 @@
 // `ddl plan` runs beside a cluster's working directory (plan_in_scratch), which must leave it untouched.
 #include "provision/DeployPlan.hpp"
 
+#include "provision/ConfigChanges.hpp"
 #include "support/ScriptedProcess.hpp"
 #include "terraform/ScratchPlan.hpp"
 #include "util/Files.hpp"
@@ -102,4 +103,30 @@ TEST_CASE("plan_in_scratch plans a copy: no plan file, providers through TF_DATA
         CHECK(q.commands[1].env_set.count("TF_DATA_DIR") == 0);
         CHECK_FALSE(path_exists(dir.path() + "/none"));
     }
+}
+
+TEST_CASE("work_changes: a changed workdir, the first changed setup program, and env names without values") {
+    WorkSpec a{.workdir = ".", .setup = {"make", "make test"}, .env = {{"A", "1", ""}, {"B", "", "TOKEN"}}};
+    CHECK(work_changes(a, a).empty());
+    WorkSpec b = a;
+    b.workdir = "src";
+    b.setup = {"make", "python3 -m venv .venv"};
+    b.env = {{"A", "2", ""}, {"C", "x", ""}};
+    const auto changes = work_changes(a, b);
+    REQUIRE(changes.size() == 5);
+    CHECK(changes[0].address == "workdir");
+    CHECK(changes[0].detail == ". -> src");
+    CHECK(changes[1].address == "setup[1]");
+    CHECK(changes[1].detail == "make test -> python3 -m venv .venv; runs on every node at the next deploy");
+    CHECK(changes[2].address == "env.A");
+    CHECK(changes[2].detail == "value changed"); // a value is never shown
+    CHECK(changes[3].address == "env.C");
+    CHECK(changes[3].detail == "added");
+    CHECK(changes[4].address == "env.B");
+    CHECK(changes[4].detail == "removed");
+    for (const auto& c : changes)
+        CHECK(c.action == "update");
+    b = a;
+    b.setup.push_back("make docs");
+    CHECK(work_changes(a, b).at(0).detail == "unset -> make docs; runs on every node at the next deploy");
 }

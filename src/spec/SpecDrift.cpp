@@ -1,0 +1,63 @@
+#include "spec/SpecDrift.hpp"
+
+#include "util/Strings.hpp"
+
+#include <algorithm>
+#include <yaml-cpp/yaml.h>
+
+namespace ddl {
+namespace {
+
+// The top-level mapping of `text`, or an error.
+YAML::Node top_level(const std::string& text, std::string& error) {
+    try {
+        YAML::Node doc = YAML::Load(text);
+        if (!doc.IsMap()) error = "it is not a mapping of keys";
+        return doc;
+    } catch (const YAML::Exception& e) {
+        error = e.what();
+        return {};
+    }
+}
+
+} // namespace
+
+bool SpecDrift::work_changed() const {
+    return std::any_of(keys.begin(), keys.end(),
+                       [](const std::string& k) { return k == "workdir" || k == "setup" || k == "env"; });
+}
+
+std::string SpecDrift::line() const {
+    if (!error.empty())
+        return file + " changed since deploy and does not read (" + error + "); `ddl validate " + file +
+               "` shows where";
+    return file + " changed since deploy: " + join(keys, ", ") + "; `ddl deploy " + file +
+           "` applies it (`ddl plan " + file + "` shows how)";
+}
+
+SpecDrift spec_drift(const std::string& file, const std::string& deployed, const std::string& edited) {
+    SpecDrift d;
+    d.file = file;
+    if (deployed == edited) return d;
+    std::string old_error;
+    const YAML::Node before = top_level(deployed, old_error);
+    const YAML::Node now = top_level(edited, d.error);
+    if (!d.error.empty() || !old_error.empty()) return d;
+    auto text_of = [](const YAML::Node& n) {
+        YAML::Emitter out;
+        out << n;
+        return std::string(out.c_str());
+    };
+    for (const auto& kv : now) {
+        const auto key = kv.first.as<std::string>("");
+        const YAML::Node was = before[key];
+        if (!was.IsDefined() || text_of(was) != text_of(kv.second)) d.keys.push_back(key);
+    }
+    for (const auto& kv : before) {
+        const auto key = kv.first.as<std::string>("");
+        if (!now[key].IsDefined()) d.keys.push_back(key);
+    }
+    return d;
+}
+
+} // namespace ddl
