@@ -20,6 +20,30 @@ YAML::Node top_level(const std::string& text, std::string& error) {
     }
 }
 
+// Whether two YAML nodes hold the same data: scalars by their text, sequences item by item, mappings key by
+// key; flow or block style, comments and key order aside.
+bool same(const YAML::Node& a, const YAML::Node& b) {
+    if (a.Type() != b.Type()) return false;
+    switch (a.Type()) {
+    case YAML::NodeType::Scalar:
+        return a.Scalar() == b.Scalar();
+    case YAML::NodeType::Sequence:
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (!same(a[i], b[i])) return false;
+        return true;
+    case YAML::NodeType::Map:
+        if (a.size() != b.size()) return false;
+        for (const auto& kv : a) {
+            const YAML::Node other = b[kv.first.as<std::string>("")];
+            if (!other.IsDefined() || !same(kv.second, other)) return false;
+        }
+        return true;
+    default:
+        return true; // both null or both undefined
+    }
+}
+
 } // namespace
 
 bool SpecDrift::work_changed() const {
@@ -43,15 +67,10 @@ SpecDrift spec_drift(const std::string& file, const std::string& deployed, const
     const YAML::Node before = top_level(deployed, old_error);
     const YAML::Node now = top_level(edited, d.error);
     if (!d.error.empty() || !old_error.empty()) return d;
-    auto text_of = [](const YAML::Node& n) {
-        YAML::Emitter out;
-        out << n;
-        return std::string(out.c_str());
-    };
     for (const auto& kv : now) {
         const auto key = kv.first.as<std::string>("");
         const YAML::Node was = before[key];
-        if (!was.IsDefined() || text_of(was) != text_of(kv.second)) d.keys.push_back(key);
+        if (!was.IsDefined() || !same(was, kv.second)) d.keys.push_back(key);
     }
     for (const auto& kv : before) {
         const auto key = kv.first.as<std::string>("");

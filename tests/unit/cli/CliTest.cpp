@@ -149,6 +149,29 @@ TEST_CASE("a cluster reference that names no cluster is bad input") {
     }
 }
 
+TEST_CASE(
+    "a cluster not found names the next step: did you mean, or ddl deploy FILE for an undeployed spec") {
+    TempDir dir;
+    REQUIRE(make_dirs(dir.path() + "/.ddl/daily", 0700).ok());
+    REQUIRE(write_file_atomic(dir.path() + "/.ddl/daily/state.json",
+                              R"({"schema_version": 1, "cluster": "daily", "target": "local", "phases": {},
+                                  "nodes": []})")
+                .ok());
+    auto typo = ddl_cli({"status", "dialy"}, dir.path());
+    CHECK(typo.exit_code == 2);
+    CHECK(typo.err.find("no cluster \"dialy\"") != std::string::npos);
+    CHECK(typo.err.find("did you mean daily?") != std::string::npos);
+    REQUIRE(ddl_cli({"init", "--name", "nx-other"}, dir.path()).exit_code == 0);
+    auto undeployed = ddl_cli({"hostfile", "--cluster", "cluster.yaml"}, dir.path());
+    CHECK(undeployed.exit_code == 2);
+    CHECK(
+        undeployed.err.find("cluster.yaml is not deployed from here: `ddl deploy cluster.yaml` creates it") !=
+        std::string::npos);
+    // --cluster is taken where the cluster is also a positional word.
+    CHECK(ddl_cli({"status", "--cluster", "dialy"}, dir.path()).err.find("did you mean daily?") !=
+          std::string::npos);
+}
+
 TEST_CASE("garbage in numeric and path flags is refused while parsing, before anything is written") {
     TempDir dir;
     REQUIRE(ddl_cli({"init", "--name", "gb"}, dir.path()).exit_code == 0);

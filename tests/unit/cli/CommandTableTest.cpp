@@ -125,7 +125,10 @@ TEST_CASE("invoke reports a cluster that does not exist as bad input, before the
     const CommandEntry entry{"probe-me", "a test command", Needs::cluster, nullptr};
     CaptureStderr err;
     CHECK(invoke(entry, body, inv) == exit_code::k_bad_input);
-    CHECK(err.text() == "ddl probe-me: no cluster \"none\" in " + g.state_dir + "\n");
+    CHECK(err.text() ==
+          "ddl probe-me: no cluster \"none\" in " + g.state_dir +
+              " (there are none)\nhint: `ddl deploy cluster.yaml` creates one, or name the state "
+              "folder that holds it: --state-dir DIR, or DDL_STATE_DIR\n");
     CHECK(seen.prepared == 1);
     CHECK(seen.acted == 0);
 }
