@@ -18,18 +18,25 @@ namespace {
 // The state folder (parent of the cluster's folder) that deployed `name` on this machine, where the local
 // target records it; empty when none does.
 std::string recorded_state_folder(const std::string& name) {
-    auto driver = make_target_driver("local");
-    if (!driver || !(*driver)->leaked_clusters()) return {};
-    SystemProcessRunner proc;
-    auto found = (*driver)->leaked_clusters()->find_clusters(nullptr, proc);
-    if (!found) return {};
-    for (const auto& f : *found)
-        if (f.cluster == name && !f.state_dir.empty())
-            return std::filesystem::path(f.state_dir).parent_path().string();
+    for (const auto& [cluster, folder] : recorded_clusters())
+        if (cluster == name) return folder;
     return {};
 }
 
 } // namespace
+
+std::vector<std::pair<std::string, std::string>> recorded_clusters() {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto driver = make_target_driver("local");
+    if (!driver || !(*driver)->leaked_clusters()) return out;
+    SystemProcessRunner proc;
+    auto found = (*driver)->leaked_clusters()->find_clusters(nullptr, proc);
+    if (!found) return out;
+    for (const auto& f : *found)
+        if (!f.state_dir.empty())
+            out.emplace_back(f.cluster, std::filesystem::path(f.state_dir).parent_path().string());
+    return out;
+}
 
 Result<std::string> resolve_cluster(const StateStore& store, const std::string& ref) {
     std::error_code ec;

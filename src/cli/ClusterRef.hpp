@@ -3,6 +3,8 @@
 #include "util/Result.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ddl::cli {
 
@@ -12,6 +14,10 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
 
 // Whether `ref` names a spec file (*.yaml, *.yml, or a path) rather than a cluster.
 bool names_spec_file(const std::string& ref);
+
+// Every cluster this machine records with the state folder that deployed it (the local target's registry):
+// (name, folder) pairs.
+std::vector<std::pair<std::string, std::string>> recorded_clusters();
 
 // Why cluster `name` (named by `ref`) is not in the state folder, with the next step: `ddl deploy FILE`
 // for a spec not deployed from here, the state folder that deployed it where this machine records one

@@ -3,9 +3,12 @@
 #include "cli/Capabilities.hpp"
 #include "cli/Datasets.hpp"
 #include "cli/WorkdirSync.hpp"
+#include "remote/RemoteExecutor.hpp"
 #include "runtime/Hostfile.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace ddl::cli {
@@ -68,6 +71,35 @@ Result<std::vector<runtime::HostfileEntry>> launch_hosts(const Context& ctx, con
 
 } // namespace
 
+namespace {
+
+// Every node that gets a rank answers SSH (5 s each, in parallel): otherwise no rank starts, and the
+// user is told what repairs it.
+template <typename Find>
+Status nodes_answer(Context& ctx, const std::vector<runtime::HostfileEntry>& hosts, const Find& find_node) {
+    std::vector<const NodeState*> nodes;
+    for (const auto& h : hosts)
+        if (const NodeState* n = find_node(h.host);
+            n && std::find(nodes.begin(), nodes.end(), n) == nodes.end())
+            nodes.push_back(n);
+    std::vector<char> up(nodes.size(), 0);
+    parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
+        up[i] = ctx.remote.wait_ready(ctx.endpoint(*nodes[i]), std::chrono::seconds(5)) ? 1 : 0;
+    });
+    std::vector<std::string> silent;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (!up[i]) silent.push_back(nodes[i]->name);
+    if (silent.empty()) return {};
+    const std::string spec = ctx.state.spec_file.empty() ? "<its spec>" : ctx.state.spec_file;
+    return Error{
+        "node(s) " + join(silent, ", ") + " of cluster " + ctx.state.cluster +
+        " do not answer SSH; no rank was started\nhint: `ddl deploy " + spec +
+        "` checks every node and repairs what it can (a stopped sshd, a lost node), or `ddl cordon " +
+        join(silent, " ") + " --cluster " + ctx.state.cluster + "` runs without them"};
+}
+
+} // namespace
+
 Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
     if (auto s = check_nodes_over_ssh(ctx.spec, "launching ranks over SSH"); !s) return s.error();
     if (!ctx.state.phase_done("probe"))
@@ -86,6 +118,7 @@ Result<PreparedLaunch> prepare_launch(Context& ctx, const RunArgs& a) {
             return Error{a.hostfile + ":" + std::to_string(h.line) + ": host " + h.host +
                          " is not a node of cluster " + ctx.state.cluster};
     }
+    if (auto s = nodes_answer(ctx, *hosts, find_node); !s) return s.error();
     if (a.container) {
         if (auto s = training_containers_ready(ctx); !s) return s.error();
     }

@@ -2,6 +2,7 @@
 // and whether a command holds its lock (issue #19), and whether it was idle when the master's idle clock was
 // last read (`ddl status`, `ddl gc --expired`).
 #include "cli/Capabilities.hpp"
+#include "cli/ClusterRef.hpp"
 #include "cli/CommandTable.hpp"
 #include "cli/IdleClock.hpp"
 #include "cli/LeaseText.hpp"
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 namespace ddl::cli {
@@ -40,6 +42,7 @@ struct Row {
     std::optional<std::chrono::system_clock::time_point> life_end;  // when the spec's lifetime ends
     nlohmann::json usage;                                           // usage_json; null: unreadable
     std::optional<IdleRecord> idle;                                 // the idle clock's record as last read
+    std::string folder;                                             // the state folder that holds it
 };
 
 // The IDLE column: how long idle ("14m"), or "busy"; from a record too old to tell about now, what it said
@@ -95,21 +98,50 @@ Row row_for(const StateStore& store, const std::string& name) {
     return r;
 }
 
-int list(const Invocation& inv) {
+std::string canonical(const std::string& folder) {
+    std::error_code ec;
+    auto c = std::filesystem::weakly_canonical(folder, ec);
+    return ec ? folder : c.string();
+}
+
+// --all: the clusters this machine records in other state folders (the local target's registry).
+void add_recorded(const std::string& here, std::vector<Row>& rows) {
+    for (const auto& [name, folder] : recorded_clusters()) {
+        if (canonical(folder) == here) continue;
+        StateStore other(folder);
+        Row r;
+        if (other.exists(name)) {
+            r = row_for(other, name);
+        } else {
+            r.name = name;
+            r.target = "local";
+            r.state = "its state folder is gone (`ddl gc --target local` removes it)";
+        }
+        r.folder = folder;
+        rows.push_back(std::move(r));
+    }
+}
+
+int list(const Invocation& inv, bool all) {
     StateStore store(inv.g.state_dir);
     std::error_code ec;
     if (std::filesystem::exists(store.root(), ec) && !std::filesystem::is_directory(store.root(), ec))
         return inv.fail("--state-dir " + store.root() + " is not a folder", exit_code::k_bad_input);
     std::vector<Row> rows;
-    for (const auto& name : store.clusters())
+    const std::string here = canonical(store.root());
+    for (const auto& name : store.clusters()) {
         rows.push_back(row_for(store, name));
+        rows.back().folder = here;
+    }
     for (const auto& name : store.leftovers()) {
         Row r;
         r.name = name;
         r.state = "leftover folder (no state.json; `ddl destroy " + name + "` removes it)";
         r.lock = store.lock_holder(name);
+        r.folder = here;
         rows.push_back(r);
     }
+    if (all) add_recorded(here, rows);
     const auto now = std::chrono::system_clock::now();
     if (inv.g.json) {
         auto out = nlohmann::json::array();
@@ -125,13 +157,14 @@ int list(const Invocation& inv) {
                  {"lifetime_end",
                   r.life_end ? nlohmann::json(iso_utc(*r.life_end)) : nlohmann::json(nullptr)},
                  {"usage", r.usage},
+                 {"state_dir", r.folder},
                  {"idle", r.idle ? idle_json_at(*r.idle, now) : nlohmann::json(nullptr)}});
         }
         std::cout << out.dump(2) << "\n";
         return exit_code::k_ok;
     }
     if (rows.empty()) {
-        std::cout << "no clusters in " << store.root() << "\n";
+        std::cout << "no clusters in " << store.root() << (all ? " or recorded on this machine" : "") << "\n";
         return exit_code::k_ok;
     }
     // The lease column only where a cluster has an end: its target ends the nodes by itself (GPULab, Virtual
@@ -161,6 +194,8 @@ int list(const Invocation& inv) {
                                r.target.empty() ? "-" : r.target.c_str(), r.nodes,
                                r.age_s ? short_age(*r.age_s).c_str() : "-", r.state.c_str(), lock.c_str(),
                                lease.c_str());
+        if (all && r.folder != here)
+            std::cout << "    in " << r.folder << " (ddl --state-dir " << r.folder << " …)\n";
     }
     return exit_code::k_ok;
 }
@@ -168,7 +203,14 @@ int list(const Invocation& inv) {
 } // namespace
 
 CommandBody list_command() {
-    return {.add_options = [](CLI::App&) {}, .action = list};
+    auto all = std::make_shared<bool>(false);
+    return {.add_options =
+                [all](CLI::App& sub) {
+                    sub.add_flag(
+                        "--all", *all,
+                        "Also the clusters this machine records in other state folders (local target)");
+                },
+            .action = [all](Invocation& inv) { return list(inv, *all); }};
 }
 
 } // namespace ddl::cli

@@ -227,6 +227,43 @@ int smoke_deployed(const Invocation& inv, const SmokeArgs& a, const SmokeInputs&
     return report.passed() ? exit_code::k_ok : exit_code::k_failure;
 }
 
+// With --name-suffix the run deploys a copy of the spec under the longer name (kept as the cluster's stored
+// spec, so later commands see the name it was deployed with). The copy lies beside the original, so that its
+// relative paths (workdir: .) mean the same folders, and goes when the run ends; where that folder cannot be
+// written, in a temporary folder.
+struct RenamedSpec {
+    TempDir dir{"ddl-smoke"};
+    std::string beside; // the copy beside the original, removed at the end
+    RenamedSpec() = default;
+    RenamedSpec(const RenamedSpec&) = delete;
+    RenamedSpec& operator=(const RenamedSpec&) = delete;
+    ~RenamedSpec() {
+        std::error_code ec;
+        if (!beside.empty()) std::filesystem::remove(beside, ec);
+    }
+};
+
+// The renamed copy's path; `rc` (on failure) is the exit code.
+Result<std::string> write_renamed(const SmokeArgs& a, const std::string& name, RenamedSpec& out, int& rc) {
+    rc = exit_code::k_bad_input;
+    auto text = read_file_limited(a.file, SpecLoader::k_max_bytes);
+    if (!text) return text.error();
+    auto renamed = with_cluster_name(*text, name + "-" + a.name_suffix);
+    if (!renamed) return Error{"--name-suffix " + a.name_suffix + ": " + renamed.error().message};
+    const std::filesystem::path original(a.file);
+    std::string file = (original.parent_path() / ("." + original.stem().string() + "-" + a.name_suffix +
+                                                  ".ddl-smoke" + original.extension().string()))
+                           .string();
+    if (write_file_atomic(file, *renamed, 0600)) {
+        out.beside = file;
+        return file;
+    }
+    file = out.dir.path() + "/" + original.filename().string();
+    rc = exit_code::k_failure;
+    if (auto s = write_file_atomic(file, *renamed, 0600); !s) return s.error();
+    return file;
+}
+
 int smoke_test(const Invocation& inv, const SmokeArgs& a) {
     int rc = 0;
     auto in = read_inputs(inv, a, rc);
@@ -241,20 +278,12 @@ int smoke_test(const Invocation& inv, const SmokeArgs& a) {
         std::cerr << loaded.diagnostics.format_text();
         return exit_code::k_bad_input;
     }
-    // With --name-suffix the run deploys a copy of the spec under the longer name (kept as the cluster's
-    // stored spec, so later commands see the name it was deployed with).
-    TempDir renamed_dir("ddl-smoke");
+    RenamedSpec renamed;
     std::string spec_file = a.file;
     if (!a.name_suffix.empty()) {
-        auto text = read_file_limited(a.file, SpecLoader::k_max_bytes);
-        if (!text) return inv.fail(text.error().message, exit_code::k_bad_input);
-        auto renamed = with_cluster_name(*text, loaded.spec->name + "-" + a.name_suffix);
-        if (!renamed)
-            return inv.fail("--name-suffix " + a.name_suffix + ": " + renamed.error().message,
-                            exit_code::k_bad_input);
-        spec_file = renamed_dir.path() + "/" + std::filesystem::path(a.file).filename().string();
-        if (auto s = write_file_atomic(spec_file, *renamed, 0600); !s)
-            return inv.fail(s.error().message, exit_code::k_failure);
+        auto copy = write_renamed(a, loaded.spec->name, renamed, rc);
+        if (!copy) return inv.fail(copy.error().message, rc);
+        spec_file = *copy;
         loaded = load_spec_file(spec_file);
         if (!loaded.spec) {
             std::cerr << loaded.diagnostics.format_text();

@@ -53,8 +53,9 @@ int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohma
         // A failed setup is the cluster's state until one succeeds: status and list show it, run refuses.
         const auto why = setup ? std::vector<std::string>{} : split_lines(setup.error().message);
         ctx.state.setup_failed = setup ? "" : why.empty() ? "setup failed" : why.front();
-        if (auto cut = ctx.state.setup_failed.find("; its log "); cut != std::string::npos)
-            ctx.state.setup_failed.resize(cut); // the log's tail was printed with the failure
+        for (const char* log : {"; its log ", "; their logs "}) // its end was printed with the failure
+            if (auto cut = ctx.state.setup_failed.find(log); cut != std::string::npos)
+                ctx.state.setup_failed.resize(cut);
         if (auto s = ctx.save(); !s) inv.say("cannot record the setup's outcome: " + s.error().message);
         if (!setup) return inv.fail(setup.error().message, exit_code::k_bad_input);
         if (!setup->ran.empty()) ctx.progress.note("setup ran on " + join(setup->ran, ", "));

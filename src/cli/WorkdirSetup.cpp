@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string_view>
 
 namespace ddl::cli {
 namespace {
@@ -69,6 +70,45 @@ std::string failure_text(const Context& ctx, const NodeState& n, const std::stri
            " failed on node " + n.name + " (exit " + parts[4] + ")";
 }
 
+// A node's setup failure: its message with the node's name as k_node_placeholder, and its log's end.
+constexpr std::string_view k_node_placeholder = "\x01";
+struct NodeFailure {
+    std::string node, head, tail;
+};
+
+// Identical failures (the same program, line, status and output) said once with every node's name.
+std::vector<std::string> grouped_failures(const Context& ctx, std::vector<NodeFailure> failures) {
+    std::sort(failures.begin(), failures.end(),
+              [](const NodeFailure& a, const NodeFailure& b) { return a.node < b.node; });
+    std::vector<std::pair<const NodeFailure*, std::vector<std::string>>> groups;
+    for (const auto& f : failures) {
+        auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+            return g.first->head == f.head && g.first->tail == f.tail;
+        });
+        if (same == groups.end())
+            groups.push_back({&f, {f.node}});
+        else
+            same->second.push_back(f.node);
+    }
+    std::vector<std::string> out;
+    for (const auto& [f, names] : groups) {
+        const bool several = names.size() > 1;
+        std::string text = f->head;
+        const std::string who = (several ? "nodes " : "node ") + join(names, ", ");
+        const std::string placeholder = "node " + std::string(k_node_placeholder);
+        if (auto at = text.find(placeholder); at != std::string::npos)
+            text.replace(at, placeholder.size(), who);
+        const std::string log =
+            "/var/lib/ddl/setup/" + ctx.spec.name + "-" + (several ? "<node>" : names[0]) + ".log";
+        if (!f->tail.empty())
+            text += (several ? "; their logs " + log + " end (the same on each):\n  "
+                             : "; its log " + log + " ends:\n  ") +
+                    f->tail;
+        out.push_back(std::move(text));
+    }
+    return out;
+}
+
 } // namespace
 
 Result<SetupReport> run_setup(Context& ctx, const std::map<std::string, std::string>& env) {
@@ -81,6 +121,7 @@ Result<SetupReport> run_setup(Context& ctx, const std::map<std::string, std::str
     const std::string digest = *digested;
     std::mutex mu;
     std::vector<std::string> failed;
+    std::vector<NodeFailure> setup_failures;
     const auto& nodes = ctx.state.nodes;
     parallel_for(nodes.size(), ctx.options.parallel, [&](std::size_t i) {
         const NodeState& n = nodes[i];
@@ -102,17 +143,21 @@ Result<SetupReport> run_setup(Context& ctx, const std::map<std::string, std::str
             failed.push_back("node " + n.name + " has no workdir " + remote_workdir(ctx.spec) +
                              "; run `ddl sync`");
         } else {
-            std::string why =
+            NodeState named = n;
+            named.name = std::string(k_node_placeholder);
+            std::string head =
                 starts_with(marker, "ddl-setup:failed:")
-                    ? failure_text(ctx, n, marker)
-                    : "setup failed on node " + n.name + " (exit " + std::to_string(r->exit_status) + ")";
-            auto tail = split_lines(r->err);
-            if (!tail.empty())
-                why += "; its log /var/lib/ddl/setup/" + ctx.spec.name + "-" + n.name + ".log ends:\n  " +
-                       join(tail, "\n  ");
-            failed.push_back(why);
+                    ? failure_text(ctx, named, marker)
+                    : "setup failed on node " + named.name + " (exit " + std::to_string(r->exit_status) + ")";
+            // The log's end without ddl's own header line (node and time), so that alike failures group.
+            std::vector<std::string> tail;
+            for (auto& l : split_lines(r->err))
+                if (!starts_with(l, "== ddl setup on ")) tail.push_back(std::move(l));
+            setup_failures.push_back({n.name, std::move(head), join(tail, "\n  ")});
         }
     });
+    for (auto& f : grouped_failures(ctx, setup_failures))
+        failed.push_back(std::move(f));
     std::sort(report.ran.begin(), report.ran.end());
     std::sort(report.unchanged.begin(), report.unchanged.end());
     if (!failed.empty()) {

@@ -104,17 +104,17 @@ print("%06x" % (h & 0xffffff))
 PY
 }
 
-# Asserts that nothing of cluster NAME is left on the machine.
+# assert_gone NAME [TAG]: nothing of cluster NAME is left on the machine (its links: TAG, default the tag of
+# its name; a cluster whose tag was salted on a collision passes its own).
 assert_gone() {
-  local name=$1
+  local name=$1 tag=${2:-}
   if ip netns list | grep -q "^ddl-$name-"; then fail "namespaces of $name left: $(ip netns list | grep "ddl-$name-")"; fi
   if pgrep -f "$STATE/$name/" >/dev/null; then fail "processes of $name left: $(pgrep -af "$STATE/$name/")"; fi
   if [ -e "$STATE/$name" ]; then fail "state folder of $name left"; fi
   if command -v podman >/dev/null && [ -n "$(podman ps -a --filter "label=ddl.cluster=$name" --format '{{.Names}}')" ]; then
     fail "containers of $name left"
   fi
-  local tag
-  tag=$(link_tag "$name")
+  [ -n "$tag" ] || tag=$(link_tag "$name")
   if ip -o link show | grep -q "ddl.*$tag"; then fail "links of $name left: $(ip -o link show | grep "$tag")"; fi
 }
 

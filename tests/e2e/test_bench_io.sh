@@ -83,12 +83,12 @@ python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)
   --batch 4 --nodes 1 --steps 100000 --warmup 1 --python "$py" -x OMP_NUM_THREADS=1 --out ti >ti.out 2>ti.err &
 bench_pid=$!
 wait_for 10 "the bench's plan line" grep -q "^bench train: 1 run(s)" ti.err
-wait_for 120 "the bench's ranks" pgrep -f "ddl_torch.bench.*--steps 100000"
+wait_for 120 "the bench's ranks" pgrep -f "[d]dl_torch.bench.*--steps 100000"
 kill -INT "$bench_pid"
 rc=0
 wait "$bench_pid" || rc=$?
 [ "$rc" = 130 ] || { cat ti.out ti.err; fail "Ctrl-C in bench train exited $rc, not 130"; }
-wait_for 30 "the interrupted bench's ranks to stop" sh -c '! pgrep -f "ddl_torch.bench.*--steps 100000"'
+wait_for 30 "the interrupted bench's ranks to stop" sh -c '! pgrep -f "[d]dl_torch.bench.*--steps 100000"'
 ok "bench train: its plan line at once; Ctrl-C ends it with 130 and stops its ranks"
 
 # A dataset of the spec, staged from the bench dataset in the shared folder: --data names it.

@@ -71,8 +71,8 @@ rc=0
 touch code/fail-setup
 ddl sync daily >f.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat f.log; fail "a failing setup exited $rc, not 2"; }
-expect_in f.log "setup\[1\] line 2 (test ! -e fail-setup) failed on node master (exit 1)" "the failure names no node and line"
-expect_in f.log "failed on node worker1" "worker1's failure not named"
+expect_in f.log "setup\[1\] line 2 (test ! -e fail-setup) failed on nodes master, worker1 (exit 1); their logs /var/lib/ddl/setup/daily-<node>.log end (the same on each):" "the failure of both nodes not said once, naming them and the line"
+[ "$(grep -c "failed on node" f.log)" = 1 ] || { cat f.log; fail "the same failure of two nodes said more than once"; }
 # A failed setup is the cluster's state (issue 52): status and list say so, run refuses with the fix.
 ddl status daily --no-check >fs.log 2>&1 || true
 expect_in fs.log "^setup failed: .*setup\[1\] line 2 (test ! -e fail-setup) failed on node" "status does not show the failed setup"
@@ -98,7 +98,7 @@ touch code/leak-setup
 rc=0
 ddl --output json sync daily >leak.json 2>leak.err || rc=$?
 [ $rc = 2 ] || { cat leak.err; fail "a setup that printed the secret and failed exited $rc, not 2"; }
-expect_in leak.err "setup\[2\] line 2 (test ! -e leak-setup) failed on node master (exit 1)" "the leaking setup's failure not named"
+expect_in leak.err "setup\[2\] line 2 (test ! -e leak-setup) failed on nodes\? master" "the leaking setup's failure not named"
 expect_in leak.err "token=\*\*\*" "the setup's output not quoted with the secret masked"
 python3 - leak.json <<'PY' || { cat leak.json; fail "the JSON error object of a failing setup"; }
 import json, sys
@@ -304,6 +304,9 @@ mkdir -p elsewhere
 rc=0
 (cd elsewhere && "$DDL" status daily >../se.log 2>&1) || rc=$?
 expect_rc "$rc" 2 se.log "it was deployed from the state folder $STATE" "status from another folder"
+(cd elsewhere && "$DDL" list --all >../la.log 2>&1) || { cat la.log; fail "list --all"; }
+expect_in la.log "^daily  .* local .* 2 " "list --all from another folder does not show daily"
+expect_in la.log "^    in $STATE (ddl --state-dir $STATE" "list --all does not name daily's state folder"
 rc=0
 ddl status dialy >dm.log 2>&1 || rc=$?
 expect_rc "$rc" 2 dm.log "did you mean daily?" "a mistyped cluster name"
@@ -311,7 +314,7 @@ sed 's/^name: daily/name: nx-other/' daily.yaml >other.yaml
 rc=0
 ddl run --cluster other.yaml -- true >nd.log 2>&1 || rc=$?
 expect_rc "$rc" 2 nd.log "other.yaml is not deployed from here: .ddl deploy other.yaml. creates it" "an undeployed spec"
-ok "found through DDL_STATE_DIR, or the state folder named from elsewhere; did you mean; ddl deploy FILE for an undeployed spec"
+ok "found through DDL_STATE_DIR, or the state folder named from elsewhere, and by list --all; did you mean; ddl deploy FILE for an undeployed spec"
 
 for args in "logs 99" "cancel abc" "cp daily:/nonexistent/x here"; do
   rc=0

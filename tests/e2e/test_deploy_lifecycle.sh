@@ -42,7 +42,11 @@ grep -Eq '^worker2 .* unreachable ' dead.out && grep -Eq '^worker1 .* up ' dead.
   grep -q "1 node(s) do not answer: worker2" dead.err || { cat dead.out dead.err; fail "status does not show the dead node"; }
 ddl --output json status life | python3 -c 'import json,sys; s = json.load(sys.stdin)
 assert [n["name"] for n in s["nodes"] if not n["reachable"]] == ["worker2"], s["nodes"]' || fail "status --output json: reachable"
-ok "status shows the node that does not answer (text, JSON and a line naming it)"
+rc=0
+ddl run --cluster life -- true >deadrun.log 2>&1 || rc=$?
+expect_rc "$rc" 2 deadrun.log "node(s) worker2 of cluster life do not answer SSH; no rank was started" "run with a dead node"
+expect_in deadrun.log "hint: .ddl deploy .*life.yaml. checks every node and repairs what it can" "run names no repair"
+ok "status shows the node that does not answer (text, JSON and a line naming it); run starts no rank and names the repair"
 ddl deploy life.yaml >drift.log 2>&1 || { cat drift.log; fail "deploy after worker2's sshd died"; }
 grep -q "\[worker2\] does not answer" drift.log && grep -q "running the phases from provision again" drift.log ||
 { cat drift.log; fail "the dead node was not noticed"; }

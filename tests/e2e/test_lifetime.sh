@@ -26,6 +26,12 @@ import datetime, json, sys
 p = sys.argv[1]; s = json.load(open(p))
 t = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=2)
 s["created_at"] = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+# Its usage spells (each change of its machines) move back with it: the first starts at the creation.
+fmt = "%Y-%m-%dT%H:%M:%SZ"
+assert s["usage_spells"][0]["at"] <= s["usage_spells"][-1]["at"], s["usage_spells"]
+for spell in s["usage_spells"]:
+    spell["at"] = (datetime.datetime.strptime(spell["at"], fmt) - datetime.timedelta(hours=2)).strftime(fmt)
+s["usage_spells"][0]["at"] = s["created_at"]
 json.dump(s, open(p, "w"))
 PY
 done
