@@ -2,11 +2,12 @@
 # The README's test command: installs what is missing (Debian packages), then
 # Every build is a unity build (CMAKE_UNITY_BUILD in CMakePresets.json: the libraries' sources compiled a
 # batch at a time; unit-test programs file by file); clang-tidy checks every source file on its own.
+#  0. builds ddl and starts, in the background, the node image and clang-tidy (.clang-tidy) over src/ at the
+#     lowest priority (both waited for later);
 #  1. builds with warnings as errors and AddressSanitizer+UndefinedBehaviorSanitizer, runs the unit tests
 #     (every test labelled `unit`: C++ units, golden files, playbook and Terraform module checks);
-#  2. checks clang-format on the sources; starts clang-tidy (.clang-tidy) over src/ in the background at
-#     the lowest priority (waited for at the end); runs each libFuzzer target for 30 s (tests/fuzz/run.sh),
-#     two at a time;
+#  2. checks clang-format on the sources; runs each libFuzzer target for 30 s (tests/fuzz/run.sh), two at a
+#     time;
 #  3. builds with warnings as errors (optimized, no unit-test programs: they ran under the sanitizers) and
 #     runs the e2e suites on the local target (root needed), two at a time where they share nothing
 #     (tests/e2e/CMakeLists.txt holds the resource locks and why two).
@@ -66,6 +67,14 @@ mkdir -p build-ci
 setsid nice -n 5 scripts/node-image.sh "$PWD/build-ci/src/ddl" "$PWD/build-ci/node-image" >build-ci/node-image.log 2>&1 &
 image_pid=$!
 
+# clang-tidy parses every source again (~10 s each here): it runs in the background at the lowest
+# priority from the first build on, on the cycles the builds, fuzzers and e2e suites leave idle, and is
+# waited for at the end. One process per core: at nice 19 they take almost nothing from the stages beside
+# them, and what is left after the e2e suites runs on every core.
+tidy_log=build-ci/clang-tidy.log
+setsid nice -n 19 env JOBS="$jobs" scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
+tidy_pid=$!
+
 asan_build() {
   cmake --preset asan >/dev/null
   cmake --build build-asan -j "$jobs"
@@ -79,13 +88,6 @@ stage "unit tests under ASan+UBSan" asan_units
 
 clang_format() { git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror; }
 stage "clang-format" clang_format
-# clang-tidy parses every source again (~10 s each here): it runs in the background at the lowest
-# priority from here on, on the cycles the fuzzers and e2e suites leave idle, and is waited for at the end.
-# One process per core: at nice 19 they take almost nothing from the stages beside them, and what is left
-# after the e2e suites (most of it, since the fuzz build got short) runs on every core.
-tidy_log=build-asan/clang-tidy.log
-setsid nice -n 19 env JOBS="$jobs" scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
-tidy_pid=$!
 
 stage "fuzzers, 30 s each (a longer run: tests/fuzz/run.sh 1800)" env FUZZ_JOBS="$jobs" tests/fuzz/run.sh 30
 

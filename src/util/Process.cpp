@@ -130,6 +130,16 @@ void feed_lines(const std::string& out, std::size_t& line_start,
     }
 }
 
+// Pointers to `strings` (which must outlive them) ending with nullptr, as execve takes argv and envp.
+std::vector<char*> c_pointers(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (auto& s : strings)
+        out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
 void record_status(ProcessResult& result, int status) {
     if (WIFEXITED(status)) {
         result.exit_code = WEXITSTATUS(status);
@@ -155,16 +165,9 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& cmd) {
         pipe2(exec_pipe, O_CLOEXEC))
         return errno_error("pipe");
     auto env_strings = build_env(cmd);
-    std::vector<char*> envp, argv;
-    envp.reserve(env_strings.size() + 1);
-    argv.reserve(cmd.argv.size() + 1);
-    for (auto& e : env_strings)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
     std::vector<std::string> args = cmd.argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
+    auto envp = c_pointers(env_strings);
+    auto argv = c_pointers(args);
     // Resolve the program before fork so the child only calls async-signal-safe functions.
     std::string program =
         cmd.argv[0].find('/') == std::string::npos ? find_in_path(cmd.argv[0]) : cmd.argv[0];

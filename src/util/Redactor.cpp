@@ -12,7 +12,7 @@ std::vector<std::string> g_secrets;
 
 // A line longer than this is passed on in parts; the last k_keep bytes stay behind so that a secret
 // arriving across the cut is still whole when it is masked.
-constexpr std::size_t k_max_pending = 64 * 1024;
+constexpr std::size_t k_max_pending = std::size_t{64} * 1024;
 constexpr std::size_t k_keep = 4096;
 
 // The form a JSON writer (nlohmann::json::dump) gives the value inside a string.
