@@ -66,7 +66,7 @@ Error cluster_not_found(const StateStore& store, const std::string& ref, const s
     std::error_code ec;
     const std::string here = std::filesystem::weakly_canonical(store.root(), ec).string();
     const std::string elsewhere = recorded_state_folder(name);
-    if (!elsewhere.empty() && elsewhere != here)
+    if (!elsewhere.empty() && std::filesystem::weakly_canonical(elsewhere, ec).string() != here)
         return Error{message + "\nhint: it was deployed from the state folder " + elsewhere +
                      ": `ddl --state-dir " + elsewhere + " …`, or `export DDL_STATE_DIR=" + elsewhere + "`"};
     if (names_spec_file(ref))

@@ -163,6 +163,11 @@ int deploy(const Invocation& inv, const DeployArgs& a) {
         if (auto s = (*oc)->store.save(*(*oc)->before); !s)
             inv.say("cannot restore the cluster's state: " + s.error().message);
     }
+    // A spec without a workdir has no setup: a failure recorded earlier is over.
+    if (rc == exit_code::k_ok && spec.work.workdir.empty() && !ctx.state.setup_failed.empty()) {
+        ctx.state.setup_failed.clear();
+        if (auto s = ctx.save(); !s) inv.say("cannot record the setup's outcome: " + s.error().message);
+    }
     // The researcher's code and its setup come last: they need the configured nodes (rsync, the runtime).
     if (rc == exit_code::k_ok && !spec.work.workdir.empty() && a.only.empty()) {
         ctx.spec.work = spec.work; // with the workdir found from the spec file's folder

@@ -28,6 +28,7 @@ bool stopped_by_the_clock(Context& ctx) {
     auto ended = autostop_ended(ctx, ctx.cluster_dir(), std::chrono::system_clock::now());
     if (!ended || !*ended || !(*ended)->ended_at) return false;
     ctx.state.stopped_at = iso_utc(*(*ended)->ended_at);
+    ctx.state.note_spell(ctx.state.stopped_at); // the stopped spell from the clock's time, not from now
     return true;
 }
 

@@ -131,8 +131,10 @@ int status(const Invocation& inv, const StatusArgs& a) {
         std::cout << strprintf("\nstopped since %s (`ddl start %s` boots it again)", st.stopped_at.c_str(),
                                st.cluster.c_str());
     if (!st.setup_failed.empty())
-        std::cout << strprintf("\nsetup failed: %s (`ddl run` refuses until `ddl sync %s` succeeds)",
-                               st.setup_failed.c_str(), st.cluster.c_str());
+        std::cout << strprintf(
+            "\nsetup failed: %s (`ddl run` refuses until a setup succeeds: `ddl sync %s`, or "
+            "`ddl deploy` of the edited spec)",
+            st.setup_failed.c_str(), st.cluster.c_str());
     if (lease) std::cout << strprintf("\n%s", lease_text(lease).c_str());
     if (life_end) std::cout << strprintf("\n%s", lifetime_text(*life_end, now).c_str());
     std::cout << strprintf("\nused: %s", usage_text(used, spec.life.cost).c_str());

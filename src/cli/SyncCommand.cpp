@@ -48,6 +48,10 @@ int deliver_workdir(const Invocation& inv, Context& ctx, bool with_setup, nlohma
                      {"nodes", synced->nodes},
                      {"changed", synced->changed},
                      {"seconds", synced->seconds}};
+    if (with_setup && ctx.spec.work.setup.empty() && !ctx.state.setup_failed.empty()) {
+        ctx.state.setup_failed.clear(); // no setup any more: nothing failed
+        if (auto s = ctx.save(); !s) inv.say("cannot record the setup's outcome: " + s.error().message);
+    }
     if (with_setup && !ctx.spec.work.setup.empty()) {
         auto setup = run_setup(ctx, *env);
         // A failed setup is the cluster's state until one succeeds: status and list show it, run refuses.

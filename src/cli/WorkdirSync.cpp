@@ -241,8 +241,9 @@ Result<SyncReport> sync_workdir(Context& ctx, const std::string& state_dir) {
 Status check_synced(Context& ctx) {
     if (!ctx.state.setup_failed.empty())
         return Error{"the setup failed: " + ctx.state.setup_failed +
-                     "\nhint: fix it in the spec (or the file it " + "names), then `ddl sync " +
-                     ctx.state.cluster + "` runs it again"};
+                     "\nhint: fixed in a file it names: `ddl sync " + ctx.state.cluster +
+                     "` runs it again; fixed in the spec: `ddl deploy " +
+                     (ctx.state.spec_file.empty() ? std::string("<the spec>") : ctx.state.spec_file) + "`"};
     std::mutex mu;
     std::vector<std::string> missing;
     const auto nodes = copy_nodes(ctx);

@@ -57,7 +57,26 @@ void ClusterState::note_spell(const std::string& now) {
             return;
         }
     }
-    if (spells.empty() && !created_at.empty() && created_at < now) spell.at = created_at;
+    if (spells.empty() && !created_at.empty() && created_at < now) {
+        // The first spell starts at the creation. A state written before spells were kept also had its
+        // stopped time counted in seconds: it becomes one stopped spell ending now, so the sum is what
+        // it was (today's nodes from creation, the stopped seconds left out).
+        const auto t_now = utc_parse(now), t_created = utc_parse(created_at),
+                   t_stopped = utc_parse(stopped_at);
+        long long stopped_total = stopped_s;
+        if (stopped() && t_now && t_stopped && *t_now > *t_stopped) stopped_total += *t_now - *t_stopped;
+        UsageSpell first = spell;
+        first.at = created_at;
+        first.running = true;
+        spells.push_back(first);
+        if (stopped_total > 0 && t_now && t_created) {
+            UsageSpell off = first;
+            off.at = utc_text(std::max(*t_created, *t_now - static_cast<std::time_t>(stopped_total)));
+            off.running = false;
+            spells.push_back(std::move(off));
+        }
+        if (same(spells.back(), spell)) return;
+    }
     spells.push_back(std::move(spell));
 }
 

@@ -174,6 +174,27 @@ TEST_CASE("usage adds up spell by spell: growing, shrinking, stopping never lowe
     CHECK(usage_so_far(*back, spec, k_created + std::chrono::minutes(300)).node_hours == Approx(7.0));
 }
 
+TEST_CASE("a state written before spells were kept keeps its usage: its stopped seconds become a spell") {
+    auto st = two_nodes();
+    Spec spec;
+    st.stopped_s = 1800; // stopped for 30 min at some time in its first 3 hours
+    const auto now = k_created + std::chrono::hours(3);
+    const double before = usage_so_far(st, spec, now).node_hours; // the old formula: 2 nodes x 2.5 h
+    CHECK(before == Approx(5.0));
+    st.note_spell(utc_text(std::chrono::system_clock::to_time_t(now)));
+    REQUIRE(st.spells.size() == 3); // running from creation, stopped for 30 min until now, running again
+    CHECK(st.spells[0].at == st.created_at);
+    CHECK_FALSE(st.spells[1].running);
+    CHECK(usage_so_far(st, spec, now).node_hours == Approx(before));
+    CHECK(usage_so_far(st, spec, now + std::chrono::hours(1)).node_hours == Approx(before + 2.0));
+    // Stopped when its first spell is written: the stopped spell goes on.
+    auto off = two_nodes();
+    off.stopped_at = "2026-11-18T13:06:40Z"; // 2 h after creation
+    off.note_spell(utc_text(std::chrono::system_clock::to_time_t(now)));
+    REQUIRE(off.spells.size() == 2);
+    CHECK(usage_so_far(off, spec, now + std::chrono::hours(1)).node_hours == Approx(4.0));
+}
+
 TEST_CASE("a node's first probe starts no spell: its probed GPUs count from the spell's start") {
     auto st = two_nodes();
     Spec spec;
