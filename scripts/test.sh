@@ -64,7 +64,15 @@ ci_configure() { cmake --preset ci >/dev/null; }
 ddl_binary() { ci_configure && cmake --build build-ci -j "$jobs" --target ddl; }
 stage "ddl binary for the node image (-Werror build)" ddl_binary
 mkdir -p build-ci
-setsid nice -n 5 scripts/node-image.sh "$PWD/build-ci/src/ddl" "$PWD/build-ci/node-image" >build-ci/node-image.log 2>&1 &
+# background NICE CMD...: CMD in its own session (killed as a group at the end) at NICE. A new session is a
+# new scheduler autogroup (sched(7), "The autogroup feature"), and nice only ranks processes within one
+# group: the group's own nice value (/proc/self/autogroup) is what keeps CMD behind the stages.
+background() {
+  local n=$1
+  shift
+  exec setsid bash -c 'echo "$0" >/proc/self/autogroup 2>/dev/null || true; exec nice -n "$0" "$@"' "$n" "$@"
+}
+background 5 scripts/node-image.sh "$PWD/build-ci/src/ddl" "$PWD/build-ci/node-image" >build-ci/node-image.log 2>&1 &
 image_pid=$!
 
 # clang-tidy parses every source again (~10 s each here): it runs in the background at the lowest
@@ -72,7 +80,7 @@ image_pid=$!
 # waited for at the end. One process per core: at nice 19 they take almost nothing from the stages beside
 # them, and what is left after the e2e suites runs on every core.
 tidy_log=build-ci/clang-tidy.log
-setsid nice -n 19 env JOBS="$jobs" scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
+background 19 env JOBS="$jobs" scripts/clang-tidy.sh build-tidy >"$tidy_log" 2>&1 &
 tidy_pid=$!
 
 asan_build() {

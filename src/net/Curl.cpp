@@ -181,8 +181,26 @@ Result<HttpResponse> http_request(const HttpRequest& req) {
         std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(req.timeout.count()) / 1000.0);
         return Error{req.method + " " + req.url + ": no answer within " + secs + " s (timed out)"};
     }
-    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
-        rc == CURLE_SSL_CONNECT_ERROR)
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+        return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) +
+                     " (the server's certificate is not trusted: " +
+                     (req.ca_file.empty() ? std::string("the system's CAs") : "CA file " + req.ca_file) +
+                     " do not vouch for it; " + req.tls_hint + ")"};
+    // A server that refuses the client certificate ends the connection in or right after the handshake
+    // (TLS 1.3 sends its alert after the handshake: libcurl then says "Failure when receiving data from
+    // the peer"): name the certificate it refused.
+    if (rc == CURLE_SSL_CERTPROBLEM)
+        return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) +
+                     " (could not use the client certificate " + req.client_cert +
+                     ": is it a PEM with its matching, decrypted key?)"};
+    if (!req.client_cert.empty() && r.headers.empty() &&
+        (rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR))
+        return Error{
+            req.method + " " + req.url + ": " + curl_easy_strerror(rc) +
+            " (the server ended the TLS connection, as it does when it refuses the client certificate " +
+            req.client_cert + ": expired, of another authority, or not your current login; " + req.tls_hint +
+            ")"};
+    if (rc == CURLE_SSL_CONNECT_ERROR)
         return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc) + " (" + req.tls_hint + ")"};
     if (rc != CURLE_OK) return Error{req.method + " " + req.url + ": " + curl_easy_strerror(rc)};
     curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &r.status);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Target gpulab against an HTTPS stand-in of the GPULab API (tests/fakes/gpulab_server.py) that requires
+# Target gpulab over API v4.0 (as imec's current CLI calls it) against an HTTPS stand-in of the GPULab API
+# (tests/fakes/gpulab_server.py) that requires
 # a client certificate from a test CA made here with openssl; a started job's container is a real local
 # node in which the stand-in runs the job's command as docker-py and Docker do (ENTRYPOINT + command, a
 # string split into words, no shell), so the node answers SSH only because ddl's command starts sshd.
@@ -7,7 +8,8 @@
 # with GPULab's documented cancel (PUT …/jobs/<id>/state/status, body CANCELLED; the stand-in refuses
 # DELETE with 405); the old string form of the command fails to start; refused certificates; an image
 # whose ENTRYPOINT cannot run fails deploy with the job's log; a job that never leaves the queue; the same
-# deploy through GPULab's SSH proxy (a jump host); the jobs' lease in status, list and run; with autostop the
+# deploy through GPULab's SSH proxy (a jump host); a legacy wall2 login refused at pre-flight; an 11th job
+# refused by plan under SLICES AI's fair use; the jobs' lease in status, list and run; with autostop the
 # master's idle clock ends its job (FINISHED) once idle, and status, list and gc --expired catch up. A line from the
 # middle of alice's private key is the planted secret: it must be in nothing ddl writes or runs (state,
 # rendered jobs, logs, output, argv, subprocess environments).
@@ -33,12 +35,17 @@ pki() {
   openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout server.key -out server.csr 2>/dev/null
   printf 'subjectAltName=IP:127.0.0.1\n' >san.ext
   openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile san.ext -out server.pem 2>/dev/null
-  for u in alice mallory; do
+  # The user URN and e-mail in subjectAltName, as iLab.t's login certificates carry them (bob's of the
+  # legacy wall2 authority).
+  for u in alice mallory bob; do
+    local auth=ilabt.imec.be; [ $u = bob ] && auth=wall2.ilabt.iminds.be
     openssl req -newkey rsa:2048 -nodes -subj "/CN=$u" -keyout $u.key -out $u.csr 2>/dev/null
-    openssl x509 -req -in $u.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -out $u.crt 2>/dev/null
+    printf 'subjectAltName=URI:urn:publicid:IDN+%s+user+%s,email:%s@example.org\n' $auth $u $u >$u.ext
+    openssl x509 -req -in $u.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile $u.ext -out $u.crt 2>/dev/null
     cat $u.crt $u.key >$u.pem; chmod 600 $u.pem $u.key
   done
-  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=alice" -keyout eve.key -out eve.crt 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=alice" -keyout eve.key -out eve.crt \
+    -addext "subjectAltName=URI:urn:publicid:IDN+ilabt.imec.be+user+alice" 2>/dev/null
   cat eve.crt eve.key >eve.pem; chmod 600 eve.pem
 }
 pki
@@ -53,7 +60,7 @@ start_server() { # NAME MODE [stand-in options]
   # ENTRYPOINT this machine lacks.
   python3 "$fakes/gpulab_server.py" --cert server.pem --key server.key --ca ca.pem --state "$dir" \
     --port-file "$dir/port" --users alice --project ddltest --mode "$mode" --log "$dir/events.log" \
-    --image "$image=[\"$fakes/gpulab_images/entrypoint.sh\"]" --image "$broken=[\"/opt/nvidia/nvidia_entrypoint.sh\"]" \
+    --image "$image=[\"$fakes/gpulab_images/entrypoint.sh\"]" --project-share "$WORK/project_ghent" --image "$broken=[\"/opt/nvidia/nvidia_entrypoint.sh\"]" \
     "$@" 2>"$dir/server.err" &
   server_pid=$!
   for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
@@ -61,10 +68,10 @@ start_server() { # NAME MODE [stand-in options]
   port=$(cat "$dir/port"); events="$dir/events.log"
 }
 # Cancel requests the stand-in accepted: GPULab's documented PUT …/jobs/<id>/state/status with CANCELLED.
-cancel_puts() { grep -c '^PUT /api/gpulab/v3\.0/jobs/[0-9a-f-]*/state/status CANCELLED$' "$events"; }
+cancel_puts() { grep -c '^PUT /api/gpulab/v4\.0/jobs/[0-9a-f-]*/state/status CANCELLED$' "$events"; }
 
 api() { curl -sS --cacert "$WORK/ca.pem" --cert "$WORK/alice.pem" "$@"; }
-job_state() { api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["status"])'; }
+job_state() { api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["status"])'; }
 write_spec() { # NAME LAYOUT [extra lines]
   local name=$1 layout=$2; shift 2
   { cat <<YAML
@@ -79,9 +86,10 @@ gpulab:
   cluster_id: "3"
   docker_image: ${IMAGE:-$image}
   layout: $layout
-  api_url: https://127.0.0.1:$port/api/gpulab/v3.0
+  api_url: https://127.0.0.1:$port/api/gpulab/v4.0
   wait_minutes: 1
   ssh_via: ${SSH_VIA:-auto}
+  project_share: ${PROJECT_SHARE:-false}
 gpu:
   driver: false
 services:
@@ -100,7 +108,8 @@ rc=0; ddl validate ${P}glmulti.yaml >v.log 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q "gpulab.layout: jobs-per-gpu cannot train across 3 jobs" v.log && grep -q "use gpulab.layout: one-job" v.log \
   || { cat v.log; fail "jobs-per-gpu across 3 GPUs not refused with the reason and the working layout"; }
 ok "jobs-per-gpu across GPUs is refused at validate time, naming one-job"
-write_spec ${P}gle2e one-job "runtime:" "  lease_warn_minutes: 2000"
+mkdir -p project_ghent
+PROJECT_SHARE=true write_spec ${P}gle2e one-job "runtime:" "  lease_warn_minutes: 2000"
 GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}gle2e.yaml >d.log 2>&1 || { cat d.log; fail "deploy on GPULab"; }
 [ "$(grep -c '^Queued ' "$events")" = 1 ] || { cat "$events"; fail "one job submitted"; }
 grep -q "Running .* ddl-${P}gle2e-master$" "$events" || fail "job of master running"
@@ -108,13 +117,26 @@ e2e_job=$(awk '/^Queued /{print $2; exit}' "$events")
 # Docker ran the image's ENTRYPOINT with ddl's command after it: a shell and its program, one argument.
 grep -q "^exec $e2e_job \[\"$fakes/gpulab_images/entrypoint.sh\", \"/bin/sh\", \"-c\", \"set -eu; " "$events" \
   || { cat "$events"; fail "the job's container did not run ENTRYPOINT + [/bin/sh, -c, program]"; }
-joblog=$(api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$e2e_job/log")
+joblog=$(api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$e2e_job/log")
 grep -q "^== ddl test image: entrypoint ran with 3 argument(s) ==$" <<<"$joblog" && grep -q "^ddl: sshd for node master of cluster ${P}gle2e on port 22$" <<<"$joblog" \
   || { echo "$joblog"; fail "the job's log (GET …/jobs/<id>/log) does not show the command starting sshd"; }
 out=$(ddl exec --cluster ${P}gle2e -- hostname) || fail "exec on the job"
 [ "$(grep -c '^\[' <<<"$out")" = 1 ] || { echo "$out"; fail "exec output of one job"; }
 grep -q "alice.pem\|BEGIN" "$STATE/${P}gle2e/logs/ddl.log" && fail "certificate path or key material in the log"
-ok "deploy: one 3-GPU job submitted over TLS with a client certificate; its command (ENTRYPOINT + sh -c) started sshd; reached over SSH"
+api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$e2e_job" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+o = j["owner"]
+assert o["projectUrn"] == "urn:publicid:IDN+ilabt.imec.be+project+ddltest", o
+assert o["userUrn"] == "urn:publicid:IDN+ilabt.imec.be+user+alice" and o["userEmail"] == "alice@example.org", o
+assert j["deploymentEnvironment"] == "production", j
+assert [k.split()[0] for k in j["request"]["extra"]["sshPubKeys"]] == ["ssh-ed25519"], j["request"]["extra"]
+' || fail "the v4.0 job body (owner from the certificate, deploymentEnvironment, extra.sshPubKeys)"
+ddl exec --cluster ${P}gle2e -- 'echo from-the-job >/shared/share-test' >/dev/null || fail "writing into the shared folder"
+[ "$(cat project_ghent/share-test 2>/dev/null)" = from-the-job ] || fail "the job's /shared is not the project's share (PROJECT_SHARE_AUTO)"
+items=$(api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs?user_urn=urn%3Apublicid%3AIDN%2Bilabt.imec.be%2Buser%2Balice&page_size=200" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+[ "$items" -ge 1 ] || fail "GET jobs?user_urn= lists no items"
+ok "deploy: one 3-GPU job submitted over API v4.0 (owner from the certificate's URN and e-mail; the project's share as /shared) with a client certificate; its command (ENTRYPOINT + sh -c) started sshd; reached over SSH"
 # The job ends maxDuration (1 day) after GPULab's eventTimes.RUNNING: status and list show it, and run
 # warns (lease_warn_minutes 2000 is more than the day left).
 ddl status ${P}gle2e >s.out || fail "status"
@@ -139,11 +161,12 @@ job["name"] = "old-string-form"
 job["request"]["docker"]["image"] = "debian:stable"
 print(json.dumps(job))
 PY
-old_job=$(api -H 'Content-Type: application/json' --data @old-form.json "https://127.0.0.1:$port/api/gpulab/v3.0/jobs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["uuid"])') || fail "submit the old form"
+old_job=$(api -H 'Content-Type: application/json' --data @old-form.json "https://127.0.0.1:$port/api/gpulab/v4.0/jobs") || fail "submit the old form"
+[[ "$old_job" =~ ^[0-9a-f-]{36}$ ]] || fail "v4.0 POST jobs did not answer the id as text: '$old_job'"
 for _ in $(seq 100); do st=$(job_state "$old_job"); [ "$st" = Queued ] || [ "$st" = Starting ] || break; sleep 0.1; done
 [ "$st" = Failed ] || fail "the old string form reached $st, not Failed"
 grep -q "^Running $old_job " "$events" && fail "the old string form ran"
-api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$old_job/log" | grep -q 'exec: "set": executable file not found in \$PATH' \
+api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$old_job/log" | grep -q 'exec: "set": executable file not found in \$PATH' \
   || fail "the old form's log does not say that set was not found"
 ok "the old command (one string with a shell program) fails to start as docker-py runs it: exec \"set\" not found"
 cp -a "$STATE/${P}gle2e" state-before-destroy
@@ -151,6 +174,7 @@ GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gle2e >x.log 2>&1 || { cat x.lo
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for the job"; }
 [ "$(grep -c '^Cancelled ' "$events")" = 1 ] || { cat "$events"; fail "destroy cancelled the job"; }
 grep -q ' DELETE ' "$events" && { cat "$events"; fail "ddl sent a DELETE (GPULab documents none on jobs)"; }
+# v3.0's page documents no DELETE on jobs (v4.0 has one, which ddl does not call).
 [ "$(curl -s -o /dev/null -D - --cacert "$WORK/ca.pem" --cert "$WORK/alice.pem" -X DELETE "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | tr -d '\r' | grep -E '^HTTP/|^Allow:' | tr '\n' ' ')" = "HTTP/1.1 405 Method Not Allowed Allow: GET " ] || fail "the stand-in did not refuse DELETE on a job with 405 and Allow: GET"
 # The stand-in's worker takes the cancelled job's nodes down after destroy returns, as GPULab does.
 wait_for 30 "the cancelled job's nodes to go: job nodes left after destroy" eval '! ip netns list | grep "^ddl-${P}gl"'
@@ -189,7 +213,7 @@ ddl exec --cluster ${P}glidle -- 'DDL_IDLE_CPU_LOAD=1000 setsid /opt/ddl/bin/ddl
 for _ in $(seq 100); do [ "$(job_state "$idle_job")" = Finished ] && break; sleep 0.2; done
 [ "$(job_state "$idle_job")" = Finished ] || { cat "$events"; fail "the idled job is $(job_state "$idle_job"), not Finished"; }
 grep -q "^Cancelled $idle_job " "$events" && fail "the idled job was cancelled, not ended by its command"
-api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$idle_job/log" | grep -q "^ddl-idle: autostop ends the allocation at .*: idle since .*, past autostop.idle_minutes 1 (the job's command" ||
+api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$idle_job/log" | grep -q "^ddl-idle: autostop ends the allocation at .*: idle since .*, past autostop.idle_minutes 1 (the job's command" ||
   fail "the job's log does not say why it ended"
 GPULAB_CERT="$WORK/alice.pem" ddl status ${P}glidle >is.out 2>&1 || { cat is.out; fail "status of the ended cluster"; }
 grep -q "^ended by autostop at .*: ddl-idle: autostop ends the allocation" is.out || { cat is.out; fail "status does not say autostop ended it"; }
@@ -233,8 +257,13 @@ grep -q "GPULab answered HTTP 403 (user mallory is not allowed to use GPULab); t
 rc=0; GPULAB_CERT="$WORK/eve.pem" ddl deploy ${P}glauth.yaml >e.log 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a certificate from another CA was accepted"
 expect_in e.log "the TLS connection failed: check that the client certificate" "handshake message"
-grep -q "BEGIN\|PRIVATE" a.log e.log && fail "key material in the output"
-ok "refused certificates: 403 and a failed handshake, each with what to check"
+queued=$(grep -c '^Queued ' "$events" || true)
+rc=0; GPULAB_CERT="$WORK/bob.pem" ddl deploy ${P}glauth.yaml >b.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "a login of the legacy wall2 authority was accepted"
+expect_in b.log "a login PEM from the legacy wall2 authority ($WORK/bob.pem), which GPULab no longer supports: use an account from https://account.ilabt.imec.be/" "legacy login message"
+[ "$(grep -c '^Queued ' "$events" || true)" = "$queued" ] || fail "a job was submitted with the legacy login"
+grep -q "BEGIN\|PRIVATE" a.log e.log b.log && fail "key material in the output"
+ok "refused certificates: 403, a failed handshake, a legacy wall2 login at pre-flight, each with what to check"
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glauth >/dev/null 2>&1 || fail "destroy after auth failure"
 
 start_server die normal
@@ -258,6 +287,21 @@ GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}glq >/dev/null 2>&1 || fail "de
 [ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "queued job: cancel (PUT …/state/status) sent"; }
 grep -q '^Cancelled ' "$events" || fail "queued job cancelled"
 ok "jobs stuck in the queue time out with the scheduler's reason; destroy cancels them"
+# SLICES AI's fair use: 10 simultaneous jobs per user. With 10 of alice's jobs queued, a cluster that needs
+# one more is refused by plan and by deploy before anything is submitted.
+for i in $(seq 10); do
+  api -H 'Content-Type: application/json' --data @rendered-e2e/gpulab/master.json "https://127.0.0.1:$port/api/gpulab/v4.0/jobs" >/dev/null ||
+    fail "queueing job $i"
+done
+write_spec ${P}glfair one-job
+queued=$(grep -c '^Queued ' "$events")
+rc=0; GPULAB_CERT="$WORK/alice.pem" ddl plan ${P}glfair.yaml >fp.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || { cat fp.log; fail "plan over the fair-use limit"; }
+expect_in fp.log "fair use allows 10 simultaneous jobs per user .*you have 10 queued or running and this cluster needs 1" "fair-use message"
+rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glfair.yaml >fd.log 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "fair use allows 10" fd.log || { cat fd.log; fail "deploy over the fair-use limit"; }
+[ "$(grep -c '^Queued ' "$events")" = "$queued" ] || fail "a job was submitted over the fair-use limit"
+ok "fair use: with 10 jobs queued, plan and deploy refuse an 11th before submitting, naming the limit"
 
 # GPULab's SSH proxy: the job's node is behind a jump host (made with it, admitting alice's login key) and
 # the state names it (sshProxyHost/Port/Username); ddl goes through it with the login PEM, pinning both keys.
@@ -269,7 +313,7 @@ read -r jump_to jump_key node_addr <<<"$jump"
 [[ "$jump_to" =~ ^root@[0-9.]+:22$ ]] && [ "$jump_key" = "$WORK/alice.pem" ] || fail "the node's jump: '$jump'"
 expect_in p.log "reached through GPULab's SSH proxy $jump_to" "deploy did not say it goes through the proxy"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["state"]; assert r["sshHost"] == sys.argv[2], r' \
-  <(api "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | python3 -c 'import json,sys; print(json.dumps({"state": json.load(sys.stdin)["state"]["resources"]}))') "$node_addr" \
+  <(api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | python3 -c 'import json,sys; print(json.dumps({"state": json.load(sys.stdin)["state"]["resources"]}))') "$node_addr" \
   || fail "the node's address is not the job's sshHost behind the proxy"
 [ "$(wc -l <"$STATE/${P}glpx/known_hosts")" -ge 2 ] || fail "the proxy's and the node's host keys are not both pinned"
 out=$(ddl exec --cluster ${P}glpx -- hostname) || fail "exec through the proxy"

@@ -39,10 +39,11 @@ ok "java is absent from PATH"
 # A test CA, the servers' certificate, and two users' login files (certificate + key) with their URN in
 # subjectAltName, one per authority.
 sh "$fakes/make_test_ca.sh" ca
-login() { # NAME AUTHORITY
+login() { # NAME AUTHORITY [CA folder]
+  local ca=${3:-ca}
   openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "/CN=$1" 2>/dev/null
   printf 'subjectAltName=URI:urn:publicid:IDN+%s+user+%s\nextendedKeyUsage=clientAuth\n' "$2" "$1" >"$1.ext"
-  openssl x509 -req -in "$1.csr" -CA ca/ca.pem -CAkey ca/ca.key -CAcreateserial -out "$1.crt" -days 1 \
+  openssl x509 -req -in "$1.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" -CAcreateserial -out "$1.crt" -days 1 \
     -extfile "$1.ext" 2>/dev/null
   cat "$1.crt" "$1.key" >"$1.pem" && chmod 600 "$1.pem" && rm -f "$1.key"
 }
@@ -105,6 +106,15 @@ virtualwall:
 YAML
   CLUSTERS+=("$1")
 }
+
+# A login the testbed's CA did not sign: the server ends the TLS connection, and ddl names the
+# certificate it refused (libcurl alone says "Failure when receiving data from the peer").
+sh "$fakes/make_test_ca.sh" ca2 && login mallory ilabt.imec.be ca2
+vwspec vwtls mallory 0
+rc=0; ddl deploy vwtls.yaml >tls.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "a login of another CA was accepted"
+expect_in tls.log "as it does when it refuses the client certificate $WORK/mallory.pem" "the refused certificate is not named"
+ok "a login the servers do not accept: the error names the certificate ($(grep -o 'member authority[^(]*' tls.log | head -1))"
 
 vwspec vwe2e alice 2
 echo "lifetime: 2h" >>vwe2e.yaml # ends before expiry_hours (3): the slice expires with the lifetime

@@ -224,10 +224,15 @@ def sa_call(world, caller, authority, method, params):
         kind, urn, credentials, options = params
         if kind != "SLICE":
             raise Refused(NOT_IMPLEMENTED_ERROR, f"update of {kind} is not implemented by this stand-in")
-        need_user_cred(credentials, caller)
+        # The slice's own credential, as the reference slice authority takes it (ProtoGENI's GeniStdSA
+        # `update` checks the caller's privilege on the slice; a user credential is "Insufficient
+        # privilege"; omni's renew_slice passes the slice credential).
         s = world.live_slice(urn)
         if not s or s["owner"] != caller:
             raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn}")
+        _, why = verified(credentials, caller, urn)
+        if why:
+            raise Refused(AUTHORIZATION_ERROR, f"Insufficient privilege: update of {urn} needs its slice credential ({why})")
         fields = (options or {}).get("fields", {})
         if set(fields) - {"SLICE_EXPIRATION", "SLICE_DESCRIPTION"}:
             raise Refused(ARGUMENT_ERROR, f"fields {sorted(set(fields))} cannot be updated")

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Follows, for the API: "GPULab API" (iLab.t documentation, https://doc.ilabt.imec.be/ilabt/gpulab/api.html),
-sections "Endpoint and authentication" (endpoint .../api/gpulab/v3.0/, SSL client authentication) and "API
-Details" (the curl examples for APIv3 and the Job2 format, with .../v3.1/ paths: get all jobs, get one job,
-create job, cancel job; both prefixes are served). The page documents no DELETE on jobs and no log call;
-the log call is the one imec's own client makes (imecilabt-gpulab-cli 3.11 on PyPI, `gpulab-cli log`:
-GET .../jobs/ID/log, the log as text, 204 when there is none yet).
+"""Follows, for the API: imecilabt-gpulab-cli 3.11.11 (PyPI; `imecilabt/gpulab/cli/apiclient.py`,
+`__main__.py`), which calls API v4.0 (.../api/gpulab/v4.0/): POST jobs answers the new id as text; GET
+jobs?user_urn=URN&page_size=N answers {"items": [...]} (a user URN picks that user's jobs; page_size at
+most 200); GET jobs/ID; GET jobs/ID/log (the log as text, 204 when there is none yet); PUT
+jobs/ID/state/status with the word CANCELLED and no Content-Type. And "GPULab API" (iLab.t documentation,
+https://doc.ilabt.imec.be/ilabt/gpulab/api.html), sections "Endpoint and authentication" (.../v3.0/, SSL
+client authentication) and "API Details" (curl examples with .../v3.1/ paths), for v3.0 and v3.1: the id
+as {"uuid": ...}, a bare list of the caller's jobs, cancel with Content-Type text/plain. Not modelled
+(answered 400 or 405 here, where v4.0 has them): the other status words (MUSTHALT, ONHOLD, QUEUED) and
+DELETE jobs/ID; ddl calls neither.
 For the job request and the job's state: "The Job Request" (https://doc.ilabt.imec.be/ilabt/gpulab/
 jobdefinition.html) and GPULab's Job2 model in imecilabt-gpulab (JobRequestDocker: `command` is a string or
 a list, handed to docker-py as it is; JobStateResources: slaveHost, portMappings, sshHost, sshPort,
@@ -19,15 +23,16 @@ that cannot be executed fails the container's start: "exec: ...: executable file
 A stand-in for that REST API over HTTPS with a required client certificate, and for the workers that run
 the jobs' containers.
 
-Endpoints, under /api/gpulab/v3.0 (or v3.1): POST /jobs (submit), GET /jobs (the caller's jobs),
+Endpoints, under /api/gpulab/v4.0 (or v3.0, v3.1): POST /jobs (submit), GET /jobs (the caller's jobs),
 GET /jobs/ID, GET /jobs/ID/log, PUT /jobs/ID/state/status (cancel: Content-Type text/plain, body exactly
 CANCELLED, as the page's "Cancel job" example; anything else -> 400 with the reason). A method a path does
 not support (e.g. DELETE /jobs/ID) is refused as an HTTP server refuses it: 405 Method Not Allowed with an
 Allow header listing the path's methods. Not on the page, so chosen here: a cancel answers 200 with the
 job; cancelling a job that has ended leaves it as it is (also 200). A job request is checked field by
 field like GPULab's job model (version 2, camelCase, no unknown fields) and refused with 400 and the
-reason. The caller is the client certificate's CN: not in --users -> 403; the job's owner project not
---project -> 403.
+reason (gpulab_model.py). The caller is the client certificate's CN: not in --users -> 403; the job's owner
+project not --project -> 403. The job's owner gets the certificate's user URN and e-mail (subjectAltName
+URI and email), as GPULab's model returns them.
 
 A submitted job goes QUEUED -> STARTING, then its container starts: a real local node made with
 $DDL_FAKE_NODES (`up --no-sshd`: a network namespace with its own files and nothing listening), in which the
@@ -57,103 +62,17 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import gpulab_worker
+from gpulab_model import Bad, validate
 
-PREFIXES = ("/api/gpulab/v3.0", "/api/gpulab/v3.1")
-IMAGE = re.compile(r"^((?P<username>[\w\-+_.]+):(?P<password>[^@ ]+)@)?(?P<repository>[\w.\-_]+(?::\d+|)\/)?"
-                   r"(?P<image>[a-z0-9.\-_]+(?:\/[a-z0-9.\-_]+|)+)(:(?P<tag>[\w.\-_]{1,127}))?$")
-DURATION = re.compile(r"^\d+ ?(s|sec|seconds?|m|min|minutes?|h|hours?|d|days?|w|weeks?)$")
-PROJECT_URN = re.compile(r"^urn:publicid:IDN\+(?P<authority>[^+:]+)(:[^+]+)?\+project\+(?P<name>[^+]+)$")
-ENV_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-
+PREFIXES = ("/api/gpulab/v4.0", "/api/gpulab/v3.0", "/api/gpulab/v3.1")
 ARGS = None
 LOCK = threading.Lock()
 JOBS = {}  # uuid -> job dict (GPULab's shape) + private "_owner", "_node_id"
-
-
-class Bad(Exception):
-    pass
-
-
-def need(cond, msg):
-    if not cond:
-        raise Bad(msg)
-
-
-def check_keys(obj, where, required, optional=()):
-    need(isinstance(obj, dict), f"{where} must be an object")
-    for k in obj:
-        need(k in required or k in optional, f"{where}: unknown field {k!r}")
-    for k in required:
-        need(k in obj, f"{where}: missing field {k!r}")
-
-
-def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def validate(job):
-    check_keys(job, "job", ["name", "request"], ["description", "owner", "deploymentEnvironment"])
-    need(isinstance(job["name"], str) and job["name"], "job.name must be a non-empty string")
-    owner = job.get("owner")
-    check_keys(owner, "job.owner", ["projectUrn"])
-    m = PROJECT_URN.match(owner["projectUrn"]) if isinstance(owner["projectUrn"], str) else None
-    need(m, "job.owner.projectUrn is not a project URN")
-    req = job["request"]
-    check_keys(req, "request", ["resources", "docker"], ["scheduling", "extra"])
-    res = req["resources"]
-    check_keys(res, "request.resources", ["cpus", "gpus", "cpuMemoryGb"],
-               ["gpuMemoryGb", "features", "gpuModel", "minCudaVersion", "clusterId", "slaveName", "slaveInstanceId"])
-    need(is_int(res["cpus"]) and res["cpus"] > 0, "request.resources.cpus must be an integer > 0")
-    need(is_int(res["gpus"]) and res["gpus"] >= 0, "request.resources.gpus must be an integer >= 0")
-    need(is_int(res["cpuMemoryGb"]) and res["cpuMemoryGb"] > 0, "request.resources.cpuMemoryGb must be an integer > 0")
-    if "clusterId" in res:
-        need(is_int(res["clusterId"]) and res["clusterId"] >= 0, "request.resources.clusterId must be an integer")
-    if "minCudaVersion" in res:
-        need(is_int(res["minCudaVersion"]) and res["minCudaVersion"] >= 0,
-             "request.resources.minCudaVersion must be an integer")
-    if "gpuModel" in res:
-        gm = res["gpuModel"] if isinstance(res["gpuModel"], list) else [res["gpuModel"]]
-        need(all(isinstance(x, str) and len(x) >= 2 for x in gm), "request.resources.gpuModel must be model names")
-    d = req["docker"]
-    check_keys(d, "request.docker", ["image"],
-               ["command", "environment", "storage", "portMappings", "projectGidVariableName", "workingDir",
-                "groupAdd", "user"])
-    need(isinstance(d["image"], str) and IMAGE.match(d["image"]), f"request.docker.image {d['image']!r} is not an image")
-    cmd = d.get("command", [])
-    need(isinstance(cmd, str) or (isinstance(cmd, list) and all(isinstance(x, str) for x in cmd)),
-         "request.docker.command must be a string or a list of strings")
-
-    env = d.get("environment", {})
-    need(isinstance(env, dict), "request.docker.environment must be an object")
-    for k, v in env.items():
-        need(ENV_NAME.match(k), f"request.docker.environment: {k!r} is not a variable name")
-        need(isinstance(v, (str, int, bool)), f"request.docker.environment.{k} must be a string, number or bool")
-    need(isinstance(d.get("storage", []), list), "request.docker.storage must be a list")
-    pms = d.get("portMappings", [])
-    need(isinstance(pms, list), "request.docker.portMappings must be a list")
-    for pm in pms:
-        if is_int(pm):
-            continue
-        check_keys(pm, "request.docker.portMappings[]", ["containerPort"], ["hostPort", "hostIp"])
-        need(is_int(pm["containerPort"]) and 0 < pm["containerPort"] < 65536, "containerPort must be a port")
-        if pm.get("hostPort") is not None:
-            need(is_int(pm["hostPort"]), "hostPort must be a port")
-    sched = req.get("scheduling", {})
-    check_keys(sched, "request.scheduling", [],
-               ["interactive", "restartable", "minDuration", "maxDuration", "killableAfter", "reservationIds",
-                "maxSimultaneousJobs", "notBefore", "notAfter", "allowHaltWithoutSignal"])
-    for k in ("interactive", "restartable"):
-        if k in sched:
-            need(isinstance(sched[k], bool), f"request.scheduling.{k} must be true or false")
-    for k in ("minDuration", "maxDuration"):
-        if k in sched:
-            need(isinstance(sched[k], str) and DURATION.match(sched[k]),
-                 f"request.scheduling.{k} {sched[k]!r} is not a duration like '12 hours'")
-    return m.group("name")
 
 
 def log_event(line):
@@ -216,7 +135,7 @@ def run_job(job_id):
     node = made[-1]
     # A command that cannot be executed: the worker wrote Docker's message to the job's log.
     proc, _ = gpulab_worker.start_container(job, node, ARGS.images, os.path.join(ARGS.state, "containers", job_id),
-                                           job_log(job_id), log_event)
+                                           job_log(job_id), log_event, ARGS.project_share)
     with LOCK:
         if proc is None:
             set_status(job, "Failed")
@@ -298,6 +217,12 @@ class Handler(BaseHTTPRequestHandler):
                     return v
         return ""
 
+    def identity(self):
+        """(user URN, e-mail) from the certificate's subjectAltName, as GPULab's client reads them."""
+        san = (self.connection.getpeercert() or {}).get("subjectAltName", ())
+        urn = next((v for k, v in san if k == "URI" and "+user+" in v), "")
+        return urn, next((v for k, v in san if k == "email"), "")
+
     def route(self, method):
         # Read the whole body first: the connection is kept alive, so none of it may be left unread.
         body = self.rfile.read(int(self.headers.get("Content-Length", "0") or "0"))
@@ -306,7 +231,9 @@ class Handler(BaseHTTPRequestHandler):
             log_event(f"403 {method} {self.path} {user}")
             return self.reply(403, {"detail": f"user {user or '?'} is not allowed to use GPULab"})
         prefix = next((p for p in PREFIXES if self.path.startswith(p + "/")), None)
+        v4 = prefix == PREFIXES[0]
         path = self.path[len(prefix):].split("?")[0] if prefix else ""
+        query = dict(q.partition("=")[::2] for q in self.path.partition("?")[2].split("&") if q)
         parts = path.split("/")[1:]  # ["jobs", id?, "state"?, "status"?]
         allowed = allowed_methods(parts) if prefix else None
         if allowed is None:
@@ -328,6 +255,16 @@ class Handler(BaseHTTPRequestHandler):
             if project != ARGS.project:
                 return self.reply(403, {"detail": f"user {user} is not a member of project {project}"})
             job_id = str(uuid.uuid4())
+            urn, email = self.identity()
+            # What GPULab fills in (the Job model requires them in what it returns): the owner from the
+            # certificate, the durations, the restart record.
+            job["owner"] = dict(job["owner"], userUrn=urn or f"urn:publicid:IDN+ilabt.imec.be+user+{user}",
+                                userEmail=email or f"{user}@example.org")
+            job.setdefault("deploymentEnvironment", "production")
+            job["restartInfo"] = {"initialJobUuid": job_id, "restartCount": 0}
+            sched = job["request"].setdefault("scheduling", {})
+            sched.setdefault("maxDuration", "1 day")
+            sched.setdefault("minDuration", sched["maxDuration"])
             with LOCK:
                 JOBS[job_id] = dict(job, uuid=job_id, _owner=user, state={
                     "status": "Queued", "eventTimes": {},
@@ -336,10 +273,19 @@ class Handler(BaseHTTPRequestHandler):
                                    if ARGS.mode == "never-start" else []}})
                 set_status(JOBS[job_id], "Queued")
             threading.Thread(target=run_job, args=(job_id,), daemon=True).start()
-            return self.reply(201, {"uuid": job_id})
+            # v4.0: the id as the body's text (gpulab-cli uses r.text); v3.x: a JSON object.
+            return self.reply(200, job_id, ctype="text/plain") if v4 else self.reply(201, {"uuid": job_id})
         if parts == ["jobs"]:
             with LOCK:
-                return self.reply(200, [public(j) for j in JOBS.values() if j["_owner"] == user])
+                if not v4:
+                    return self.reply(200, [public(j) for j in JOBS.values() if j["_owner"] == user])
+                # v4.0 (`gpulab-cli jobs -u`): user_urn picks one user's jobs; page_size at most 200.
+                want = urllib.parse.unquote(query.get("user_urn", ""))
+                size = min(int(query.get("page_size", "10") or 10), 200)
+                mine = [public(j) for j in JOBS.values() if not want or j["owner"].get("userUrn") == want]
+                if want and want != self.identity()[0]:
+                    mine = []  # another user's jobs are not shown in full
+                return self.reply(200, {"items": mine[-size:]})
         with LOCK:
             job = JOBS.get(parts[1])
             if job is None or job["_owner"] != user:
@@ -360,7 +306,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, text, ctype="text/plain")
             # PUT .../jobs/ID/state/status: the documented cancel.
             ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
-            if ctype != "text/plain":
+            # v4.0's client sends the word with no Content-Type; v3.0's page says text/plain.
+            if ctype != "text/plain" and not (v4 and not ctype):
                 log_event(f"400 {method} {self.path} Content-Type {ctype or '(none)'}")
                 return self.reply(400, {"detail": f"send the new status as text/plain, not {ctype or 'no Content-Type'}"})
             text = body.decode("utf-8", "replace")
@@ -408,6 +355,7 @@ def main():
     p.add_argument("--ssh", default="direct", choices=["direct", "proxy"])
     p.add_argument("--proxy-key", default="", help="public key the SSH proxy admits (the users' login key)")
     p.add_argument("--log")
+    p.add_argument("--project-share", default="", help="the project's share on this site (PROJECT_SHARE_AUTO)")
     ARGS = p.parse_args()
     ARGS.users = ARGS.users.split(",")
     images = {}

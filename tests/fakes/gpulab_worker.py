@@ -30,7 +30,7 @@ def container_argv(job, images):
     return images.get(d["image"].split("@")[-1], []) + words
 
 
-def start_container(job, made, images, root, log_path, log_event):
+def start_container(job, made, images, root, log_path, log_event, project_share=""):
     """Starts the job's container process in its node (made: ddl-fake-nodes' record of it; root: a folder
     for the container's own /root, /tmp and /etc/ssh). Returns (process, None) once the command was
     executed, or (None, why) when it could not be (Docker then fails the container's start)."""
@@ -61,7 +61,17 @@ def start_container(job, made, images, root, log_path, log_event):
             shutil.copy2(src, dst)
     env = {"PATH": DEFAULT_PATH, "HOSTNAME": made["name"], "HOME": "/root"}
     env.update({k: str(v) for k, v in job["request"]["docker"].get("environment", {}).items()})
-    spec = {"node_dir": made["node_dir"], "root": root, "hostname": made["name"], "env": env, "argv": argv}
+    # Storage: the project's share where the job asks for PROJECT_SHARE_AUTO (imec's job2 model: "magic
+    # project share"; the site's /project_<site>/<project> folder, here the stand-in's --project-share).
+    shares = []
+    for st in job["request"]["docker"].get("storage", []):
+        host = (st if isinstance(st, str) else st.get("hostPath", "")).rstrip("/")
+        if host == "PROJECT_SHARE_AUTO":
+            if not project_share:
+                return refused("docker: Error response from daemon: the project has no share on this site")
+            shares.append((project_share, (None if isinstance(st, str) else st.get("containerPath")) or "/project"))
+    spec = {"node_dir": made["node_dir"], "root": root, "hostname": made["name"], "env": env, "argv": argv,
+            "shares": shares}
     r, w = os.pipe()
     spec["status_fd"] = w
     log = open(log_path, "ab")
@@ -89,8 +99,11 @@ def container_init(spec_text):
     binds = [(f"{nd}/etc_ddl", "/etc/ddl"), (f"{nd}/opt_ddl", "/opt/ddl"), (f"{nd}/hosts", "/etc/hosts"),
              (f"{nd}/hostname", "/etc/hostname"), (f"{nd}/resolv.conf", "/etc/resolv.conf"),
              (f"{root}/etc_ssh", "/etc/ssh"), (f"{root}/root", "/root"), (f"{root}/tmp", "/tmp")]
+    binds[:0] = [tuple(x) for x in spec.get("shares", [])]
     try:
         subprocess.run(["hostname", spec["hostname"]], check=True, capture_output=True)
+        for _, dst in spec.get("shares", []):
+            os.makedirs(dst, exist_ok=True)
         for src, dst in binds:
             subprocess.run(["mount", "--bind", src, dst], check=True, capture_output=True)
         os.chdir("/")

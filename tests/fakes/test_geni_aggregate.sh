@@ -71,7 +71,10 @@ urn = "urn:publicid:IDN+ilabt.imec.be:ddltest+slice+s1"
 check(made["code"] == 0 and made["value"]["SLICE_URN"] == urn, "SA: slice created under the caller's authority")
 check(sa.create("SLICE", user, {"fields": {"SLICE_NAME": "s1", "SLICE_PROJECT_URN":
       "urn:publicid:IDN+ilabt.imec.be+project+ddltest"}})["code"] == 5, "SA: a second slice of that name (DUPLICATE_ERROR)")
-check(sa.update("SLICE", urn, user, {"fields": {"SLICE_EXPIRATION": t(30)}})["code"] == 3, "SA: expiration never reduced")
+check(sa.update("SLICE", urn, user, {"fields": {"SLICE_EXPIRATION": t(300)}})["code"] == 2,
+      "SA: update with the user credential, not the slice's: Insufficient privilege")
+scred = sa.get_credentials(urn, user, {})["value"]
+check(sa.update("SLICE", urn, scred, {"fields": {"SLICE_EXPIRATION": t(30)}})["code"] == 3, "SA: expiration never reduced")
 other = proxy("mallory", "/ma/2").get_credentials("urn:publicid:IDN+ilabt.imec.be+user+mallory", [], {})["value"]
 check(proxy("mallory", "/sa/2").get_credentials(urn, other, {})["code"] == 2, "SA: a non-member gets no slice credential")
 cred = sa.get_credentials(urn, user, {})["value"]

@@ -2,6 +2,8 @@
 
 #include "core/Log.hpp"
 #include "net/Curl.hpp"
+#include "util/LoginPem.hpp"
+#include "util/Url.hpp"
 
 namespace ddl {
 
@@ -76,6 +78,13 @@ Result<std::string> GpulabClient::submit(const nlohmann::json& job) {
             if (j.contains(k) && j[k].is_string() && !j[k].get<std::string>().empty())
                 return j[k].get<std::string>();
     }
+    // v4.0: the id itself as the body (the CLI uses r.text as it is), or as a JSON string.
+    std::string text = j.is_string() ? j.get<std::string>() : r->body;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+        text.pop_back();
+    if (!text.empty() && text.size() <= 64 &&
+        text.find_first_not_of("0123456789abcdefABCDEF-") == std::string::npos)
+        return text;
     return Error{"submitting job " + job.value("name", std::string("?")) +
                  ": GPULab's answer names no job id: " + r->body.substr(0, 200)};
 }
@@ -90,13 +99,26 @@ Result<nlohmann::json> GpulabClient::get(const std::string& id) {
 }
 
 Result<nlohmann::json> GpulabClient::list() {
-    // "GPULab API", "Get all jobs": the page's example names these parameters; the server's defaults
-    // for absent ones are not documented, so every one is sent (queued and running jobs of the last
-    // 30 days; finished ones are not ddl's to cancel).
-    auto r = call("GET", "/jobs?max_hours=720&max_count=500&pending=true&running=true&finished=false");
+    std::string query;
+    if (m_api.find("/v3.") != std::string::npos) {
+        // "GPULab API", "Get all jobs": the page's example names these parameters; the server's defaults
+        // for absent ones are not documented, so every one is sent (queued and running jobs of the last
+        // 30 days; finished ones are not ddl's to cancel).
+        query = "?max_hours=720&max_count=500&pending=true&running=true&finished=false";
+    } else {
+        // v4.0 (`gpulab-cli jobs -u`): the user's jobs by the certificate's URN, 200 at most per page.
+        if (m_cert.empty())
+            return Error{
+                "listing jobs needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert)"};
+        auto who = login_pem_identity(m_cert);
+        if (!who) return Error{"listing jobs: " + who.error().message};
+        query = "?user_urn=" + percent_encode(who->urn) + "&page_size=200";
+    }
+    auto r = call("GET", "/jobs" + query);
     if (!r) return r.error();
     if (r->status != 200) return Error{gpulab_http_error("listing jobs", r->status, r->body)};
     auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_object() && j.contains("items")) j = j["items"];
     if (!j.is_array()) return Error{"listing jobs: GPULab's answer is not a list of jobs"};
     return j;
 }

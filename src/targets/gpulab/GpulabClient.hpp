@@ -1,14 +1,16 @@
 #pragma once
-// The GPULab REST API (v3.0) as ddl uses it: submit a job, get one, list the user's jobs, cancel one and
-// read its log. Authentication is the user's iLab.t client certificate (PEM with the key); its path is
-// the only thing ddl handles, the key never passes through ddl's memory or logs. GpulabApi is the seam
-// that tests replace.
-// Followed: iLab.t documentation, "GPULab API" (https://doc.ilabt.imec.be/ilabt/gpulab/api.html),
-// sections "Endpoint and authentication" (base https://gpulab.ilabt.imec.be/api/gpulab/v3.0/, TLS client
-// certificate) and "API Details" (get all jobs, get one job, create job, cancel job). The page documents
-// no DELETE on jobs: cancel is `PUT …/jobs/<id>/state/status`, Content-Type text/plain, body CANCELLED.
-// The page documents no log call; imec's own client does (imecilabt-gpulab-cli 3.11, `gpulab-cli log`:
-// GET …/jobs/<id>/log, the log as text, 204 when there is none yet).
+// The GPULab REST API as ddl uses it: submit a job, get one, list the user's jobs, cancel one and read its
+// log. API v4.0 as imec's current client calls it (imecilabt-gpulab-cli 3.11, apiclient.py and __main__.py:
+// POST jobs answers the new id as text; GET jobs?user_urn=URN&page_size=N answers {"items": [...]}), and
+// v3.0 where api_url names it (the older page below: the id in a JSON object, a bare list). Authentication is
+// the user's iLab.t client certificate (PEM with the key); its path is the only thing ddl handles, the key
+// never passes through ddl's memory or logs. GpulabApi is the seam that tests replace. Followed: iLab.t
+// documentation, "GPULab API" (https://doc.ilabt.imec.be/ilabt/gpulab/api.html), sections "Endpoint and
+// authentication" (base https://gpulab.ilabt.imec.be/api/gpulab/v3.0/, TLS client certificate) and "API
+// Details" (get all jobs, get one job, create job, cancel job). The page documents no DELETE on jobs: cancel
+// is `PUT …/jobs/<id>/state/status`, Content-Type text/plain, body CANCELLED. The page documents no log call;
+// imec's own client does (imecilabt-gpulab-cli 3.11, `gpulab-cli log`: GET …/jobs/<id>/log, the log as text,
+// 204 when there is none yet).
 #include "util/Result.hpp"
 
 #include <chrono>

@@ -4,8 +4,23 @@
 
 namespace ddl {
 
-std::string gpulab_project_urn(const std::string& project) {
-    return "urn:publicid:IDN+ilabt.imec.be+project+" + project;
+std::string gpulab_project_urn(const std::string& project, const std::string& user_urn) {
+    const std::string lead = "urn:publicid:IDN+";
+    std::string authority = "ilabt.imec.be";
+    if (user_urn.rfind(lead, 0) == 0) {
+        const auto plus = user_urn.find('+', lead.size());
+        if (plus != std::string::npos && plus > lead.size())
+            authority = user_urn.substr(lead.size(), plus - lead.size());
+    }
+    return lead + authority + "+project+" + project;
+}
+
+std::string gpulab_legacy_login(const std::string& user_urn, const std::string& cert) {
+    if (user_urn.rfind("urn:publicid:IDN+wall2.ilabt.iminds.be+user+", 0) != 0) return {};
+    return "you are using a login PEM from the legacy wall2 authority (" + cert +
+           "), which GPULab no longer supports: use an account from https://account.ilabt.imec.be/ or "
+           "https://portal.fed4fire.eu/ (contact gpulab@ilabt.imec.be to migrate your account), and point "
+           "GPULAB_CERT or gpulab.cert at its login PEM";
 }
 
 const std::string& gpulab_sshd_program() {
@@ -39,7 +54,8 @@ std::string gpulab_max_duration(const Spec& spec) {
     return std::to_string((life + 59) / 60) + " minutes";
 }
 
-std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key) {
+std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& public_key,
+                                          const GpulabOwner& who) {
     const auto& g = spec.target_section<GpulabSpec>();
     const int total = spec.total_gpus();
     const bool one_job = g.layout == "one-job";
@@ -64,7 +80,10 @@ std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& p
               {"DDL_NODE", job.node},
               {"DDL_SSH_PORT", std::to_string(g.ssh_port)},
               {"DDL_AUTHORIZED_KEY", public_key}}},
-            {"storage", nlohmann::json::array()},
+            {"storage", g.project_share
+                            ? nlohmann::json::array({{{"hostPath", "PROJECT_SHARE_AUTO"},
+                                                      {"containerPath", spec.services.nfs_mount}}})
+                            : nlohmann::json::array()},
             // No hostPort: GPULab picks a free one; ddl reads it from the running job's state.
             {"portMappings", nlohmann::json::array({{{"containerPort", g.ssh_port}}})}};
         // Not interactive (that fails at once when GPUs are busy); ddl waits up to wait_minutes itself.
@@ -72,12 +91,21 @@ std::vector<GpulabJob> render_gpulab_jobs(const Spec& spec, const std::string& p
                                   {"restartable", false},
                                   {"minDuration", gpulab_max_duration(spec)},
                                   {"maxDuration", gpulab_max_duration(spec)}};
+        nlohmann::json owner{{"projectUrn", gpulab_project_urn(g.project, who.user_urn)}};
+        if (!who.user_urn.empty()) owner["userUrn"] = who.user_urn;
+        if (!who.email.empty()) owner["userEmail"] = who.email;
+        nlohmann::json extra = nlohmann::json::object();
+        // GPULab's own SSH access (its proxy, `gpulab-cli ssh`) admits these keys too.
+        if (public_key.rfind("ssh-", 0) == 0) extra["sshPubKeys"] = nlohmann::json::array({public_key});
         job.request = {
             {"name", "ddl-" + spec.name + "-" + job.node},
             {"description", "ddl cluster " + spec.name + ", node " + job.node + " (" + std::to_string(i + 1) +
                                 " of " + std::to_string(jobs) + ")"},
-            {"owner", {{"projectUrn", gpulab_project_urn(g.project)}}},
+            {"owner", owner},
+            // "ignored but still required in old GPULab" (the CLI sends it always).
+            {"deploymentEnvironment", "production"},
             {"request", {{"resources", resources}, {"docker", docker}, {"scheduling", scheduling}}}};
+        if (!extra.empty()) job.request["request"]["extra"] = extra;
         out.push_back(std::move(job));
     }
     return out;

@@ -5,13 +5,21 @@
 namespace ddl {
 
 nlohmann::json GpulabSpec::to_json() const {
-    return {{"project", project},           {"cluster_id", cluster_id},
-            {"docker_image", docker_image}, {"layout", layout},
-            {"gpu_model", gpu_model},       {"min_cuda_version", min_cuda_version},
-            {"cpus_per_gpu", cpus_per_gpu}, {"memory_gb_per_gpu", memory_gb_per_gpu},
-            {"api_url", api_url},           {"cert", cert},
-            {"wait_minutes", wait_minutes}, {"ssh_port", ssh_port},
-            {"max_duration", max_duration}, {"ssh_via", ssh_via}};
+    return {{"project", project},
+            {"cluster_id", cluster_id},
+            {"docker_image", docker_image},
+            {"layout", layout},
+            {"gpu_model", gpu_model},
+            {"min_cuda_version", min_cuda_version},
+            {"cpus_per_gpu", cpus_per_gpu},
+            {"memory_gb_per_gpu", memory_gb_per_gpu},
+            {"api_url", api_url},
+            {"cert", cert},
+            {"wait_minutes", wait_minutes},
+            {"ssh_port", ssh_port},
+            {"max_duration", max_duration},
+            {"ssh_via", ssh_via},
+            {"project_share", project_share}};
 }
 
 namespace {
@@ -57,7 +65,7 @@ public:
         r.check_keys(n, p,
                      {"project", "cluster_id", "docker_image", "layout", "gpu_model", "min_cuda_version",
                       "cpus_per_gpu", "memory_gb_per_gpu", "api_url", "cert", "wait_minutes", "ssh_port",
-                      "max_duration", "ssh_via"});
+                      "max_duration", "ssh_via", "project_share"});
         auto& g = spec.target_section<GpulabSpec>();
         if (auto x = r.string(n, "project", p, true, "the GPULab project the jobs run in")) g.project = *x;
         // GPULab takes both as integers; a typo here would only fail at submit time.
@@ -95,6 +103,7 @@ public:
         if (auto x = r.integer(n, "wait_minutes", p, 1, 1440)) g.wait_minutes = static_cast<int>(*x);
         if (auto x = r.integer(n, "ssh_port", p, 1, 65535)) g.ssh_port = static_cast<int>(*x);
         if (auto x = r.choice(n, "ssh_via", p, {"auto", "proxy", "direct"})) g.ssh_via = *x;
+        if (auto x = r.boolean(n, "project_share", p)) g.project_share = *x;
         if (auto x = r.string(n, "max_duration", p)) {
             static const std::regex re("^[1-9][0-9]{0,4} ?(minutes?|hours?|days?|weeks?|[mhdw])$");
             if (!std::regex_match(*x, re))

@@ -18,7 +18,7 @@ struct GpulabSpec : TargetSection {
     std::string min_cuda_version;
     int cpus_per_gpu = 4;
     int memory_gb_per_gpu = 16;
-    std::string api_url = "https://gpulab.ilabt.imec.be/api/gpulab/v3.0";
+    std::string api_url = "https://gpulab.ilabt.imec.be/api/gpulab/v4.0"; // v3.0 still read where named
     std::string cert;      // PEM with client certificate + key; GPULAB_CERT overrides; never logged
     int wait_minutes = 30; // how long jobs may stay QUEUED/STARTING before deploy gives up
     int ssh_port = 22;     // port the job's sshd listens on inside the container
@@ -26,6 +26,9 @@ struct GpulabSpec : TargetSection {
     // How ddl reaches a job's sshd: through the SSH proxy the job's state names (sshProxyHost/Port/Username,
     // logged into with the login PEM's key), directly at its port mapping, or auto (the proxy when named).
     std::string ssh_via = "auto"; // auto | proxy | direct
+    // The project's storage (/project_ghent, ... on the site the job lands on) mounted as the cluster's
+    // shared folder (services.nfs_mount): storage [{hostPath: PROJECT_SHARE_AUTO, containerPath: it}].
+    bool project_share = false;
 
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<GpulabSpec>(*this); }
     nlohmann::json to_json() const override;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -173,7 +174,63 @@ Status GpulabTarget::preflight(const Context& ctx) {
         return Error{
             "GPULab needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert) to the PEM file "
             "holding the certificate and its decrypted key"};
-    return check_login_pem(cert, "the GPULab client certificate");
+    if (auto ok = check_login_pem(cert, "the GPULab client certificate"); !ok) return ok;
+    // What imec's CLI checks before any call (cert_processor.py, apiclient.py): the URN and e-mail in the
+    // certificate, its validity, and that it is not of the legacy wall2 authority.
+    auto who = login_pem_identity(cert);
+    if (!who) return Error{"the GPULab client certificate: " + who.error().message};
+    if (auto legacy = gpulab_legacy_login(who->urn, cert); !legacy.empty()) return Error{legacy};
+    const std::time_t now = std::time(nullptr);
+    if (who->not_after != 0 && who->not_after < now)
+        return Error{"the certificate in your login PEM " + cert + " expired at " + utc_text(who->not_after) +
+                     ": download a current one from your account page (https://account.ilabt.imec.be/)"};
+    if (who->not_before > now)
+        return Error{"the certificate in your login PEM " + cert + " is not valid before " +
+                     utc_text(who->not_before) + ": check this machine's clock"};
+    return fair_use(ctx);
+}
+
+Status GpulabTarget::fair_use(const Context& ctx) {
+    const auto& g = ctx.spec.target_section<GpulabSpec>();
+    if (g.project_share && ctx.spec.services.nfs)
+        return Error{"gpulab.project_share mounts the project's storage at services.nfs_mount (" +
+                     ctx.spec.services.nfs_mount +
+                     "), where the NFS service would mount over it: set "
+                     "services: {nfs: {enabled: false}} (the project share is the cluster's shared folder)"};
+    const auto rendered = render_gpulab_jobs(ctx.spec, k_gpulab_key_placeholder);
+    const auto needed = static_cast<int>(rendered.size());
+    std::set<std::string> own;
+    for (const auto& job : rendered)
+        own.insert(job.request.value("name", std::string()));
+    if (needed > k_jobs_per_user)
+        return Error{"this cluster needs " + std::to_string(needed) +
+                     " GPULab jobs, more than SLICES AI's "
+                     "fair-use limit of " +
+                     std::to_string(k_jobs_per_user) +
+                     " simultaneous jobs per user: ask for fewer nodes, or use layout: one-job"};
+    auto api = m_factory(ctx);
+    if (!api) return api.error();
+    auto jobs = (*api)->list();
+    if (!jobs) return Error{"GPULab's fair-use check could not list your jobs: " + jobs.error().message};
+    std::vector<std::string> others;
+    for (const auto& job : *jobs)
+        if (job.is_object() && active(status_of(job)) && own.count(job.value("name", std::string())) == 0)
+            others.push_back(job.value("name", std::string("?")));
+    if (static_cast<int>(others.size()) + needed <= k_jobs_per_user) return {};
+    return Error{"SLICES AI's fair use allows " + std::to_string(k_jobs_per_user) +
+                 " simultaneous jobs per user (\"Maximum simultaneous jobs\", "
+                 "https://doc.slices-ri.eu/BasicServices/AI/fair-use-policy.html); you have " +
+                 std::to_string(others.size()) + " queued or running and this cluster needs " +
+                 std::to_string(needed) +
+                 ": end some first (`gpulab-cli jobs`, `ddl destroy`), or ask SLICES "
+                 "for a higher limit"};
+}
+
+Status GpulabTarget::plan(const PlanRequest& req, DeployPlan& out) {
+    // Without a certificate the plan is the node diff alone (deploy's pre-flight asks for one).
+    if (!cert_path(req.ctx.spec).empty())
+        if (auto s = fair_use(req.ctx); !s) return s;
+    return TargetDriver::plan(req, out);
 }
 
 Status GpulabTarget::provision(Context& ctx) {
@@ -184,7 +241,9 @@ Status GpulabTarget::provision(Context& ctx) {
     if (!pub) return pub.error();
     auto key = read_file(ctx.key_path() + ".pub");
     if (!key) return key.error();
-    auto jobs = render_gpulab_jobs(ctx.spec, trim(*key));
+    GpulabOwner owner;
+    if (auto who = login_pem_identity(cert_path(ctx.spec))) owner = {who->urn, who->email};
+    auto jobs = render_gpulab_jobs(ctx.spec, trim(*key), owner);
     auto& td = ctx.state.target_data;
     if (!td.contains("jobs") || !td["jobs"].is_object()) td["jobs"] = nlohmann::json::object();
 

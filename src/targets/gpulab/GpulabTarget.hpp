@@ -37,6 +37,13 @@ public:
 
     Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
     Status preflight(const Context& ctx) override;
+    // `ddl plan`: the node diff, after the fair-use check (below).
+    Status plan(const PlanRequest& req, DeployPlan& out) override;
+    // SLICES AI's fair use ("Maximum simultaneous jobs": 10 per user, 20 per project): the user's queued and
+    // running jobs that are not this cluster's, plus the jobs the cluster needs, within 10; an Error names
+    // the limit, the counts and the way out.
+    Status fair_use(const Context& ctx);
+    static constexpr int k_jobs_per_user = 10;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
     // The earliest end of the cluster's jobs: each job's state.eventTimes.RUNNING plus its

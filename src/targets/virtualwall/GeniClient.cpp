@@ -219,12 +219,12 @@ Result<SliceRecord> GeniClient::create_slice(const std::string& name, const std:
 }
 
 Status GeniClient::update_slice_expiration(const std::string& slice_urn, const std::string& expiration,
-                                           const XmlRpcValue& user_cred) {
+                                           const XmlRpcValue& slice_cred) {
     auto options = XmlRpcValue::structure(
         {{"fields", XmlRpcValue::structure({{"SLICE_EXPIRATION", XmlRpcValue::string(expiration)}})}});
     auto v = fed(m_endpoints.sa, "slice authority", "update",
                  {XmlRpcValue::string("SLICE"), XmlRpcValue::string(slice_urn),
-                  XmlRpcValue::array({user_cred}), options},
+                  XmlRpcValue::array({slice_cred}), options},
                  nullptr, "the slice authority limits how far a slice is extended: ask for fewer hours");
     if (!v) return v.error();
     return {};

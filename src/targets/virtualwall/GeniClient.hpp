@@ -63,8 +63,9 @@ public:
                                                     const XmlRpcValue& user_cred);
     Result<SliceRecord> create_slice(const std::string& name, const std::string& project_urn,
                                      const std::string& expiration, const XmlRpcValue& user_cred);
+    // With the slice's own credential (a user credential is refused by ProtoGENI's slice authority).
     Status update_slice_expiration(const std::string& slice_urn, const std::string& expiration,
-                                   const XmlRpcValue& user_cred);
+                                   const XmlRpcValue& slice_cred);
     // The slice credential struct from the SA.
     Result<XmlRpcValue> slice_credential(const std::string& slice_urn, const XmlRpcValue& user_cred);
 

@@ -1,12 +1,9 @@
 #include "targets/virtualwall/GeniIdentity.hpp"
 
-#include "util/Files.hpp"
+#include "util/LoginPem.hpp"
 
 #include <cstdio>
 #include <ctime>
-#include <memory>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
 #include <regex>
 
 namespace ddl {
@@ -21,42 +18,9 @@ Result<GeniIdentity> parse_user_urn(const std::string& urn) {
 }
 
 Result<GeniIdentity> geni_identity_from_pem(const std::string& path) {
-    // Only the certificate block is handed to OpenSSL; the private key stays in the file.
-    auto text = read_file_limited(path, std::size_t{1024} * 1024);
-    if (!text) return Error{path + ": " + text.error().message};
-    const std::string begin = "-----BEGIN CERTIFICATE-----";
-    const std::string end = "-----END CERTIFICATE-----";
-    auto b = text->find(begin);
-    auto e = text->find(end, b == std::string::npos ? 0 : b);
-    if (b == std::string::npos || e == std::string::npos) return Error{path + " holds no certificate"};
-    const std::string cert = text->substr(b, e + end.size() - b) + "\n";
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size())),
-                                                  BIO_free);
-    if (!bio) return Error{"cannot read the certificate of " + path};
-    std::unique_ptr<X509, decltype(&X509_free)> x509(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr),
-                                                     X509_free);
-    if (!x509) return Error{"the certificate in " + path + " cannot be parsed"};
-    using Names = STACK_OF(GENERAL_NAME);
-    std::unique_ptr<Names, void (*)(Names*)> names(
-        static_cast<Names*>(X509_get_ext_d2i(x509.get(), NID_subject_alt_name, nullptr, nullptr)),
-        [](Names* n) { GENERAL_NAMES_free(n); });
-    std::string found;
-    for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {
-        const GENERAL_NAME* n = sk_GENERAL_NAME_value(names.get(), i);
-        if (n->type != GEN_URI) continue;
-        const ASN1_IA5STRING* uri = n->d.uniformResourceIdentifier;
-        std::string value(reinterpret_cast<const char*>(ASN1_STRING_get0_data(uri)),
-                          static_cast<std::size_t>(ASN1_STRING_length(uri)));
-        if (value.rfind("urn:publicid:IDN+", 0) == 0) {
-            found = value;
-            if (value.find("+user+") != std::string::npos) break;
-        }
-    }
-    if (found.empty())
-        return Error{"the certificate in " + path +
-                     " has no GENI URN in its subjectAltName: use the login file your iLab.t account page "
-                     "(or jFed) gives you"};
-    return parse_user_urn(found);
+    auto id = login_pem_identity(path);
+    if (!id) return id.error();
+    return parse_user_urn(id->urn);
 }
 
 std::string geni_slice_urn(const std::string& authority, const std::string& project,

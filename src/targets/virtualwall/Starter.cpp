@@ -5,15 +5,17 @@ namespace ddl {
 std::string virtualwall_starter_body() {
     return R"(
 nodes:
-  master: {flavor: gpunode, gpus: 1}
-  workers: {count: 3, flavor: gpunode, gpus: 1}
+  master: {flavor: pcgen05-gpu5090, gpus: 1}
+  workers: {count: 3, flavor: pcgen05-gpu5090, gpus: 1}
 
+# SLICES Basic Infrastructure through the `slices` CLI (log in first: `slices auth login`). For a GENI
+# slice (the legacy Virtual Wall path) use client: geni with testbed, hardware_type and disk_image.
 virtualwall:
-  testbed: wall2
+  client: slices
+  site: be-gent1-bi-baremetal1
   project: myproject
-  hardware_type: gpunode
-  disk_image: urn:publicid:IDN+wall2.ilabt.iminds.be+image+emulab-ops:UBUNTU22-64-STD
-  link_capacity: 10gbit
+  image: "Ubuntu 22.04.5"
+  duration: 1d
 )";
 }
 

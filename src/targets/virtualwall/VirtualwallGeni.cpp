@@ -131,9 +131,19 @@ Result<std::vector<Sliver>> wait_until_ready(Context& ctx, GeniClient& client, c
     const auto deadline = std::chrono::steady_clock::now() + k_ready_timeout;
     auto pause = std::chrono::seconds(1);
     ctx.progress.note("    aggregate: waiting until every sliver is geni_ready");
+    int failed_polls = 0;
     for (;;) {
         auto st = client.am("Status", {urns_of(s), cr, XmlRpcValue::structure()});
-        if (!st) return st.error();
+        if (!st) {
+            // One failed poll (a dropped connection, a busy aggregate) is not the slivers failing: tried
+            // again after a growing pause, three times in a row at most.
+            if (++failed_polls > 3 || ctx.stop_requested()) return st.error();
+            ctx.progress.note("    aggregate: Status failed (" + st.error().message + "); trying again");
+            std::this_thread::sleep_for(pause);
+            pause = std::min(pause * 2, std::chrono::seconds(20));
+            continue;
+        }
+        failed_polls = 0;
         std::vector<Sliver> slivers = slivers_of(*st);
         for (const auto& sl : slivers)
             if (sl.operational == "geni_failed")
@@ -351,8 +361,12 @@ Status geni_renew(Context& ctx, XmlRpcTransport& transport, std::chrono::hours h
     const std::string want_text = format_rfc3339(want);
     auto slice_end = parse_rfc3339(creds->slice->expiration);
     if (!slice_end || *slice_end < want) {
-        // The slivers cannot outlive the slice: the SA's expiry first.
-        if (auto st = client.update_slice_expiration(s->slice_urn, want_text, creds->user); !st) return st;
+        // The slivers cannot outlive the slice: the SA's expiry first, with the slice's credential (the
+        // reference slice authority, ProtoGENI's GeniStdSA, refuses a user credential for `update`:
+        // "Insufficient privilege"; omni's renew_slice passes the slice credential too).
+        auto current = client.slice_credential(s->slice_urn, creds->user);
+        if (!current) return current.error();
+        if (auto st = client.update_slice_expiration(s->slice_urn, want_text, *current); !st) return st;
         ctx.progress.note("    slice authority: slice expiry set to " + want_text);
         auto again = client.lookup_slice(s->slice_urn, creds->user);
         if (!again) return again.error();

@@ -14,9 +14,19 @@ struct VirtualwallSpec : TargetSection {
     std::string hardware_type = "gpunode";
     std::string disk_image;
     std::uint64_t link_capacity_bps = 10'000'000'000ULL;
-    // How ddl creates the slice: geni (the AM API v3 and the slice authority, itself) or jfed-cli (jFed's
-    // experimenter CLI 1 at jfed_cli). Either way `ddl deploy --manifest FILE` takes a jFed GUI manifest.
-    std::string client = "geni";
+    // How ddl gets the nodes: slices (SLICES Basic Infrastructure through the `slices` CLI; the default of a
+    // spec without GENI keys), geni (the AM API v3 and the slice authority, itself) or jfed-cli (jFed's
+    // experimenter CLI 1 at jfed_cli). With geni, `ddl deploy --manifest FILE` takes a jFed GUI manifest.
+    std::string client = "slices";
+    // client: slices. The BI site, the experiment holding the nodes (empty: ddl-<cluster>), the default
+    // flavor of node groups without one, the disk image, the resources' lifetime (<n>m|h|d|w; renewed with
+    // `ddl renew`) and the CLI.
+    std::string site = "be-gent1-bi-baremetal1";
+    std::string experiment;
+    std::string flavor = "pcgen05-gpu5090";
+    std::string image = "Ubuntu 22.04.5";
+    std::string duration = "1d";
+    std::string slices_cli = "slices";
     std::string jfed_cli;  // path to the experimenter CLI jar/wrapper (client: jfed-cli)
     std::string login_pem; // the iLab.t login (certificate + key): the TLS client certificate, jFed's `-p`
     // GENI endpoints; empty: the defaults for testbed (am_url) and the certificate's authority (sa/ma).
@@ -36,12 +46,16 @@ struct VirtualwallSpec : TargetSection {
 
     // The slice ddl creates/deletes: `slice`, or the cluster name.
     std::string slice_name(const std::string& cluster) const { return slice.empty() ? cluster : slice; }
+    // The SLICES experiment ddl creates or joins: `experiment`, or ddl-<cluster>.
+    std::string experiment_name(const std::string& cluster) const {
+        return experiment.empty() ? "ddl-" + cluster : experiment;
+    }
 
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<VirtualwallSpec>(*this); }
     nlohmann::json to_json() const override;
     std::uint64_t link_rate_bps() const override { return link_capacity_bps; }
     nlohmann::json ansible_vars() const override {
-        return {{"ddl_enable_nat", enable_nat}, {"ddl_nat_script_url", nat_script_url}};
+        return {{"ddl_enable_nat", enable_nat && client != "slices"}, {"ddl_nat_script_url", nat_script_url}};
     }
 };
 

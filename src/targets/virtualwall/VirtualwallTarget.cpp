@@ -3,6 +3,7 @@
 #include "targets/virtualwall/GeniIdentity.hpp"
 #include "targets/virtualwall/RequestRspec.hpp"
 #include "targets/virtualwall/VirtualwallGeni.hpp"
+#include "targets/virtualwall/VirtualwallSlices.hpp"
 #include "util/Files.hpp"
 #include "util/LoginPem.hpp"
 #include "util/Net.hpp"
@@ -58,6 +59,7 @@ std::vector<std::string> VirtualwallTarget::jfed_argv(const std::string& jfed_cl
 
 std::string VirtualwallTarget::configure_failure_hint(const Context& ctx, const std::string& message) const {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    if (vw.client == "slices") return {}; // SLICES BI nodes have their site's egress; no NAT script
     // What a download that could not leave the node says (the NAT task itself, apt, wget/curl, an image
     // pull).
     static const char* const k_signs[] = {"enable-nat",
@@ -168,6 +170,24 @@ Result<std::vector<NodeState>> VirtualwallTarget::nodes_from_manifest(const Mani
 Result<RenderedFiles> VirtualwallTarget::render(const Spec& s, const RenderInputs&) const {
     const auto& vw = s.target_section<VirtualwallSpec>();
     RenderedFiles f;
+    if (vw.client == "slices") {
+        // What provision asks SLICES for (the calls themselves are in VirtualwallSlices.cpp).
+        const std::string prefix = "ddl-" + s.name + "-";
+        nlohmann::json groups = nlohmann::json::array();
+        groups.push_back({{"name", prefix + "master"},
+                          {"count", 1},
+                          {"flavor", s.master.flavor.empty() ? vw.flavor : s.master.flavor}});
+        if (s.workers.count > 0)
+            groups.push_back({{"name", prefix + "w"},
+                              {"count", s.workers.count},
+                              {"flavor", s.workers.flavor.empty() ? vw.flavor : s.workers.flavor}});
+        f["virtualwall/slices.json"] = json_file({{"site", vw.site},
+                                                  {"experiment", vw.experiment_name(s.name)},
+                                                  {"image", vw.image},
+                                                  {"duration", vw.duration},
+                                                  {"resources", groups}});
+        return f;
+    }
     f["virtualwall/request.rspec"] = render_request_rspec(s);
     f["virtualwall/slice.json"] = json_file({{"slice", vw.slice_name(s.name)},
                                              {"project", vw.project},
@@ -179,6 +199,14 @@ Result<RenderedFiles> VirtualwallTarget::render(const Spec& s, const RenderInput
 
 Status VirtualwallTarget::preflight(const Context& ctx) {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    if (vw.client == "slices") {
+        if (!ctx.options.manifest_path.empty())
+            return Error{
+                "--manifest is for a slice made in the jFed GUI, and this virtualwall section is a "
+                "SLICES one (it has no GENI keys): add `client: geni` to it, or leave out --manifest "
+                "and let ddl make SLICES Basic Infrastructure resources"};
+        return slices_preflight(ctx);
+    }
     if (vw.client == "jfed-cli") {
         if (!executable(vw.jfed_cli))
             return Error{
@@ -219,6 +247,7 @@ Status VirtualwallTarget::preflight(const Context& ctx) {
 
 Status VirtualwallTarget::provision(Context& ctx) {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    if (vw.client == "slices") return slices_provision(ctx);
     auto& td = ctx.state.target_data;
     td["slice"] = vw.slice_name(ctx.spec.name);
     td["project"] = vw.project;
@@ -288,6 +317,7 @@ Status VirtualwallTarget::destroy(Context& ctx) {
         td.value("slice", ctx.spec.target_section<VirtualwallSpec>().slice_name(ctx.spec.name));
     const std::string project = td.value("project", ctx.spec.target_section<VirtualwallSpec>().project);
     const std::string jfed_cli = td.value("jfed_cli", ctx.spec.target_section<VirtualwallSpec>().jfed_cli);
+    if (td.value("client", std::string()) == "slices") return slices_destroy(ctx);
     if (td.value("client", std::string()) == "geni") {
         if (td.value("slice_requested", false)) return geni_destroy(ctx, *m_transport);
         ctx.progress.note("    no slivers were requested for slice " + td.value("slice", std::string()) +
@@ -326,12 +356,27 @@ Status VirtualwallTarget::destroy(Context& ctx) {
 }
 
 Status VirtualwallTarget::renew_lease(Context& ctx, std::chrono::hours hours) {
+    if (ctx.state.target_data.value("client", std::string()) == "slices") return slices_renew(ctx, hours);
     return geni_renew(ctx, *m_transport, hours);
 }
 
 std::optional<std::chrono::system_clock::time_point>
 VirtualwallTarget::lease_end(const ClusterState& state) const {
+    if (state.target_data.value("client", std::string()) == "slices")
+        return slices_lease_end(state.target_data);
     return geni_lease_end(state.target_data);
+}
+
+Result<std::vector<FoundCluster>> VirtualwallTarget::find_clusters(const Spec* spec,
+                                                                   ProcessRunner& proc) const {
+    if (!spec || spec->target_section<VirtualwallSpec>().client != "slices")
+        return Error{"`ddl gc --spec` finds Virtual Wall clusters of client: slices (SLICES Basic "
+                     "Infrastructure); a GENI slice expires on its own, or delete it in jFed"};
+    return slices_find_clusters(*spec, proc);
+}
+
+Status VirtualwallTarget::destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
+    return slices_destroy_found(found, proc, progress);
 }
 
 } // namespace ddl

@@ -1,5 +1,7 @@
 #pragma once
-// Target "virtualwall": imec Virtual Wall bare metal. By default (client: geni, login_pem set) provision
+// Target "virtualwall": imec Virtual Wall bare metal. With client: slices (the default of a spec without GENI
+// keys) the nodes are SLICES Basic Infrastructure resources made with the `slices` CLI (VirtualwallSlices).
+// With client: geni (login_pem set) provision
 // speaks the GENI AM API v3 and the slice authority itself (VirtualwallGeni). With client: jfed-cli,
 // provision runs the jFed experimenter CLI's `create` (request RSpec, slice URN, the user's login PEM,
 // expiration, where to save the manifest) and reads the manifest; without it, `ddl deploy --manifest FILE`
@@ -13,11 +15,16 @@
 
 namespace ddl {
 
-class VirtualwallTarget : public TargetDriver, public Lease, public ConfigureHints {
+class VirtualwallTarget : public TargetDriver, public Lease, public ConfigureHints, public LeakedClusters {
 public:
     TargetCapabilities capabilities() override {
-        return {.lease = this, .configure_hints = this, .takes_manifest = true};
+        return {.lease = this, .leaked_clusters = this, .configure_hints = this, .takes_manifest = true};
     }
+
+    // `ddl gc --spec FILE` (client: slices): ddl's resources in the spec's SLICES experiment.
+    bool needs_spec() const override { return true; }
+    Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
+    Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
 
     Result<RenderedFiles> render(const Spec& spec, const RenderInputs& inputs) const override;
     Status preflight(const Context& ctx) override;

@@ -24,7 +24,7 @@ Spec wall(int workers, const std::string& extra = "", const std::string& user = 
     auto r = load_spec_string("apiVersion: ddl/v1\nname: ddl-wall\ntarget: virtualwall\nnodes:\n  master: "
                               "{gpus: 1}\n  workers: {count: " +
                                   std::to_string(workers) + "}\naccess:\n  user: " + user +
-                                  "\nvirtualwall:\n  project: ddlproject\n" + extra,
+                                  "\nvirtualwall:\n  client: geni\n  project: ddlproject\n" + extra,
                               "c.yaml");
     INFO(r.diagnostics.format_text());
     REQUIRE(r.spec.has_value());
@@ -216,7 +216,7 @@ TEST_CASE("IPv6 nodes from a manifest reach hostfiles and the inventory and SSH 
 
 TEST_CASE("a configure failure that looks like a blocked download gets the Virtual Wall's NAT hint") {
     test::ClusterRig rig("apiVersion: ddl/v1\nname: vw\ntarget: virtualwall\nnodes:\n  master: {gpus: 1}\n"
-                         "virtualwall:\n  project: p\n");
+                         "virtualwall:\n  client: geni\n  project: p\n");
     auto ctx = rig.ctx();
     const VirtualwallTarget t;
     const auto pull = t.configure_failure_hint(

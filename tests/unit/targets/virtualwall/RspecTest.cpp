@@ -21,7 +21,7 @@ Spec load(const std::string& text) {
 Spec wall(int workers, const std::string& extra = "") {
     return load("apiVersion: ddl/v1\nname: vw\ntarget: virtualwall\nnodes:\n  master: {gpus: 1}\n  workers: "
                 "{count: " +
-                std::to_string(workers) + ", gpus: 1}\nvirtualwall:\n  project: p\n" + extra);
+                std::to_string(workers) + ", gpus: 1}\nvirtualwall:\n  client: geni\n  project: p\n" + extra);
 }
 
 Spec lab(const std::string& layout, const std::string& extra = "") {
@@ -133,4 +133,27 @@ TEST_CASE("gpulab one-job renders a single job with every GPU and scaled CPUs an
     CHECK_FALSE(res.contains("clusterId"));
     CHECK(jobs[0].request["request"]["docker"]["environment"]["DDL_SSH_PORT"] == "2200");
     CHECK(jobs[0].request["request"]["docker"]["portMappings"][0]["containerPort"] == 2200);
+}
+
+TEST_CASE(
+    "gpulab v4.0 jobs carry the owner from the login certificate and the cluster key for GPULab's SSH") {
+    auto jobs = render_gpulab_jobs(lab("one-job"), "ssh-ed25519 AAAA test",
+                                   {"urn:publicid:IDN+ilabt.imec.be+user+jdoe", "jdoe@example.org"});
+    REQUIRE(jobs.size() == 1);
+    const auto& j = jobs[0].request;
+    CHECK(j["owner"]["userUrn"] == "urn:publicid:IDN+ilabt.imec.be+user+jdoe");
+    CHECK(j["owner"]["userEmail"] == "jdoe@example.org");
+    CHECK(j["owner"]["projectUrn"] == "urn:publicid:IDN+ilabt.imec.be+project+proj");
+    CHECK(j["deploymentEnvironment"] == "production");
+    CHECK(j["request"]["extra"]["sshPubKeys"] == nlohmann::json::array({"ssh-ed25519 AAAA test"}));
+    // `ddl render` has no key yet: no placeholder where GPULab validates a key.
+    auto rendered = render_gpulab_jobs(lab("one-job"), k_gpulab_key_placeholder);
+    CHECK_FALSE(rendered[0].request["request"].contains("extra"));
+    CHECK_FALSE(rendered[0].request["owner"].contains("userUrn"));
+    // The project lives under the user's authority, as imec's CLI builds its URN.
+    CHECK(gpulab_project_urn("p", "urn:publicid:IDN+other.example+user+x") ==
+          "urn:publicid:IDN+other.example+project+p");
+    CHECK(gpulab_legacy_login("urn:publicid:IDN+wall2.ilabt.iminds.be+user+bob", "/b.pem")
+              .find("legacy wall2 authority (/b.pem)") != std::string::npos);
+    CHECK(gpulab_legacy_login("urn:publicid:IDN+ilabt.imec.be+user+bob", "/b.pem").empty());
 }

@@ -1,0 +1,33 @@
+#pragma once
+// The Virtual Wall as SLICES serves it today (virtualwall.client: slices): Basic Infrastructure resources
+// made and removed with the `slices` CLI (SlicesCli.hpp), the way ddl drives `terraform`. Pre-flight checks
+// the CLI, the login (`slices auth show`), the project, and that the site offers each flavor and the image,
+// before anything exists. Provision joins or creates the experiment (its description names the cluster and
+// its state folder, for `ddl gc --spec`), registers the cluster's public key (the site's bastion admits the
+// account's keys), asks for the master and the workers (resources ddl-<cluster>-master and
+// ddl-<cluster>-w<i>), waits until every one is up, and reads addresses, logins and the jump host from `bi
+// list --format json`. Destroy removes those resources (and only those) and checks they are gone; renew
+// extends each; the lease is the earliest expiry.
+#include "provision/Context.hpp"
+#include "provision/TargetCapabilities.hpp"
+
+#include <chrono>
+#include <optional>
+
+namespace ddl {
+
+Status slices_preflight(const Context& ctx);
+Status slices_provision(Context& ctx);
+Status slices_destroy(Context& ctx);
+Status slices_renew(Context& ctx, std::chrono::hours hours);
+std::optional<std::chrono::system_clock::time_point> slices_lease_end(const nlohmann::json& target_data);
+
+// `ddl gc --spec FILE`: ddl's resources in the spec's experiment, by cluster.
+Result<std::vector<FoundCluster>> slices_find_clusters(const Spec& spec, ProcessRunner& proc);
+Status slices_destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress);
+
+// The ddl node a resource name stands for (ddl-<cluster>-master[0] -> master, ddl-<cluster>-w[0] ->
+// worker1, ddl-<cluster>-w<k> -> worker<k+1>); nullopt when it is not one of `cluster`'s.
+std::optional<std::string> slices_node_of(const std::string& cluster, const std::string& resource);
+
+} // namespace ddl
