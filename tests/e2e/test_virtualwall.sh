@@ -52,7 +52,7 @@ login bob wall2.ilabt.iminds.be
 ssh-keygen -q -t ed25519 -N '' -C e2e-user -f user_key
 
 python3 "$fakes/geni_aggregate.py" --port-file geni.port --cert ca/server.pem --key ca/server.key --ca ca/ca.pem \
-  --state "$GENI_STATE" --projects ddltest --log geni.log >geni.out 2>&1 &
+  --state "$GENI_STATE" --projects ddltest --log geni.log --busy-after-start >geni.out 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -s geni.port ] && break; sleep 0.1; done
 [ -s geni.port ] || { cat geni.out; fail "the GENI stand-in did not start"; }
@@ -125,8 +125,10 @@ for call in "SA create $slice" "AM Allocate $slice" "AM Provision $slice" "AM Pe
   grep -qx "$call" geni.log || { cat geni.log; fail "no '$call'"; }
 done
 expect_in d.log "geni_ready" "deploy did not wait for geni_ready"
+grep -qx "AM Status busy (503)" geni.log || { cat geni.log; fail "the planted busy Status call did not happen"; }
+expect_in d.log "aggregate: Status failed (.*503.*); trying again" "a Status poll the aggregate could not answer was not retried"
 if grep -q "alice.pem\|PRIVATE KEY" d.log "$STATE/vwe2e"/*.log 2>/dev/null; then fail "the login PEM is in a log"; fi
-ok "deploy: slice from the certificate's authority (ilabt.imec.be), Allocate -> Provision -> geni_start -> Status -> Describe"
+ok "deploy: slice from the certificate's authority (ilabt.imec.be), Allocate -> Provision -> geni_start -> Status (one answered 503: tried again) -> Describe"
 for n in master worker1 worker2; do [ "$(cat "nat.$n" 2>/dev/null)" = enabled ] || fail "the NAT script did not run on $n"; done
 ok "configure ran the testbed's NAT script on every node first"
 hf=$(ddl hostfile --cluster vwe2e)

@@ -40,7 +40,8 @@ Split by job: this file (the aggregate, AM API v3, and the HTTPS transport) and 
 member and slice authorities, the credentials, the slices' state).
 
 Usage: geni_aggregate.py --port-file F --cert server.pem --key server.key --ca ca.pem --state DIR
-  [--projects p1,p2] [--log FILE]. Environment: DDL_FAKE_NODES. Python 3 standard library only.
+  [--projects p1,p2] [--log FILE] [--busy-after-start: the first Status call after each geni_start is
+  answered HTTP 503, a fault planted for the tests]. Environment: DDL_FAKE_NODES. Python 3 standard library only.
 """
 import argparse
 import http.server
@@ -232,6 +233,13 @@ def make_handler(world):
                 if not caller:
                     raise Refused(AUTHENTICATION_ERROR if fed else FORBIDDEN,
                                   "the client certificate has no GENI user URN in its subjectAltName")
+                if path == "/am/3.0" and method == "Status" and world.busy_status:
+                    # A planted fault (--busy-after-start): the aggregate's web server is too busy for the
+                    # first Status call after a start, as an overloaded server answers (RFC 9110, 503).
+                    world.busy_status = False
+                    world.log("AM Status busy (503)")
+                    self.reply("Service Unavailable", 503)
+                    return
                 authority = USER_URN.fullmatch(caller).group(1)
                 if path == "/ma/2":
                     value = ma_call(world, caller, method, list(params))
@@ -239,6 +247,7 @@ def make_handler(world):
                     value = sa_call(world, caller, authority, method, list(params))
                 else:
                     value = am_call(world, caller, url, method, list(params))
+                    world.busy_status = world.busy_after_start and method == "PerformOperationalAction"
                 result = ({"code": NONE, "value": value, "output": ""} if fed else
                           {"code": {"geni_code": SUCCESS, "am_type": "protogeni", "am_code": 0},
                            "value": value, "output": ""})
@@ -263,9 +272,12 @@ def main():
     ap.add_argument("--state", required=True)
     ap.add_argument("--projects", default="")
     ap.add_argument("--log", default="")
+    ap.add_argument("--busy-after-start", action="store_true",
+                    help="answer the first Status call after each geni_start with HTTP 503 (a planted fault)")
     a = ap.parse_args()
     os.makedirs(os.path.join(a.state, "nodes"), exist_ok=True)
     world = World(a.state, set(p for p in a.projects.split(",") if p), a.log)
+    world.busy_after_start, world.busy_status = a.busy_after_start, False
     server = http.server.HTTPServer(("127.0.0.1", 0), make_handler(world))
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
