@@ -81,6 +81,10 @@ expect_in fl.log "setup failed" "list does not show the failed setup"
 rc=0
 ddl run -- true >fr.log 2>&1 || rc=$?
 expect_rc "$rc" 2 fr.log "the setup failed: .*setup\[1\] line 2 (test ! -e fail-setup) failed on node" "run on a cluster whose setup failed"
+# deploy: the nodes exist and one step failed, so 1 (the README's table), not 2 ("nothing was changed").
+rc=0
+ddl deploy daily.yaml >fd.log 2>&1 || rc=$?
+expect_rc "$rc" 1 fd.log "setup\[1\] line 2 (test ! -e fail-setup) failed on nodes master, worker1" "deploy of a cluster whose setup fails"
 rc=0
 env -u DAILY_TOKEN "$DDL" --state-dir "$STATE" sync daily >u.log 2>&1 || rc=$?
 [ $rc = 2 ] && [ "$(wc -l <u.log)" = 1 ] && grep -q 'env.TOKEN is read from \$DAILY_TOKEN, which is not set here' u.log ||
@@ -89,7 +93,7 @@ rm code/fail-setup
 ddl sync daily >s3.log 2>&1 || { cat s3.log; fail "sync after the failure"; }
 expect_in s3.log "setup ran on master, worker1" "setup did not run again after it failed"
 ddl status daily --no-check 2>&1 | grep -q "^setup failed" && fail "status still shows the setup failed after it ran"
-ok "a failing setup exits 2 naming node, program, line and its text, is shown by status and list, refused by run; a missing env variable exits 2 in one line"
+ok "a failing setup exits 2 (sync) or 1 (deploy) naming node, program, line and its text, is shown by status and list, refused by run; a missing env variable exits 2 in one line"
 
 # A failing setup whose output holds the secret the spec's env: read from here: ddl quotes the end of the
 # setup's log in its message, and the secret in it is masked on stdout (the JSON error object), on stderr

@@ -44,7 +44,7 @@ cp -a hostile/set hostile_dir
 python3 -m http.server --bind 127.0.0.1 --directory serve 0 >http.log 2>&1 &
 HTTP_PID=$!
 trap 'rc=$?; set +e; kill "$HTTP_PID" 2>/dev/null; (exit $rc); cleanup' EXIT
-for _ in $(seq 50); do grep -q "port" http.log && break; sleep 0.1; done
+wait_for 30 "python's http.server to say its port" grep -q "port" http.log
 PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' http.log | head -1)
 [ -n "$PORT" ] || { cat http.log; fail "http.server did not start"; }
 
@@ -66,8 +66,7 @@ DDL_TEST_KILL_AT='data:imgs:file#400' "$DDL" --state-dir "$STATE" data stage dat
 # The killed ddl's rsyncs stop at their next write to its closed pipe, and their receivers on the nodes
 # (processes of this machine too) after them.
 busy() { pgrep -f "rsync .*$WORK/imgs/" >/dev/null || pgrep -f "rsync --server .*/var/lib/ddl/data/imgs/" >/dev/null; }
-for _ in $(seq 100); do busy || break; sleep 0.1; done
-busy && fail "rsync still running after the stage was killed"
+wait_for 60 "the killed stage's rsyncs to stop" eval '! busy'
 present=0
 for node in master worker1 worker2; do
   # rsync's temporary files (.NAME.XXXXXX beside the file it receives) are not files that arrived.
@@ -215,11 +214,9 @@ ddl run -- python3 "$WORK/read.py" >run.log 2>&1 || { cat run.log; fail "ddl run
 [ "$(grep -c 'reads /var/lib/ddl/data/imgs: 300 files; web 20; shared /shared/ddl-data/imgs_shared' run.log)" = 3 ] ||
   { cat run.log; fail "not every rank read the staged copy"; }
 id=$(ddl run -d -- python3 "$WORK/read.py") || fail "run -d"
-for _ in $(seq 100); do
-  ddl logs "$id" 2>/dev/null | grep -q "reads /var/lib/ddl/data/imgs: 300 files" && break
-  sleep 0.2
-done
-ddl logs "$id" | grep -q "reads /var/lib/ddl/data/imgs: 300 files" || fail "the detached job did not read the dataset"
+# The queued job starts when the master's ddl-run gets to it: on a loaded machine, well after 20 s.
+detached_read() { ddl logs "$id" 2>&1 | grep -q "reads /var/lib/ddl/data/imgs: 300 files"; }
+WAIT_EVERY=0.5 wait_for 180 "the detached job $id to read the dataset" detached_read
 ok "ddl run and ddl run -d ranks read the copies through DDL_DATA_IMGS, DDL_DATA_WEB, DDL_DATA_IMGS_SHARED"
 
 cat >bad.yaml <<'EOF2'

@@ -37,6 +37,7 @@ while IFS= read -r line <&3; do
   "ddl run -d "*)
     id=$(grep -Eo '^[0-9]+$' "$WORK/step$n.log" | tail -1)
     [ -n "$id" ] || { cat "$WORK/step$n.log"; fail "run -d printed no job id"; }
+    grep -q "ddl logs $id -f" "$WORK/step$n.log" || { cat "$WORK/step$n.log"; fail "run -d did not name \`ddl logs $id -f\`"; }
     timeout 600 ddl logs "$id" -f --cluster local-demo >"$WORK/job.log" 2>&1 || { cat "$WORK/job.log"; fail "ddl logs $id -f"; }
     wait_for 60 "the queued job $id to finish" job_in_state "$id" succeeded local-demo
     ;;
