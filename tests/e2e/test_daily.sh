@@ -158,22 +158,22 @@ out=$(ddl logs "$id1" --rank 1)
 ddl jobs | grep -q "^1    first            succeeded  2 " || { ddl jobs; fail "ddl jobs' table"; }
 ok "run -d: jobs ran to the end with the controller's follower killed; the second queued behind the first; logs per rank; env and the secret reached every rank"
 
-id3=$(ddl run -d --name long -- sleep 313) || fail "run -d long"
-for _ in $(seq 50); do [ "$(pgrep -fc '^sleep 313$' || true)" = 2 ] && break; sleep 0.2; done
-[ "$(pgrep -fc '^sleep 313$' || true)" = 2 ] || fail "the long job's 2 ranks did not start"
+# Numbers no other suite sleeps for, and anchored: the suites beside this one (test_daily_containers'
+# `sleep 313`, and the `ddl exec ... pgrep` lines that name them) are processes of this machine too.
+ranks_of() { [ "$(pgrep -fc "^sleep $1\$" || true)" = "$2" ]; }
+id3=$(ddl run -d --name long -- sleep 3131) || fail "run -d long"
+wait_for 60 "the long job's 2 ranks to start" ranks_of 3131 2
 [ "$(ddl --output json cancel "$id3")" = "{\"id\":3,\"state\":\"cancelled\"}" ] || fail "cancel"
-pgrep -af 'sleep 313' && fail "a rank of the cancelled job still runs"
-pgrep -af "ddl-run _supervise $id3" && fail "the cancelled job's supervisor still runs"
+pgrep -af '^sleep 3131$' && fail "a rank of the cancelled job still runs"
+pgrep -af "ddl-run _supervise $id3\$" && fail "the cancelled job's supervisor still runs"
 ddl --output json jobs | python3 -c 'import json,sys; j=[x for x in json.load(sys.stdin) if x["id"]==3][0]; sys.exit(j["state"]!="cancelled")' ||
   fail "the cancelled job is not recorded as cancelled"
 ok "cancel stops every rank on every node and records the job cancelled"
 
-id4=$(ddl run -d --name orphan -- sleep 314) || fail "run -d orphan"
-for _ in $(seq 50); do [ "$(pgrep -fc '^sleep 314$' || true)" = 2 ] && break; sleep 0.2; done
-[ "$(pgrep -fc '^sleep 314$' || true)" = 2 ] || fail "the orphan job's 2 ranks did not start"
+id4=$(ddl run -d --name orphan -- sleep 3141) || fail "run -d orphan"
+wait_for 60 "the orphan job's 2 ranks to start" ranks_of 3141 2
 kill -9 "$(pgrep -f "ddl-run _supervise $id4\$")"
-for _ in $(seq 40); do pgrep -f '^sleep 314$' >/dev/null || break; sleep 0.2; done
-pgrep -af '^sleep 314$' && fail "ranks outlived their killed supervisor"
+wait_for 60 "the ranks to end with their killed supervisor" ranks_of 3141 0
 id5=$(ddl run -d --name next -- true) || fail "run -d next"
 for _ in $(seq 50); do ddl jobs | grep -q "^$id5 .*succeeded" && break; sleep 0.2; done
 ddl --output json jobs | python3 -c '
