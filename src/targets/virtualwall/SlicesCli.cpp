@@ -98,15 +98,6 @@ bool slices_listing_has(const std::string& listing, const std::string& name) {
     return false;
 }
 
-std::vector<std::string> slices_created_names(const std::string& name, int count) {
-    if (count <= 1) return {name};
-    std::vector<std::string> out;
-    out.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i)
-        out.push_back(name + std::to_string(i));
-    return out;
-}
-
 std::vector<std::string> slices_bi_create_argv(const std::string& cli, const SlicesCreate& c) {
     auto argv = bi_argv(cli, c.site);
     argv.insert(argv.end(), {"create", c.name, "--experiment", c.experiment, "--image", c.image, "--flavor",

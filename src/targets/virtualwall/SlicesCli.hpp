@@ -46,8 +46,6 @@ Result<std::vector<SlicesResource>> parse_slices_resources(const std::string& js
 // Whether a listing the CLI prints as a table (`bi flavor list`, `bi diskimage list`) has a cell that is
 // exactly `name` (cells split at the table's rules: │ ┃ | and runs of two or more spaces).
 bool slices_listing_has(const std::string& listing, const std::string& name);
-// The resource names `bi create NAME --count N` makes: NAME for one, NAME0 ... NAME<N-1> for more.
-std::vector<std::string> slices_created_names(const std::string& name, int count);
 
 // argv of the calls (`cli`: the executable).
 struct SlicesCreate {

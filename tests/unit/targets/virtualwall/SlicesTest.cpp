@@ -80,8 +80,6 @@ TEST_CASE("resource names map to ddl's nodes, whichever way the CLI numbers --co
     CHECK_FALSE(slices_node_of("c", "ddl-c-w01").has_value());
     CHECK_FALSE(slices_node_of("c", "ddl-other-master").has_value());
     CHECK_FALSE(slices_node_of("c", "master").has_value());
-    CHECK(slices_created_names("n", 1) == std::vector<std::string>{"n"});
-    CHECK(slices_created_names("n", 2) == std::vector<std::string>{"n0", "n1"});
 }
 
 TEST_CASE("the CLI's group options go before the verb") {
