@@ -6,6 +6,7 @@
 #include "core/Diagnostics.hpp"
 #include "core/Log.hpp"
 #include "runtime/Launcher.hpp"
+#include "state/KnownFolders.hpp"
 #include "util/Redactor.hpp"
 #include "util/Strings.hpp"
 
@@ -128,10 +129,13 @@ int run_app(int argc, char** argv) {
     int verbose = 0;
     bool quiet = false;
     std::string output = "text";
-    // $DDL_STATE_DIR sets the default, as KUBECONFIG does kubectl's: one folder for every shell and project.
+    // ./.ddl where it exists, else ~/.ddl (state/KnownFolders.hpp); $DDL_STATE_DIR sets another default, as
+    // KUBECONFIG does kubectl's.
+    g.state_dir = default_state_folder();
     if (const char* env = std::getenv("DDL_STATE_DIR"); env && *env) g.state_dir = env;
     app.add_option("--state-dir", g.state_dir,
-                   "Folder holding every cluster's state ($DDL_STATE_DIR, else .ddl)")
+                   "Folder holding every cluster's state ($DDL_STATE_DIR, else ./.ddl where it exists, "
+                   "else ~/.ddl)")
         ->check(k_non_empty)
         ->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Show the commands ddl runs");

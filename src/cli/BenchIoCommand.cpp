@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -84,9 +85,16 @@ Result<nlohmann::json> run_once(Context& ctx, const IoBenchArgs& b, const std::s
     return run_tool_json(ctx, a);
 }
 
-// Every (source, format, workers) series over the node counts; rows in that order.
+std::size_t run_count(const IoSweep& sw) {
+    return sw.sources.size() * sw.formats.size() * sw.workers.size() * sw.nodes.size();
+}
+
+// Every (source, format, workers) series over the node counts; rows in that order. Each run's line says
+// how many are done and an estimate of the time left from the runs so far.
 Status run_sweep(Context& ctx, const IoBenchArgs& b, const IoSweep& sw, std::string& cache,
                  std::vector<IoRow>& rows) {
+    const std::size_t total = run_count(sw);
+    const auto started = std::chrono::steady_clock::now();
     for (const auto& source : sw.sources)
         for (const auto& format : sw.formats)
             for (int workers : sw.workers) {
@@ -101,11 +109,16 @@ Status run_sweep(Context& ctx, const IoBenchArgs& b, const IoSweep& sw, std::str
                     IoRow r = io_row_of(*j, source, format, workers, n);
                     if (n == 1) base = r.images_per_s;
                     r.efficiency = base > 0 ? r.images_per_s / (n * base) : 0;
-                    if (b.output == "text")
-                        std::cerr << strprintf(
-                            "  %-6s %-6s workers %2d nodes %2d: %9.1f images/s %8.2f MB/s\n", source.c_str(),
-                            format.c_str(), workers, n, r.images_per_s, r.mb_per_s);
                     rows.push_back(std::move(r));
+                    const double per_run =
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() /
+                        double(rows.size());
+                    const auto left_s = static_cast<long long>(per_run * double(total - rows.size()));
+                    std::cerr << strprintf("  %-6s %-6s workers %2d nodes %2d: %9.1f images/s %8.2f MB/s  "
+                                           "[%zu/%zu, about %lldm%02llds left]\n",
+                                           source.c_str(), format.c_str(), workers, n,
+                                           rows.back().images_per_s, rows.back().mb_per_s, rows.size(), total,
+                                           left_s / 60, left_s % 60);
                 }
             }
     return {};
@@ -118,6 +131,11 @@ int bench_io(const Invocation& inv, IoBenchArgs& b) {
     for (const auto& source : sweep->sources)
         if (auto s = check_data_source(ctx.spec, source); !s)
             return inv.fail(s.error().message, exit_code::k_bad_input);
+    // The plan at once: generating the dataset and each run take a while, and a sweep must not be silent.
+    std::cerr << "bench io: " << run_count(*sweep) << " run(s) (" << sweep->sources.size() << " source(s) x "
+              << sweep->formats.size() << " format(s) x " << sweep->workers.size() << " worker count(s) x "
+              << sweep->nodes.size() << " node count(s)) over " << b.dataset.images
+              << " images; an estimate follows the first run" << std::endl;
     // `local` makes the shared copy first where there is a shared folder: once covers both.
     const bool local =
         std::find(sweep->sources.begin(), sweep->sources.end(), "local") != sweep->sources.end();

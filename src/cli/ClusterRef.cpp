@@ -1,11 +1,13 @@
 #include "cli/ClusterRef.hpp"
 
+#include "state/KnownFolders.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/Process.hpp"
 #include "util/Strings.hpp"
 
 #include <filesystem>
+#include <set>
 
 namespace ddl::cli {
 
@@ -15,11 +17,11 @@ bool names_spec_file(const std::string& ref) {
 
 namespace {
 
-// The state folder (parent of the cluster's folder) that deployed `name` on this machine, where the local
-// target records it; empty when none does.
-std::string recorded_state_folder(const std::string& name) {
+// A state folder other than `here` (canonical) known to hold `name`; empty when none is.
+std::string recorded_state_folder(const std::string& name, const std::string& here) {
+    std::error_code ec;
     for (const auto& [cluster, folder] : recorded_clusters())
-        if (cluster == name) return folder;
+        if (cluster == name && std::filesystem::weakly_canonical(folder, ec).string() != here) return folder;
     return {};
 }
 
@@ -27,14 +29,22 @@ std::string recorded_state_folder(const std::string& name) {
 
 std::vector<std::pair<std::string, std::string>> recorded_clusters() {
     std::vector<std::pair<std::string, std::string>> out;
+    std::set<std::pair<std::string, std::string>> seen;
+    auto add = [&](const std::string& name, const std::string& folder) {
+        std::error_code ec;
+        auto canonical = std::filesystem::weakly_canonical(folder, ec);
+        if (seen.emplace(name, ec ? folder : canonical.string()).second) out.emplace_back(name, folder);
+    };
+    for (const auto& folder : known_state_folders())
+        for (const auto& name : StateStore(folder).clusters())
+            add(name, folder);
     auto driver = make_target_driver("local");
     if (!driver || !(*driver)->leaked_clusters()) return out;
     SystemProcessRunner proc;
     auto found = (*driver)->leaked_clusters()->find_clusters(nullptr, proc);
     if (!found) return out;
     for (const auto& f : *found)
-        if (!f.state_dir.empty())
-            out.emplace_back(f.cluster, std::filesystem::path(f.state_dir).parent_path().string());
+        if (!f.state_dir.empty()) add(f.cluster, std::filesystem::path(f.state_dir).parent_path().string());
     return out;
 }
 
@@ -65,8 +75,8 @@ Error cluster_not_found(const StateStore& store, const std::string& ref, const s
     std::string message = "no cluster \"" + name + "\" in " + store.root();
     std::error_code ec;
     const std::string here = std::filesystem::weakly_canonical(store.root(), ec).string();
-    const std::string elsewhere = recorded_state_folder(name);
-    if (!elsewhere.empty() && std::filesystem::weakly_canonical(elsewhere, ec).string() != here)
+    const std::string elsewhere = recorded_state_folder(name, here);
+    if (!elsewhere.empty())
         return Error{message + "\nhint: it was deployed from the state folder " + elsewhere +
                      ": `ddl --state-dir " + elsewhere + " …`, or `export DDL_STATE_DIR=" + elsewhere + "`"};
     if (names_spec_file(ref))

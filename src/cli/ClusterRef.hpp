@@ -15,8 +15,9 @@ Result<std::string> resolve_cluster(const StateStore& store, const std::string& 
 // Whether `ref` names a spec file (*.yaml, *.yml, or a path) rather than a cluster.
 bool names_spec_file(const std::string& ref);
 
-// Every cluster this machine records with the state folder that deployed it (the local target's registry):
-// (name, folder) pairs.
+// Every cluster this machine knows with the state folder that holds it: the clusters of each state folder
+// this user deployed from (state/KnownFolders.hpp), and the local target's machine-wide registry (which
+// also names clusters whose folder is gone). (name, folder) pairs, each once.
 std::vector<std::pair<std::string, std::string>> recorded_clusters();
 
 // Why cluster `name` (named by `ref`) is not in the state folder, with the next step: `ddl deploy FILE`

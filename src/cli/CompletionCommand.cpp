@@ -69,9 +69,10 @@ std::string completion_script(const CLI::App& app, const std::string& shell) {
     std::string bash =
         "# ddl's completion for bash, written by `ddl completion bash` from its command table.\n"
         "# The names of the clusters in the state folder (--state-dir on the line, else $DDL_STATE_DIR, else "
-        ".ddl).\n"
+        "./.ddl where it exists, else ~/.ddl).\n"
         "_ddl_clusters() {\n"
-        "  local d=${DDL_STATE_DIR:-.ddl} i f\n"
+        "  local d=$DDL_STATE_DIR i f\n"
+        "  [[ -n $d ]] || { [[ -d .ddl ]] && d=.ddl || d=$HOME/.ddl; }\n"
         "  for ((i = 1; i < COMP_CWORD; i++)); do [[ ${COMP_WORDS[i]} == --state-dir ]] && "
         "d=${COMP_WORDS[i+1]}; done\n"
         "  for f in \"$d\"/*/state.json; do [[ -e $f ]] && f=${f%/state.json} && echo \"${f##*/}\"; done\n"

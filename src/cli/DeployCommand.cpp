@@ -88,26 +88,13 @@ std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDrive
     if (!a.only.empty())
         return inv.fail("--replace runs every phase from provision: leave out --only",
                         exit_code::k_bad_input);
-    if (!ctx.state.node(a.replace))
-        return inv.fail("no node \"" + a.replace + "\" in cluster " + ctx.state.cluster,
-                        exit_code::k_bad_input);
-    auto* replacement = driver.node_replacement();
-    if (!replacement)
-        return inv.fail("target " + ctx.spec.target +
-                            " cannot replace one node: destroy and deploy the cluster",
-                        exit_code::k_bad_input);
-    if (auto s = replacement->remove_for_replace(ctx, a.replace); !s)
-        return inv.fail(s.error().message, ctx.approval_needs_yes || starts_with(s.error().message, "target ")
-                                               ? exit_code::k_bad_input
-                                               : exit_code::k_failure);
-    for (auto& n : ctx.state.nodes) {
-        if (n.name != a.replace) continue;
-        n.configured_inputs.clear(); // a new machine: configure applies everything to it
-        n.probed = false;
-        n.cordoned = false; // replacing a bad node is what its cordon waited for
+    if (auto s = remove_node_for_replace(ctx, driver, a.replace); !s) {
+        const std::string& m = s.error().message;
+        const bool bad_input =
+            ctx.approval_needs_yes || starts_with(m, "target ") || starts_with(m, "no node");
+        return inv.fail(starts_with(m, "target ssh") ? m + " (`ddl deploy " + a.file + "`)" : m,
+                        bad_input ? exit_code::k_bad_input : exit_code::k_failure);
     }
-    ctx.state.reset_phases_from(phase_names(), "provision");
-    if (auto s = ctx.save(); !s) return inv.fail(s.error().message, exit_code::k_failure);
     return std::nullopt;
 }
 

@@ -104,7 +104,8 @@ std::string canonical(const std::string& folder) {
     return ec ? folder : c.string();
 }
 
-// --all: the clusters this machine records in other state folders (the local target's registry).
+// --all: the clusters of the other state folders this machine knows (every folder deployed from, and the
+// local target's registry).
 void add_recorded(const std::string& here, std::vector<Row>& rows) {
     for (const auto& [name, folder] : recorded_clusters()) {
         if (canonical(folder) == here) continue;
@@ -208,7 +209,7 @@ CommandBody list_command() {
                 [all](CLI::App& sub) {
                     sub.add_flag(
                         "--all", *all,
-                        "Also the clusters this machine records in other state folders (local target)");
+                        "Also the clusters of every other state folder deployed from on this machine");
                 },
             .action = [all](Invocation& inv) { return list(inv, *all); }};
 }

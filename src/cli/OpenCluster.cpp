@@ -7,6 +7,7 @@
 #include "core/Log.hpp"
 #include "provision/Pipeline.hpp"
 #include "spec/SpecLoader.hpp"
+#include "state/KnownFolders.hpp"
 #include "targets/Registry.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
@@ -140,6 +141,8 @@ Result<std::unique_ptr<OpenCluster>> open_for_deploy(const std::string& state_di
     if (auto s = make_dirs(store.cluster_dir(spec.name) + "/logs", 0700); !s) return s.error();
     log::add_file(store.cluster_dir(spec.name) + "/logs/ddl.log");
     if (auto s = store.save(state); !s) return s.error();
+    // `ddl list --all` and a cluster named from another folder find it (a failure costs only that).
+    if (auto s = remember_state_folder(store.root()); !s) log::warn(s.error().message);
     kill_point("deploy:opened");
     install_signal_handlers();
     oc->ctx.emplace(Context{spec, state, store, oc->proc, oc->remote, oc->progress, options, &g_interrupted});

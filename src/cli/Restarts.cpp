@@ -4,25 +4,43 @@
 #include "cli/Cordon.hpp"
 #include "cli/ForegroundRecord.hpp"
 #include "cli/HealthChecks.hpp"
+#include "cli/OpenCluster.hpp"
 #include "core/Diagnostics.hpp"
+#include "provision/Pipeline.hpp"
+#include "targets/Registry.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <set>
 
 namespace ddl::cli {
 
 void add_restart_options(CLI::App& sub, RestartPolicy& p) {
     sub.add_option("--max-restarts", p.max_restarts,
-                   "When a rank fails: stop every rank, cordon nodes failing the health checks (when the job "
-                   "fits without them), start again; at most N times")
+                   "When a rank fails: stop every rank, run the health checks, deal with the nodes failing "
+                   "them (--on-node-fault), start again; at most N times")
         ->check(CLI::Range(0, 1000));
     sub.add_option(
            "--restart-on", p.restart_on,
            "any: every failed rank restarts the job; node-fault: only when its node fails a health check")
         ->check(CLI::IsMember({"any", "node-fault"}))
         ->capture_default_str();
+    sub.add_option("--on-node-fault", p.on_node_fault,
+                   "replace: a new machine for each node failing a health check (default where the target "
+                   "can make one); cordon: leave them out when the job fits without them (default "
+                   "elsewhere); shrink: leave them out and go on with fewer ranks (see --min-nodes)")
+        ->check(CLI::IsMember({"replace", "cordon", "shrink"}));
+    sub.add_option("--min-nodes", p.min_nodes, "shrink: the fewest nodes with ranks the job goes on with")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+}
+
+std::string node_fault_action(const RestartPolicy& p, bool can_replace) {
+    if (!p.on_node_fault.empty()) return p.on_node_fault;
+    return can_replace ? "replace" : "cordon";
 }
 
 std::string checkpoint_dir(const Context& ctx) {
@@ -36,19 +54,56 @@ std::vector<std::string> attempt_env(const Context& ctx, int attempt) {
     return env;
 }
 
+namespace {
+
+// The failed rank's node, by any of the names a launcher reports a host by.
+const NodeState* failed_node(const runtime::LaunchResult& failed, const std::vector<NodeState>& nodes) {
+    for (const auto& n : nodes)
+        if (n.name == failed.failed_host || n.cluster_address() == failed.failed_host ||
+            n.address == failed.failed_host || n.hostname == failed.failed_host)
+            return &n;
+    return nullptr;
+}
+
+// What the action does with the failing nodes that get ranks (`bad`); `d.restart` is set by the caller.
+void act_on(RestartDecision& d, const std::string& action, const std::vector<std::string>& bad,
+            int nodes_left, int slots_left, int np, int min_nodes) {
+    const bool fits = slots_left > 0 && (np == 0 || slots_left >= np);
+    if (action == "replace") {
+        d.replace = bad;
+        d.why = "replacing " + join(bad, ", ") + " (failing the health checks)";
+    } else if (action == "shrink") {
+        if (nodes_left < min_nodes) {
+            d.restart = false;
+            d.why = join(bad, ", ") + " fail the health checks and " + std::to_string(nodes_left) +
+                    " node(s) would be left, fewer than --min-nodes " + std::to_string(min_nodes);
+            return;
+        }
+        d.cordon = bad;
+        d.np = np == 0 || fits ? np : slots_left;
+        d.why = "cordoning " + join(bad, ", ") + " (failing the health checks), going on with " +
+                std::to_string(nodes_left) + " node(s)" +
+                (d.np == np ? std::string()
+                            : ", " + std::to_string(d.np) + " rank(s) instead of " + std::to_string(np));
+    } else if (fits) {
+        d.cordon = bad;
+        d.why = "cordoning " + join(bad, ", ") + " (failing the health checks)";
+    } else {
+        d.why = join(bad, ", ") + " fail the health checks, but the job does not fit without them";
+    }
+}
+
+} // namespace
+
 RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResult& failed,
                                const std::vector<NodeState>& nodes, const std::vector<std::string>& failing,
-                               int np) {
+                               int np, bool can_replace) {
     RestartDecision d;
     if (failed.failed_rank < 0 && failed.message.find("interrupted") != std::string::npos) {
         d.why = "interrupted: not restarted";
         return d;
     }
-    const NodeState* host = nullptr;
-    for (const auto& n : nodes)
-        if (n.name == failed.failed_host || n.cluster_address() == failed.failed_host ||
-            n.address == failed.failed_host || n.hostname == failed.failed_host)
-            host = &n;
+    const NodeState* host = failed_node(failed, nodes);
     const auto is_failing = [&](const std::string& name) {
         return std::find(failing.begin(), failing.end(), name) != failing.end();
     };
@@ -60,23 +115,22 @@ RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResu
     }
     d.restart = true;
     int slots_left = 0;
-    std::vector<std::string> cordon;
+    int nodes_left = 0;
+    std::vector<std::string> bad;
     for (const auto& n : nodes) {
         if (!n.gets_ranks()) continue;
-        if (is_failing(n.name))
-            cordon.push_back(n.name);
-        else
+        if (is_failing(n.name)) {
+            bad.push_back(n.name);
+        } else {
             slots_left += n.slots;
+            ++nodes_left;
+        }
     }
-    const bool fits = slots_left > 0 && (np == 0 || slots_left >= np);
-    if (!cordon.empty() && fits) {
-        d.cordon = cordon;
-        d.why = "cordoning " + join(cordon, ", ") + " (failing the health checks)";
-    } else if (!cordon.empty()) {
-        d.why = join(cordon, ", ") + " fail the health checks, but the job does not fit without them";
-    } else {
+    if (bad.empty()) {
         d.why = "every node passes the health checks";
+        return d;
     }
+    act_on(d, node_fault_action(p, can_replace), bad, nodes_left, slots_left, np, p.min_nodes);
     return d;
 }
 
@@ -89,11 +143,60 @@ std::vector<std::string> failing_nodes(const Context& ctx, const std::vector<Fin
     return {bad.begin(), bad.end()};
 }
 
+std::string fixed1(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
+bool target_replaces_nodes(const Context& ctx) {
+    auto driver = make_target_driver(ctx.spec.target);
+    return driver && (*driver)->node_replacement() != nullptr &&
+           (*driver)->node_replacement()->replaces_one_node(ctx.spec);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// `ddl deploy --replace`'s path for each of `names`, under the cluster's lock (the run holds it read-only):
+// the target makes the machines, the phases from provision configure and probe them and rewrite the
+// hostfiles, the workdir and setup reach them; then ctx.state takes the new nodes. The run's
+// --on-node-fault replace is the approval.
+Status replace_with_lock(const Invocation& inv, Context& ctx, const std::vector<std::string>& names) {
+    auto locked = open_cluster(inv.g.state_dir, ctx.state.cluster, true,
+                               "ddl run (replacing " + join(names, ", ") + ")");
+    if (!locked) return locked.error();
+    auto& lctx = *(*locked)->ctx;
+    auto driver = make_target_driver(lctx.spec.target);
+    if (!driver) return driver.error();
+    lctx.options.yes = true;
+    for (const auto& node : names)
+        if (auto s = remove_node_for_replace(lctx, **driver, node); !s) return s;
+    if (const int rc = run_deploy(lctx, **driver, DeployRequest{}); rc != exit_code::k_ok)
+        return Error{"the deploy that replaces " + join(names, ", ") +
+                     (rc == 130 ? " was interrupted" : " failed (exit " + std::to_string(rc) + ")") +
+                     "; `ddl deploy` repairs the cluster"};
+    // deliver_workdir says what failed itself.
+    if (!lctx.spec.work.workdir.empty())
+        if (const int rc = deliver_workdir(inv, lctx, true, nullptr); rc != exit_code::k_ok)
+            return Error{"the workdir or setup did not reach the new " + join(names, ", ") + " (above)"};
+    ctx.state = lctx.state;
+    return {};
+}
+
 } // namespace
 
 int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given, const RestartPolicy& p) {
+    const bool can_replace = target_replaces_nodes(ctx);
+    if (p.on_node_fault == "replace" && !can_replace)
+        return inv.fail("--on-node-fault replace: target " + ctx.spec.target +
+                            " cannot make one machine (`ddl deploy --replace`); use cordon or shrink",
+                        exit_code::k_bad_input);
+    int np = given.np; // shrink lowers it
     for (int attempt = 0;; ++attempt) {
         RunArgs a = given;
+        a.np = np;
         auto env = attempt_env(ctx, attempt);
         a.env.insert(a.env.begin(), env.begin(), env.end()); // the user's -x come later and win
         auto prepared = prepare_launch(ctx, a);
@@ -116,17 +219,30 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
             return inv.fail(result->message, result->exit_code);
         const std::string after = attempt > 0 ? " (after " + std::to_string(attempt) + " restart(s))" : "";
         if (attempt >= p.max_restarts) return inv.fail(result->message + after, exit_code::k_failure);
+        const auto t_checks = std::chrono::steady_clock::now();
         const auto findings = run_health_checks(ctx);
-        auto d = decide_restart(p, *result, ctx.state.nodes, failing_nodes(ctx, findings), a.np);
+        const double checks_s = seconds_since(t_checks);
+        auto d = decide_restart(p, *result, ctx.state.nodes, failing_nodes(ctx, findings), a.np, can_replace);
         if (!d.restart)
             return inv.fail(result->message + after + "; not restarted: " + d.why, exit_code::k_failure);
+        inv.say(result->message + "; restarting (" + std::to_string(attempt + 1) + " of " +
+                std::to_string(p.max_restarts) + "): " + d.why);
+        std::string timing = "health checks " + fixed1(checks_s) + " s";
         if (!d.cordon.empty()) {
             if (auto s = cordon_with_lock(inv, ctx, d.cordon); !s)
                 return inv.fail(result->message + "; cannot cordon: " + s.error().message,
                                 exit_code::k_failure);
         }
-        inv.say(result->message + "; restarting (" + std::to_string(attempt + 1) + " of " +
-                std::to_string(p.max_restarts) + "): " + d.why);
+        if (!d.replace.empty()) {
+            const auto t_replace = std::chrono::steady_clock::now();
+            if (auto s = replace_with_lock(inv, ctx, d.replace); !s)
+                return inv.fail(result->message + "; cannot replace " + join(d.replace, ", ") + ": " +
+                                    s.error().message,
+                                exit_code::k_failure);
+            timing += ", replacing " + join(d.replace, ", ") + " " + fixed1(seconds_since(t_replace)) + " s";
+        }
+        if (d.np >= 0) np = d.np;
+        inv.say("healing before restart " + std::to_string(attempt + 1) + ": " + timing);
     }
 }
 

@@ -1,8 +1,13 @@
 #pragma once
-// `ddl run --max-restarts N [--restart-on node-fault|any]`: when a rank fails, the launcher has stopped
-// every rank; the health checks (`ddl doctor`'s) run, nodes that fail them are cordoned when the job fits
-// without them, and the job starts again with DDL_RESTART_COUNT one higher. Every attempt gets
-// DDL_CHECKPOINT_DIR, the folder on the shared folder where a job keeps the checkpoints it resumes from.
+// `ddl run --max-restarts N [--restart-on node-fault|any] [--on-node-fault replace|cordon|shrink]
+// [--min-nodes M]`: when a rank fails, the launcher has stopped every rank; the health checks (`ddl
+// doctor`'s) run, and the nodes that fail them are dealt with as --on-node-fault says: replaced by a new
+// machine (`ddl deploy --replace`'s path: the target makes it, configure, probe, hostfiles, workdir and
+// setup; the default where the target can make one machine), cordoned when the job fits without them
+// (`cordon`, the default elsewhere), or cordoned with the job going on with fewer ranks while at least
+// --min-nodes nodes are left (`shrink`, as torchrun's elastic agent does). Then the job starts again with
+// DDL_RESTART_COUNT one higher. Every attempt gets DDL_CHECKPOINT_DIR, the folder on the shared folder
+// where a job keeps the checkpoints it resumes from.
 #include "cli/CommandTable.hpp"
 #include "cli/Launch.hpp"
 #include "runtime/Launcher.hpp"
@@ -19,7 +24,9 @@ namespace ddl::cli {
 struct RestartPolicy {
     int max_restarts = 0;
     std::string restart_on =
-        "any"; // any | node-fault (only when the failed rank's node fails a health check)
+        "any";                 // any | node-fault (only when the failed rank's node fails a health check)
+    std::string on_node_fault; // replace | cordon | shrink; empty: replace where the target can, else cordon
+    int min_nodes = 1;         // shrink: the fewest nodes with ranks the job goes on with
 };
 
 void add_restart_options(CLI::App& sub, RestartPolicy& p);
@@ -35,14 +42,18 @@ std::vector<std::string> attempt_env(const Context& ctx, int attempt);
 // What to do after a failed attempt, from the failed rank's host and the nodes failing the health checks.
 struct RestartDecision {
     bool restart = false;
-    std::vector<std::string> cordon; // nodes to cordon first
-    std::string why;                 // why not, or what was decided
+    std::vector<std::string> cordon;  // nodes to cordon first
+    std::vector<std::string> replace; // nodes to replace first
+    int np = -1;                      // the next attempt's ranks (shrink); -1: as asked
+    std::string why;                  // why not, or what was decided
 };
 // Pure: `nodes` as in the state (current cordons), `failing` the nodes a health check failed on, `np` the
-// ranks asked for (0: every slot).
+// ranks asked for (0: every slot), `can_replace` whether the target makes one machine (deploy --replace).
 RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResult& failed,
                                const std::vector<NodeState>& nodes, const std::vector<std::string>& failing,
-                               int np);
+                               int np, bool can_replace = false);
+// The policy's --on-node-fault as it applies: empty -> replace where `can_replace`, else cordon.
+std::string node_fault_action(const RestartPolicy& p, bool can_replace);
 
 // `ddl run` with the policy (max_restarts 0: one attempt); the command's exit code.
 int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& a, const RestartPolicy& p);

@@ -114,6 +114,12 @@ CommandBody run_command() {
                                             "no health checks): leave out --restart-on, or run in the "
                                             "foreground",
                                         exit_code::k_bad_input);
+                    if (o->d.detach && !o->restarts.on_node_fault.empty())
+                        return inv.fail("--on-node-fault " + o->restarts.on_node_fault +
+                                            ": a detached job (-d) restarts on the master, which runs no "
+                                            "health checks and cannot make machines: run in the foreground "
+                                            "(under nohup or tmux to outlive the terminal)",
+                                        exit_code::k_bad_input);
                     return o->d.detach
                                ? run_detached(inv, o->a, o->d.name, o->d.beside, o->restarts.max_restarts)
                                : run(inv, o->a, o->restarts);

@@ -17,6 +17,18 @@
 namespace ddl {
 namespace {
 
+// A target's provision makes ctx.state.nodes anew from what it made: what ddl decided about a node that is
+// still the same machine (the same name at the same address) stays: its cordon, and the digest of its last
+// configure. A node being replaced had both cleared before (remove_node_for_replace).
+void keep_node_marks(const std::vector<NodeState>& before, std::vector<NodeState>& now) {
+    for (auto& n : now)
+        for (const auto& o : before)
+            if (o.name == n.name && o.address == n.address && o.port == n.port) {
+                n.cordoned = n.cordoned || o.cordoned;
+                if (n.configured_inputs.empty()) n.configured_inputs = o.configured_inputs;
+            }
+}
+
 Status phase_render(Context& ctx, TargetDriver& driver) {
     auto inputs = driver.render_inputs(ctx);
     if (!inputs) return inputs.error();
@@ -152,13 +164,20 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         auto t0 = std::chrono::steady_clock::now();
         double cpu0 = cpu_seconds_used();
         auto* steps = driver.job_steps();
+        const auto nodes_before = ctx.state.nodes;
         auto replaced = steps ? steps->replace_phase(phase.id, ctx) : std::nullopt;
         auto status = replaced ? *replaced : phase.run(ctx, driver);
+        if (status && phase.id == PhaseId::provision) keep_node_marks(nodes_before, ctx.state.nodes);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double cpu = cpu_seconds_used() - cpu0;
         if (!status) {
             (void)ctx.save();
             ctx.progress.phase_failed(phase.name, status.error().message);
+            // Stopped by Ctrl-C (or SIGTERM) inside the phase: 130, as the exit-code table says.
+            if (ctx.stop_requested()) {
+                ctx.progress.note("interrupted during " + phase.name + "; `ddl deploy` resumes from here");
+                return 130;
+            }
             ctx.progress.note(
                 "fix the problem and run `ddl deploy` again: finished phases are kept; `ddl destroy " +
                 ctx.state.cluster + "` removes what exists");
@@ -174,6 +193,26 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         ctx.progress.phase_done(phase.name, secs, cpu, false);
     }
     return exit_code::k_ok;
+}
+
+Status remove_node_for_replace(Context& ctx, TargetDriver& driver, const std::string& node) {
+    if (!ctx.state.node(node)) return Error{"no node \"" + node + "\" in cluster " + ctx.state.cluster};
+    auto* replacement = driver.node_replacement();
+    if (!replacement)
+        return Error{ctx.spec.target == "ssh"
+                         ? "target ssh cannot replace a node: ddl does not make the hosts of an ssh cluster; "
+                           "repair or swap the host, put its address in the spec's hosts, then deploy again"
+                         : "target " + ctx.spec.target +
+                               " cannot replace one node: destroy and deploy the cluster"};
+    if (auto s = replacement->remove_for_replace(ctx, node); !s) return s;
+    for (auto& n : ctx.state.nodes) {
+        if (n.name != node) continue;
+        n.configured_inputs.clear(); // a new machine: configure applies everything to it
+        n.probed = false;
+        n.cordoned = false;
+    }
+    ctx.state.reset_phases_from(phase_names(), "provision");
+    return ctx.save();
 }
 
 int run_destroy(Context& ctx, TargetDriver& driver, int attempts) {

@@ -29,6 +29,13 @@ struct DeployRequest {
 // Runs the pending phases (or one with only_phase). Exit code: 0 ok, 1 failure, 130 interrupted.
 int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req);
 
+// `ddl deploy --replace NODE` and a healing run's replacement: the target removes (or marks) the node's
+// machine after ctx.approve_destructive, the node is reset (configured from scratch, probed again,
+// uncordoned: replacing a bad node is what its cordon waited for) and the phases from provision are pending,
+// so that run_deploy makes it anew. The state is saved. Errors: no such node, a target that cannot replace
+// one (the message starts with "target "), a refused approval (ctx.approval_needs_yes), the target's own.
+Status remove_node_for_replace(Context& ctx, TargetDriver& driver, const std::string& node);
+
 // Tears everything down with up to `attempts` tries; the state folder goes only on success.
 int run_destroy(Context& ctx, TargetDriver& driver, int attempts = 3);
 

@@ -82,9 +82,16 @@ class NodeReplacement {
 public:
     virtual ~NodeReplacement() = default;
     // `ddl deploy --replace NODE`: removes the machine of `node` (a name in ctx.state.nodes) alone, after
-    // ctx.approve_destructive, so that the phases from provision make it anew; the other nodes are left as
-    // they are.
+    // ctx.approve_destructive, so that the phases from provision make it anew, or records it so that
+    // provision replaces it (a Terraform target: its plan shows the replacement and asks); the other nodes
+    // are left as they are.
     virtual Status remove_for_replace(Context& ctx, const std::string& node) = 0;
+    // Whether a cluster of `spec` can have one node replaced (a target may depend on how the spec reaches
+    // it, e.g. the Virtual Wall's client): what a healing run's default --on-node-fault follows.
+    virtual bool replaces_one_node(const Spec& spec) const {
+        (void)spec;
+        return true;
+    }
 };
 
 // What to tell the user beside a failed configure.

@@ -132,10 +132,12 @@ Status TerraformRunner::init() {
     return {};
 }
 
-Result<TerraformEvent> TerraformRunner::plan(PlanFile file) {
+Result<TerraformEvent> TerraformRunner::plan(PlanFile file, const std::vector<std::string>& replace) {
     TerraformStream stream;
     std::vector<std::string> args{"plan", "-input=false"};
     if (file == PlanFile::write) args.emplace_back("-out=tfplan");
+    for (const auto& address : replace)
+        args.push_back("-replace=" + address);
     args.emplace_back("-json");
     auto r = run_json(args, stream);
     if (!r) return r.error();

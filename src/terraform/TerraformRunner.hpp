@@ -1,6 +1,6 @@
 #pragma once
 // Runs Terraform or OpenTofu in one cluster's working directory (.ddl/<cluster>/terraform/):
-//   version -json, init -input=false -no-color, plan -input=false -out=tfplan -json,
+//   version -json, init -input=false -no-color, plan -input=false -out=tfplan [-replace=ADDRESS] -json,
 //   apply -input=false -json tfplan, output -json, destroy -auto-approve -input=false -json, state list.
 // Progress comes from the -json UI stream (TerraformStream). Credentials reach the tool only through
 // the environment given here (OS_CLOUD, OS_CLIENT_CONFIG_FILE, and whatever the caller inherits such
@@ -55,8 +55,10 @@ public:
 
     Status init();
     enum class PlanFile { write, none };
-    // Plans; with PlanFile::write saves it as `tfplan` for apply(). Returns the planned totals.
-    Result<TerraformEvent> plan(PlanFile file = PlanFile::write);
+    // Plans; with PlanFile::write saves it as `tfplan` for apply(). Returns the planned totals. `replace`:
+    // resource instances Terraform destroys and creates again although unchanged (`-replace=ADDRESS`).
+    Result<TerraformEvent> plan(PlanFile file = PlanFile::write,
+                                const std::vector<std::string>& replace = {});
     // From the last plan: every resource it changes, in address order (reads of data sources left out).
     const std::vector<TerraformPlannedChange>& planned_changes() const { return m_planned; }
     // From the last plan: "ACTION ADDRESS" for every resource that exists and would change (update,

@@ -8,6 +8,7 @@
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -218,7 +219,8 @@ Status TerraformTarget::provision(Context& ctx) {
     ctx.progress.note(runner->tool().name + " init");
     if (auto s = runner->init(); !s) return s;
     if (ctx.stop_requested()) return Error{"interrupted before terraform plan"};
-    auto plan = runner->plan();
+    const auto replace = ctx.state.target_data.value("replace", std::vector<std::string>{});
+    auto plan = runner->plan(TerraformRunner::PlanFile::write, replace);
     if (!plan) return plan.error();
     ctx.progress.note("plan: " + std::to_string(plan->add) + " to add, " + std::to_string(plan->change) +
                       " to change, " + std::to_string(plan->remove) + " to destroy");
@@ -227,6 +229,14 @@ Status TerraformTarget::provision(Context& ctx) {
                                          runner->changes_to_existing());
         !s)
         return s;
+    // The saved plan carries the replacement from here: the record goes before apply, so that a failed or
+    // interrupted apply is never followed by a second replacement (the next plan creates what is missing);
+    // the old machines' keys go with them.
+    if (!replace.empty()) {
+        if (auto s = forget_replaced(ctx, replace, ctx.state.nodes); !s) return s;
+        ctx.state.target_data.erase("replace");
+        if (auto s = ctx.save(); !s) return s;
+    }
     // Terraform is the safe point: an interrupt after the plan would leave half-created machines that
     // only apply itself knows, so it runs to its end and the next deploy or destroy converges.
     if (auto s = runner->apply(); !s) return s;
@@ -234,6 +244,7 @@ Status TerraformTarget::provision(Context& ctx) {
     if (!outputs) return outputs.error();
     auto nodes = nodes_from_outputs(*outputs, ctx.spec.access.private_key, m_target);
     if (!nodes) return nodes.error();
+    if (auto s = forget_replaced(ctx, replace, *nodes); !s) return s;
     ctx.state.nodes = std::move(*nodes);
     if (auto s = keep_node_credential(ctx, *outputs); !s) return s;
     // The credential's secret stays out of ddl's state: node-credential.json (0600) holds what the master
@@ -242,6 +253,36 @@ Status TerraformTarget::provision(Context& ctx) {
     ctx.state.target_data["outputs"] = *outputs;
     for (const auto& n : ctx.state.nodes)
         ctx.progress.node(n.name, n.address + (n.jump.empty() ? "" : " (through " + n.jump + ")"));
+    return {};
+}
+
+std::string TerraformTarget::instance_address(const std::string& node) const {
+    if (node == "master") return std::string(instance_resource_type()) + ".master";
+    if (!starts_with(node, "worker")) return {};
+    auto i = parse_int(node.substr(6));
+    if (!i || *i < 1 || std::to_string(*i) != node.substr(6)) return {};
+    return std::string(instance_resource_type()) + ".worker[" + std::to_string(*i - 1) + "]";
+}
+
+Status TerraformTarget::remove_for_replace(Context& ctx, const std::string& node) {
+    const std::string address = instance_address(node);
+    if (!ctx.state.node(node) || address.empty())
+        return Error{"no node \"" + node + "\" in cluster " + ctx.state.cluster};
+    ctx.progress.note("replacing node " + node + ": " + address + " is planned with -replace");
+    auto pending = ctx.state.target_data.value("replace", std::vector<std::string>{});
+    if (std::find(pending.begin(), pending.end(), address) == pending.end()) pending.push_back(address);
+    ctx.state.target_data["replace"] = pending;
+    return {};
+}
+
+Status TerraformTarget::forget_replaced(const Context& ctx, const std::vector<std::string>& replaced,
+                                        const std::vector<NodeState>& nodes) const {
+    for (const auto& n : nodes) {
+        if (std::find(replaced.begin(), replaced.end(), instance_address(n.name)) == replaced.end()) continue;
+        for (const auto& host : {n.address, n.private_address})
+            if (!host.empty())
+                if (auto s = forget_host_key(ctx.known_hosts_path(), host, n.port); !s) return s;
+    }
     return {};
 }
 
@@ -271,9 +312,14 @@ Status TerraformTarget::set_power(Context& ctx, bool on) {
         !s)
         return s;
     // The command asked first (its plan, or -y): Terraform's in-place updates of the instances are approved.
+    // A replacement left pending by an interrupted `deploy --replace` is deploy's, not a stop's or a start's.
     const bool yes = ctx.options.yes;
     ctx.options.yes = true;
+    const auto pending = ctx.state.target_data.find("replace");
+    const auto kept = pending != ctx.state.target_data.end() ? *pending : nlohmann::json();
+    ctx.state.target_data.erase("replace");
     auto s = provision(ctx);
+    if (!kept.is_null()) ctx.state.target_data["replace"] = kept;
     ctx.options.yes = yes;
     return s;
 }

@@ -19,7 +19,7 @@ namespace ddl {
 
 // Every Terraform target's machines stop and start keeping their disks (PowerControl): the modules follow
 // common.tf's `stopped`.
-class TerraformTarget : public TargetDriver, public PowerControl {
+class TerraformTarget : public TargetDriver, public PowerControl, public NodeReplacement {
 public:
     // `target`: the spec section and the module's name in messages ("aws"); `module`: the module's *.tf
     // files by name, as compiled into ddl. The module and its inputs go to "<target>/terraform/" in the
@@ -47,6 +47,15 @@ public:
     // rendered again (a cluster deployed by an older ddl gets the variable); then provision: Terraform
     // updates the machines in place and the nodes take the outputs' addresses.
     Status set_power(Context& ctx, bool on) override;
+    // `ddl deploy --replace NODE`: Terraform's own forced replacement. The node's instance address is kept
+    // in the state (target_data "replace") for provision, whose plan carries `-replace=ADDRESS`: the plan
+    // shows that one replacement (and what depends on the instance), asks like every change to what exists,
+    // and apply destroys and creates that instance alone. The node's pinned host keys are forgotten after
+    // the apply (a new machine has a new key); the other nodes' stay.
+    Status remove_for_replace(Context& ctx, const std::string& node) override;
+    // The module's resource address of a node's instance: "<type>.master", "<type>.worker[i]"; empty for a
+    // name the module does not make.
+    std::string instance_address(const std::string& node) const;
     // Where a cloud cannot stop some clusters (AWS: one-time Spot Instances) its target says why.
     std::string why_no_stop(const Spec& /*spec*/) const override { return ""; }
 
@@ -60,6 +69,8 @@ protected:
     // The module's inputs for one cluster by file name (terraform.tfvars.json, a backend): pure, no
     // credentials, no timestamps.
     virtual RenderedFiles module_inputs(const Spec& spec, const RenderInputs& inputs) const = 0;
+    // The module's resource type of the nodes' instances ("openstack_compute_instance_v2").
+    virtual const char* instance_resource_type() const = 0;
     // The provider's credentials as Terraform reads them from its environment.
     virtual Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const = 0;
     // The target's checks after the tool is found and before anything is created (credentials, what the
@@ -94,6 +105,10 @@ private:
     // node_credential's value in node-credential.json (0600; its env values registered as log secrets), or
     // no such file without one.
     Status keep_node_credential(Context& ctx, const nlohmann::json& outputs);
+    // After an apply with -replace: forgets the pinned host keys of those of `nodes` whose instance was
+    // replaced (called with the old nodes and with the nodes of the outputs).
+    Status forget_replaced(const Context& ctx, const std::vector<std::string>& replaced,
+                           const std::vector<NodeState>& nodes) const;
     Result<TerraformRunner> make_runner(const Context& ctx, const std::string& tool_choice) const;
     Status copy_rendered_module(const Context& ctx) const;
     // --terraform-bin, else the spec's choice.

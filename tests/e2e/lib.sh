@@ -6,6 +6,8 @@ set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/expect.sh"
 WORK=$(mktemp -d /tmp/ddl-e2e.XXXXXX)
 STATE="$WORK/state"
+# The state folders ddl records as deployed from (`ddl list --all`): this suite's own record.
+export XDG_STATE_HOME="$WORK/xdg-state"
 cd "$WORK"
 CLUSTERS=()
 

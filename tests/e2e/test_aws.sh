@@ -99,6 +99,17 @@ PY
 ddl exec --cluster awsfull --nodes worker2 -- true || fail "exec on a worker through the master"
 ok "status shows the workers behind the master; exec on every node"
 
+# deploy --replace worker2 (issue 54): Terraform's `-replace=aws_instance.worker[1]` (its
+# aws_ec2_instance_state follows: instance_id forces a new one); worker2 alone is a new instance, the others
+# keep their files.
+ddl exec --cluster awsfull -- touch /etc/ddl/before-replace >/dev/null || fail "marking the nodes"
+ddl deploy -y awsfull.yaml --replace worker2 >rep.log 2>&1 || { cat rep.log; fail "deploy --replace worker2"; }
+expect_in rep.log "plan: 2 to add, 0 to change, 2 to destroy" "the plan of --replace: the instance and its state resource"
+expect_in rep.log "aws_instance.worker\[1\]" "the replacement does not name worker2's instance"
+ddl exec --cluster awsfull -- 'test -e /etc/ddl/before-replace && echo kept || echo new' >marks.out || fail "reading the marks"
+[ "$(grep -c kept marks.out)" = 2 ] && grep -q '^\[worker2\] new' marks.out || { cat marks.out; fail "only worker2 should be new"; }
+ok "deploy --replace worker2: one replacement in Terraform's plan; worker2 alone is new"
+
 # autostop.action: stop: `ddl gc --expired` stops a cluster idle past idle_minutes (an idle spell of 2 hours
 # planted in the master's idle record), through Terraform's aws_ec2_instance_state (StopInstances); the nodes
 # are silent and run is refused with the way out; `ddl start` (StartInstances) boots them with their disks

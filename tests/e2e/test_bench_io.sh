@@ -25,6 +25,9 @@ ddl exec --cluster bio -- test -f /opt/ddl/python/ddl_data/loaders.py || fail "d
 io=(--images 48 --classes 4 --seed "$seed" --shards 4 --batch 8 --image-size 32 --python "$py")
 ddl --output json bench io bio "${io[@]}" --workers 2 --nodes 2 --out bi --chart bi/chart.png >bi.json 2>bi.err ||
   { cat bi.json bi.err; fail "bench io"; }
+expect_in bi.err "^bench io: 8 run(s) (2 source(s) x 2 format(s) x 1 worker count(s) x 2 node count(s)) over 48 images" "bench io did not say its plan"
+[ "$(head -1 bi.err | cut -c1-10)" = "bench io: " ] || { cat bi.err; fail "bench io's plan is not its first line"; }
+expect_in bi.err "nodes  2: .* images/s .* MB/s  \[8/8, about 0m00s left\]" "bench io's last run line has no progress"
 expect_in bi.err "dataset $ds: generated on the master" "the dataset was not generated on the master"
 expect_in bi.err "dataset $ds: copied from the shared folder on" "the dataset was not copied to the nodes"
 [ -f "$WORK/state/bio/shared/ddl-data/$ds/ddl-data.json" ] || fail "no dataset in the shared folder"
@@ -45,7 +48,7 @@ for r in rows:
 PY
 [ "$(tail -n +2 bi/io.csv | wc -l)" = 8 ] || { cat bi/io.csv; fail "io.csv rows"; }
 [ -s bi/chart.png ] || fail "no chart at --chart"
-ok "bench io: dataset made once on the master and copied to the nodes; shared and local, files and shards, 1 and 2 nodes; JSON, CSV, chart"
+ok "bench io: its plan first and each run's progress; dataset made once on the master and copied to the nodes; shared and local, files and shards, 1 and 2 nodes; JSON, CSV, chart"
 
 ddl bench io bio "${io[@]}" --source local --format files --workers 0 --nodes 1 --no-decode --keep-cache \
   --out bt1 >bt1.out 2>bt1.err || { cat bt1.out bt1.err; fail "bench io text"; }

@@ -303,12 +303,14 @@ ok "an edited setup: named by status, listed by plan, refused by sync (exit 2, n
 # Clusters from anywhere, and next steps (issue 52): another folder finds it through DDL_STATE_DIR, or is
 # told which state folder deployed it; a mistyped name gets "did you mean"; an undeployed spec gets `ddl
 # deploy FILE`.
-mkdir -p elsewhere
+mkdir -p elsewhere home
 (cd elsewhere && DDL_STATE_DIR="$STATE" "$DDL" status daily >../sw.log 2>&1) || { cat sw.log; fail "status through DDL_STATE_DIR"; }
 rc=0
-(cd elsewhere && "$DDL" status daily >../se.log 2>&1) || rc=$?
-expect_rc "$rc" 2 se.log "it was deployed from the state folder $STATE" "status from another folder"
-(cd elsewhere && "$DDL" list --all >../la.log 2>&1) || { cat la.log; fail "list --all"; }
+(cd elsewhere && HOME="$WORK/home" "$DDL" status daily >../se.log 2>&1) || rc=$?
+expect_rc "$rc" 2 se.log "no cluster \"daily\" in $WORK/home/.ddl" "status from another folder looked elsewhere than ~/.ddl"
+expect_in se.log "it was deployed from the state folder $STATE" "status from another folder"
+expect_in "$XDG_STATE_HOME/ddl/state-folders" "^$STATE\$" "deploy did not record its state folder"
+(cd elsewhere && HOME="$WORK/home" "$DDL" list --all >../la.log 2>&1) || { cat la.log; fail "list --all"; }
 expect_in la.log "^daily  .* local .* 2 " "list --all from another folder does not show daily"
 expect_in la.log "^    in $STATE (ddl --state-dir $STATE" "list --all does not name daily's state folder"
 rc=0

@@ -203,6 +203,13 @@ assert p["exists"] and p["touches_existing"] and p["summary"]["nodes"]["delete"]
 assert [c["address"] for c in p["changes"] if c["action"] == "delete"] == ["worker3"], p' || fail "plan --output json"
 ip netns list | grep -q "^ddl-life-worker3 " || fail "ddl plan removed worker3"
 ok "plan of a node fewer names it (text and JSON) and changes nothing"
+# Usage adds up over resizes (issue 52): node-hours and the age never fall as the cluster shrinks and grows.
+usage_now() { # appends "NODES NODE_HOURS AGE_S" of cluster life to usage.txt
+  ddl --output json list | python3 -c 'import json,sys
+c = [c for c in json.load(sys.stdin) if c["name"] == "life"][0]
+print(c["usage"]["nodes"], repr(c["usage"]["node_hours"]), c["age_s"])' >>usage.txt
+}
+usage_now
 rc=0; ddl deploy life.yaml </dev/null >shrink.log 2>&1 || rc=$?
 [ $rc = 2 ] && grep -q "delete node worker3 (.*namespace ddl-life-worker3)" shrink.log && grep -q "run again with -y" shrink.log ||
   { cat shrink.log; fail "a re-deploy dropping a node without -y: exit $rc, expected 2 with the plan"; }
@@ -211,6 +218,7 @@ ddl status life | grep -q "hostfile=done" || { ddl status life; fail "the refuse
 [ "$(ddl hostfile --cluster life | grep -c slots=)" = 4 ] || fail "hostfile after a refused re-deploy"
 ddl run --cluster life -- true >run.log 2>&1 || { cat run.log; fail "run after a refused re-deploy"; }
 deploy_as_planned shrink.log
+usage_now
 ! ip netns list | grep -q "^ddl-life-worker3 " || fail "worker3's namespace left after the approved re-deploy"
 ! pgrep -f "$STATE/life/nodes/worker3/" >/dev/null || fail "worker3's processes left"
 [ "$(ddl hostfile --cluster life | grep -c slots=)" = 3 ] || fail "hostfile after the shrink"
@@ -220,6 +228,7 @@ ok "a re-deploy with a node fewer shows it and needs approval (refused: nothing 
 # node, and a node the cluster never had is new to the others; every node reaches both by name.
 sed -i 's/nodes: 3/nodes: 5/' life.yaml
 deploy_as_planned grow.log
+usage_now
 for w in worker3 worker4; do
   ddl exec --cluster life --nodes master,worker1 -- ssh -o BatchMode=yes $w hostname >grow-ssh.log 2>&1 ||
     { cat grow-ssh.log; fail "ssh $w from master and worker1 after the grow"; }
@@ -230,6 +239,16 @@ ddl exec --cluster life --nodes worker1 -- 'grep -c slots= /etc/ddl/hostfile' | 
 ok "4 -> 3 -> 5: the re-created node's new host key is accepted, every node reaches the old and the new by name"
 sed -i 's/nodes: 5/nodes: 3/' life.yaml
 deploy_as_planned shrink2.log
+usage_now
+python3 - usage.txt <<'PY' || { cat usage.txt; fail "usage fell over 4 -> 3 -> 5 -> 3 nodes (nodes, node-hours, age)"; }
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+assert [int(r[0]) for r in rows] == [4, 3, 5, 3], rows
+for a, b in zip(rows, rows[1:]):
+    assert float(b[1]) >= float(a[1]) and int(b[2]) >= int(a[2]), (a, b)
+assert float(rows[-1][1]) > float(rows[0][1]), rows
+PY
+ok "usage over 4 -> 3 -> 5 -> 3 nodes: node-hours and age never fall ($(tr '\n' ';' <usage.txt))"
 # A link-rate change is in the plan, asks, and is applied in place; a subnet change replaces every node.
 sed -i 's/bandwidth: 1gbit/bandwidth: 100mbit/' life.yaml
 ddl plan life.yaml >rate-plan.txt || { cat rate-plan.txt; fail "plan of a link-rate change"; }

@@ -7,14 +7,18 @@
 #    nothing else fails;
 #  - with the network faults gone, `doctor --cordon` cordons worker2 only: every node's hostfiles lose it,
 #    status shows it, `ddl run` gives it no rank; `uncordon` brings it back;
-#  - restarts: examples/pytorch_ddp.py under `ddl run --max-restarts 1 --restart-on node-fault` with the GPU
+#  - restarts: examples/pytorch_ddp.py under `ddl run --max-restarts 1 --restart-on node-fault --on-node-fault
+#    cordon` with the GPU
 #    faults planted on worker2 again; its rank there is killed once: every rank stops, the health checks
 #    cordon worker2, the job starts again (DDL_RESTART_COUNT=1) from its last checkpoint in
 #    DDL_CHECKPOINT_DIR and ends with the same parameters on every rank as an uninterrupted run from that
 #    checkpoint on the same nodes;
 #  - `ddl deploy --replace worker2` makes worker2 anew (a new sshd, its private folders empty, the stand-in
 #    gone, uncordoned) and leaves the others as they were (same sshd, no Ansible change); an allreduce across
-#    all four is exact afterwards and doctor passes.
+#    all four is exact afterwards and doctor passes;
+#  - healing runs: the fault planted on worker2 and its rank killed once: with the default --on-node-fault
+#    (replace, on this target) worker2 is made anew and the job resumes on four ranks with an uninterrupted
+#    run's parameters; with shrink --min-nodes 3 it goes on with three.
 source "$(dirname "$0")/lib.sh"
 command -v iptables >/dev/null || fail "iptables missing (scripts/install-deps.sh installs it)"
 spec hlth 4 "runtime:" "  interface: eth0"
@@ -102,27 +106,41 @@ ddl exec --cluster hlth --nodes worker2 -- mount --bind "$WORK/standin" /usr/loc
 py=/usr/bin/python3
 example=$DDL_SOURCE_DIR/examples/pytorch_ddp.py
 train=(--steps 40 --checkpoint-every 5 --step-seconds 0.1)
-"$DDL" --state-dir "$STATE" run --cluster hlth --max-restarts 1 --restart-on node-fault -x OMP_NUM_THREADS=1 -- \
-  "$py" "$example" "${train[@]}" >restart.out 2>&1 & pr=$!
-for _ in $(seq 600); do grep -q "checkpoint at step 10" restart.out && break; sleep 0.1; done
-expect_in restart.out "checkpoint at step 10" "the job wrote no checkpoint"
-victims=$(ip netns pids "$(netns worker2)" | xargs -r ps -o pid=,comm= -p | awk '$2 ~ /^python3/ {print $1}')
-[ -n "$victims" ] || { cat restart.out; fail "no rank found on worker2"; }
-kill -KILL $victims
-set +e; wait $pr; rc=$?; set -e
-[ $rc = 0 ] || { cat restart.out; fail "the restarted job: exit $rc"; }
+# killed_run LOG RUN-OPTIONS...: the example under `ddl run RUN-OPTIONS` from no checkpoint (the example
+# resumes from the newest one in DDL_CHECKPOINT_DIR), its rank on worker2 killed once after the checkpoint at
+# step 10; the run (restarted) must end with 0.
+killed_run() {
+  local log=$1 pr rc=0 victims; shift
+  ddl exec --cluster hlth --nodes master -- rm -rf /shared/checkpoints/hlth >/dev/null || fail "clearing the checkpoints"
+  "$DDL" --state-dir "$STATE" run --cluster hlth "$@" -x OMP_NUM_THREADS=1 -- "$py" "$example" "${train[@]}" >"$log" 2>&1 & pr=$!
+  wait_for 60 "the job's checkpoint at step 10 ($log)" eval "grep -q 'checkpoint at step 10' '$log' || ! kill -0 $pr"
+  grep -q "checkpoint at step 10" "$log" || { cat "$log"; fail "the job ($log) ended before its checkpoint at step 10"; }
+  victims=$(ip netns pids "$(netns worker2)" | xargs -r ps -o pid=,comm= -p | awk '$2 ~ /^python3/ {print $1}')
+  [ -n "$victims" ] || { cat "$log"; fail "no rank found on worker2"; }
+  kill -KILL $victims
+  wait $pr || rc=$?
+  [ $rc = 0 ] || { cat "$log"; fail "the restarted job ($log): exit $rc"; }
+}
+killed_run restart.out --max-restarts 1 --restart-on node-fault --on-node-fault cordon
 expect_in restart.out "restarting (1 of 1): cordoning worker2" "no restart that cordons worker2"
-resumed=$(sed -n 's/^\[0\] resumed from step \([0-9]*\) (restart 1)$/\1/p' restart.out)
-[ -n "$resumed" ] || { cat restart.out; fail "the restarted job did not resume from a checkpoint"; }
 digests() { grep -E '^\[[0-9]\] rank [0-9] parameters ' "$1" | awk '{print $NF}' | sort | uniq -c | awk '{print $1, $2}'; }
-[ "$(digests restart.out | wc -l)" = 1 ] && [ "$(digests restart.out | cut -d' ' -f1)" = 3 ] ||
-  { cat restart.out; fail "the restarted ranks (3 expected) ended with different parameters"; }
-ddl exec --cluster hlth --nodes master -- "mkdir -p /shared/reference && cp /shared/checkpoints/hlth/step-$(printf %06d "$resumed").pt /shared/reference/" >/dev/null ||
-  fail "copying the checkpoint"
-ddl run --cluster hlth -x OMP_NUM_THREADS=1 -x DDL_CHECKPOINT_DIR=/shared/reference -- "$py" "$example" "${train[@]}" >reference.out 2>&1 ||
-  { cat reference.out; fail "the uninterrupted run"; }
-[ "$(digests reference.out)" = "$(digests restart.out)" ] ||
-  { grep parameters restart.out reference.out; fail "the restarted job's parameters differ from an uninterrupted run's"; }
+# resumed_as_uninterrupted LOG RANKS: LOG's job resumed from a checkpoint (restart 1) and its RANKS ranks
+# ended with equal parameters, those of an uninterrupted run from that checkpoint on the same nodes
+# (LOG.reference); sets $resumed.
+resumed_as_uninterrupted() {
+  local log=$1 ranks=$2
+  resumed=$(sed -n 's/^\[0\] resumed from step \([0-9]*\) (restart 1)$/\1/p' "$log")
+  [ -n "$resumed" ] || { cat "$log"; fail "the restarted job ($log) did not resume from a checkpoint"; }
+  [ "$(digests "$log" | wc -l)" = 1 ] && [ "$(digests "$log" | cut -d' ' -f1)" = "$ranks" ] ||
+    { cat "$log"; fail "the restarted job's $ranks ranks ($log) ended with different parameters"; }
+  ddl exec --cluster hlth --nodes master -- "rm -rf /shared/reference && mkdir -p /shared/reference && cp /shared/checkpoints/hlth/step-$(printf %06d "$resumed").pt /shared/reference/" >/dev/null ||
+    fail "copying the checkpoint"
+  ddl run --cluster hlth -x OMP_NUM_THREADS=1 -x DDL_CHECKPOINT_DIR=/shared/reference -- "$py" "$example" "${train[@]}" >"$log.reference" 2>&1 ||
+    { cat "$log.reference"; fail "the uninterrupted run ($log.reference)"; }
+  [ "$(digests "$log.reference")" = "$(digests "$log")" ] ||
+    { grep parameters "$log" "$log.reference"; fail "the restarted job's parameters ($log) differ from an uninterrupted run's"; }
+}
+resumed_as_uninterrupted restart.out 3
 ok "rank on worker2 killed at step >= 10: worker2 cordoned, job restarted from step $resumed, parameters $(digests restart.out | cut -d' ' -f2) on all 3 ranks, as an uninterrupted run from that checkpoint"
 # 5. worker2 (cordoned, the stand-in still mounted there) replaced alone.
 pids() { for n in master worker1 worker2 worker3; do printf '%s=%s ' "$n" "$(cat "$STATE/hlth/nodes/$n/sshd.pid")"; done; }
@@ -143,5 +161,32 @@ python3 -c 'import json,sys; j=json.loads([l.split("] ",1)[1] for l in open(sys.
   { cat ar.out; fail "allreduce across four not exact"; }
 ddl doctor hlth >replaced.out 2>&1 || { cat replaced.out; fail "doctor after the replacement"; }
 ok "deploy --replace worker2: only worker2 new (sshd $(tr ' ' '\n' <<<"$after" | grep '^worker2=')), others kept with 0 Ansible changes, 4-rank allreduce exact, doctor passes"
+# 6. A healing run (issue 54): the fault planted on the new worker2 and its rank killed once; on the local
+# target --on-node-fault defaults to replace: worker2 is made anew (deploy --replace's path) and the job
+# resumes from its checkpoint on all four, ending as an uninterrupted run from that checkpoint.
+ddl exec --cluster hlth --nodes worker2 -- mount --bind "$WORK/standin" /usr/local/sbin >/dev/null || fail "planting nvidia-smi on the new worker2"
+before=$(pids)
+t_heal=$SECONDS
+killed_run heal.out --max-restarts 1 --restart-on node-fault
+heal_s=$((SECONDS - t_heal))
+expect_in heal.out "restarting (1 of 1): replacing worker2 (failing the health checks)" "no restart that replaces worker2"
+expect_in heal.out "^ddl run: healing before restart 1: health checks [0-9.]* s, replacing worker2 [0-9.]* s$" "no healing figures"
+after=$(pids)
+for n in master worker1 worker3; do
+  [ "$(tr ' ' '\n' <<<"$before" | grep "^$n=")" = "$(tr ' ' '\n' <<<"$after" | grep "^$n=")" ] || fail "$n's sshd changed by the healing run"
+done
+[ "$(tr ' ' '\n' <<<"$before" | grep '^worker2=')" != "$(tr ' ' '\n' <<<"$after" | grep '^worker2=')" ] || fail "worker2 was not replaced"
+resumed_as_uninterrupted heal.out 4
+ok "healing run: worker2 failed a check, replaced ($(grep -o 'health checks .*' heal.out)), job resumed from step $resumed on 4 ranks with an uninterrupted run's parameters; fault to end of run $heal_s s"
+# 7. Shrinking: the same fault, --on-node-fault shrink --min-nodes 3: worker2 cordoned, the job goes on with
+# 3 ranks from its checkpoint.
+ddl exec --cluster hlth --nodes worker2 -- mount --bind "$WORK/standin" /usr/local/sbin >/dev/null || fail "planting nvidia-smi for shrink"
+killed_run shrink.out --max-restarts 1 --restart-on node-fault --on-node-fault shrink --min-nodes 3 -np 4
+expect_in shrink.out "restarting (1 of 1): cordoning worker2 (failing the health checks), going on with 3 node(s), 3 rank(s) instead of 4" "no shrink"
+grep -q "^\[0\] resumed from step [0-9]* (restart 1)$" shrink.out || { cat shrink.out; fail "the shrunk job did not resume"; }
+[ "$(digests shrink.out | wc -l)" = 1 ] && [ "$(digests shrink.out | cut -d' ' -f1)" = 3 ] ||
+  { cat shrink.out; fail "the shrunk job's 3 ranks ended with different parameters"; }
+ddl status hlth | grep -q "^worker2 .*cordoned" || { ddl status hlth; fail "worker2 not cordoned after shrink"; }
+ok "shrink: worker2 cordoned, the job went on from its checkpoint with 3 ranks, equal parameters"
 ddl destroy -y hlth >/dev/null 2>&1 || fail destroy
 assert_gone hlth

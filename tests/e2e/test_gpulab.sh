@@ -169,10 +169,19 @@ grep -q "^Running $old_job " "$events" && fail "the old string form ran"
 api "https://127.0.0.1:$port/api/gpulab/v4.0/jobs/$old_job/log" | grep -q 'exec: "set": executable file not found in \$PATH' \
   || fail "the old form's log does not say that set was not found"
 ok "the old command (one string with a shell program) fails to start as docker-py runs it: exec \"set\" not found"
+# deploy --replace master (issue 54): the node's job is cancelled (PUT state/status CANCELLED) and waited
+# for, a new job is submitted for the node, and ddl pins the new job's host key; asked first (-y here).
+GPULAB_CERT="$WORK/alice.pem" ddl deploy -y ${P}gle2e.yaml --replace master >rep.log 2>&1 || { cat rep.log; fail "deploy --replace master on GPULab"; }
+rep_job=$(ddl --output json status ${P}gle2e | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_data"]["jobs"]["master"])')
+[ -n "$rep_job" ] && [ "$rep_job" != "$e2e_job" ] || fail "no new job for master after --replace ($e2e_job -> '$rep_job')"
+[ "$(cancel_puts)" = 1 ] && grep -q "^Cancelled $e2e_job " "$events" || { cat "$events"; fail "--replace did not cancel job $e2e_job"; }
+grep -q "^Running $rep_job .*ddl-${P}gle2e-master$" "$events" || { cat "$events"; fail "the new job $rep_job is not running"; }
+[ "$(ddl exec --cluster ${P}gle2e -- hostname | grep -c '^\[')" = 1 ] || fail "exec on the new job"
+ok "deploy --replace master on GPULab: job $e2e_job cancelled, job $rep_job submitted and reached over SSH"
 cp -a "$STATE/${P}gle2e" state-before-destroy
 GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
-[ "$(cancel_puts)" = 1 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for the job"; }
-[ "$(grep -c '^Cancelled ' "$events")" = 1 ] || { cat "$events"; fail "destroy cancelled the job"; }
+[ "$(cancel_puts)" = 2 ] || { cat "$events"; fail "destroy sent PUT …/state/status CANCELLED for the job"; }
+[ "$(grep -c '^Cancelled ' "$events")" = 2 ] || { cat "$events"; fail "destroy cancelled the job"; }
 grep -q ' DELETE ' "$events" && { cat "$events"; fail "ddl sent a DELETE (GPULab documents none on jobs)"; }
 # v3.0's page documents no DELETE on jobs (v4.0 has one, which ddl does not call).
 [ "$(curl -s -o /dev/null -D - --cacert "$WORK/ca.pem" --cert "$WORK/alice.pem" -X DELETE "https://127.0.0.1:$port/api/gpulab/v3.0/jobs/$(awk '/^Queued /{print $2; exit}' "$events")" | tr -d '\r' | grep -E '^HTTP/|^Allow:' | tr '\n' ' ')" = "HTTP/1.1 405 Method Not Allowed Allow: GET " ] || fail "the stand-in did not refuse DELETE on a job with 405 and Allow: GET"

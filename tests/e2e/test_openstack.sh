@@ -117,6 +117,32 @@ ok "hostfile with the cluster-network addresses"
 ddl -v deploy osfull.yaml >again.log 2>&1 || { cat again.log; fail "second deploy"; }
 ok "a second deploy converges"
 
+# deploy --replace worker1 (issue 54): Terraform's own `-replace=ADDRESS`. The plan shows that replacement
+# (and the node credential's, whose access rules name every server's id) and asks (exit 2 without -y,
+# nothing changed); approved, worker1 is a new machine (its files gone, a new host key that ddl pins again)
+# and the others are kept (their files, their pinned keys; worker2 with 0 Ansible changes, the master gets
+# the new credential).
+ddl exec --cluster osfull -- touch /etc/ddl/before-replace >/dev/null || fail "marking the nodes"
+w1=$(ddl --output json status osfull | python3 -c 'import json,sys; print([n["address"] for n in json.load(sys.stdin)["nodes"] if n["name"] == "worker1"][0])')
+kh="$STATE/osfull/known_hosts"
+grep -v "^$w1 " "$kh" >kh-others.before
+grep "^$w1 " "$kh" >kh-w1.before || { cat "$kh"; fail "no pinned key of worker1 ($w1)"; }
+rc=0; ddl deploy osfull.yaml --replace worker1 </dev/null >rep.log 2>&1 || rc=$?
+expect_rc "$rc" 2 rep.log "replace openstack_compute_instance_v2.worker\[0\]" "deploy --replace without -y"
+ddl exec --cluster osfull -- test -e /etc/ddl/before-replace >/dev/null || fail "the refused --replace changed a node"
+ddl deploy -y osfull.yaml --replace worker1 >rep.log 2>&1 || { cat rep.log; fail "deploy --replace worker1"; }
+expect_in rep.log "plan: 2 to add, 0 to change, 2 to destroy" "the plan of --replace: worker1's server and the node credential"
+expect_in rep.log "\[worker2\] 0 change(s)" "Ansible changed worker2"
+ddl exec --cluster osfull -- 'test -e /etc/ddl/before-replace && echo kept || echo new' >marks.out || fail "reading the marks"
+[ "$(grep -c kept marks.out)" = 2 ] && grep -q '^\[worker1\] new' marks.out || { cat marks.out; fail "only worker1 should be new"; }
+[ "$(grep -v "^$w1 " "$kh")" = "$(cat kh-others.before)" ] || fail "the other nodes' pinned host keys changed"
+grep -q "^$w1 " "$kh" && [ "$(grep "^$w1 " "$kh")" != "$(cat kh-w1.before)" ] || { cat "$kh"; fail "worker1's new host key is not pinned"; }
+[ "$(ddl hostfile --cluster osfull | grep -c slots=)" = 3 ] || fail "hostfile after the replacement"
+ddl run --cluster osfull -- hostname >rep-run.log 2>&1 || { cat rep-run.log; fail "run after the replacement"; }
+ddl -v deploy --only provision osfull.yaml >again.log 2>&1 || { cat again.log; fail "provision after the replacement"; }
+expect_in again.log "plan: 0 to add, 0 to change, 0 to destroy" "a provision after --replace replaced again"
+ok "deploy --replace worker1: the plan shows the replacement and asks; approved, worker1 alone is new (new pinned key), the others kept; the next provision changes nothing"
+
 # SSH opened to another CIDR: the plan deletes the old rule, so the re-deploy waits for approval; without a
 # terminal and without -y it stops (exit 2) before anything changes, showing the plan's lines.
 sed -i 's|allowed_cidrs: \[10.0.0.0/8\]|allowed_cidrs: [10.0.0.0/9]|' osfull.yaml

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The README's "Your first hour" block as a new user runs it: each line as written (its comment cut), in a
-# copy of the repository's tracked files, with ddl on PATH and DDL_STATE_DIR naming this suite's state
-# folder. Two lines get what a terminal would have given: `ddl destroy` its -y (no terminal to answer the
+# copy of the repository's tracked files, with ddl on PATH and a new user's HOME (the state goes to ~/.ddl). Two lines get what a terminal would have given: `ddl destroy` its -y (no terminal to answer the
 # question on), and the queued job's `ddl logs ID -f` (the line's comment) is run with the printed id.
 source "$(dirname "$0")/lib.sh"
 readme="$DDL_SOURCE_DIR/README.md"
 mkdir repo
 git -C "$DDL_SOURCE_DIR" ls-files -z | (cd "$DDL_SOURCE_DIR" && xargs -0 tar cf - 2>/dev/null) | tar xf - -C repo ||
   fail "copying the repository's tracked files"
-mkdir -p bin && ln -s "$DDL" bin/ddl
-export PATH="$WORK/bin:$PATH" DDL_STATE_DIR="$STATE"
+mkdir -p bin home && ln -s "$DDL" bin/ddl
+# A new user's home: no DDL_STATE_DIR, no ./.ddl, so the clusters' state goes to ~/.ddl.
+unset DDL_STATE_DIR
+export PATH="$WORK/bin:$PATH" HOME="$WORK/home"
+STATE="$HOME/.ddl"
+unset -f ddl # the line's `ddl` is the program on PATH, with no --state-dir
 CLUSTERS+=(local-demo my-cluster)
 # The first sh block after the heading, one command per line.
 python3 - "$readme" >block.txt <<'PY'
@@ -49,4 +52,5 @@ grep -q "^.*step [0-9]* loss .* (world size 4)" step7.log || { cat step7.log; fa
 grep -q "gradients through libddlcomm" step7.log || { cat step7.log; fail "the ddl hook was not used"; }
 grep -q "step [0-9]* loss .* (world size 4)" job.log || { cat job.log; fail "the queued job's log (ddl logs -f) shows no training"; }
 grep -q "busbw\|GB/s" step9.log || { cat step9.log; fail "bench allreduce printed no table"; }
-ok "every line of the README's first hour ran as written ($n commands)"
+expect_in "$XDG_STATE_HOME/ddl/state-folders" "^$HOME/.ddl\$" "the README's deploy did not keep its state in ~/.ddl"
+ok "every line of the README's first hour ran as written ($n commands), the state in ~/.ddl"

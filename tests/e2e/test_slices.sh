@@ -85,6 +85,19 @@ ddl renew sle2e --hours 30 >r.log 2>&1 || { cat r.log; fail "renew"; }
 [ "$(grep -c "^bi --infra be-gent1-bi-vm1 extend ddl-sle2e-.* --experiment ddl-sle2e --duration 30h$" slices.log)" = 3 ] || { cat slices.log; fail "renew did not extend the 3 resources"; }
 grep -Eq "^lease ends .* \(in 29h 5[0-9]m\)$" <<<"$(ddl status sle2e)" || fail "status after renew"
 ok "status shows the lease; renew extends every resource ($(grep '^lease' <<<"$st"))"
+# deploy --replace worker2 (issue 54): its resource (ddl-sle2e-w1) alone destroyed and made again under its
+# name; the other nodes keep their files; the new node is reached through the bastion and takes ranks.
+ddl exec --cluster sle2e -- touch /etc/ddl/before-replace >/dev/null || fail "marking the nodes"
+ddl deploy -y sle2e.yaml --replace worker2 >rp.log 2>&1 || { cat rp.log; cat slices.log; fail "deploy --replace worker2 on SLICES"; }
+grep -Eq "^bi --infra be-gent1-bi-vm1 destroy ddl-sle2e-w1 " slices.log || { cat slices.log; fail "--replace did not destroy ddl-sle2e-w1"; }
+grep -qxF "bi --infra be-gent1-bi-vm1 create ddl-sle2e-w1 --experiment ddl-sle2e --image Ubuntu 22.04.5 --flavor medium --duration 3h --count 1 --ssh-key-file $STATE/sle2e/id_ed25519.pub" slices.log ||
+  { cat slices.log; fail "--replace did not make ddl-sle2e-w1 again alone"; }
+[ "$(grep -c "^bi --infra be-gent1-bi-vm1 destroy " slices.log)" = 1 ] || { cat slices.log; fail "--replace destroyed more than one resource"; }
+ddl exec --cluster sle2e -- 'test -e /etc/ddl/before-replace && echo kept || echo new' >marks.out || fail "reading the marks"
+[ "$(grep -c kept marks.out)" = 2 ] && grep -q '^\[worker2\] new' marks.out || { cat marks.out; fail "only worker2 should be new"; }
+ddl run --cluster sle2e -- ddl-allreduce-test -b 1M -e 1M -n 2 >ar2.out 2>&1 || { cat ar2.out; fail "allreduce after --replace"; }
+expect_in ar2.out "all results exact" "allreduce after --replace"
+ok "deploy --replace worker2 on SLICES: ddl-sle2e-w1 alone destroyed and made again; the others kept; allreduce exact"
 ddl destroy -y sle2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
 [ -z "$(resources ddl-sle2e)" ] || fail "resources left after destroy: $(resources ddl-sle2e)"
 [ ! -e "$STATE/sle2e" ] || fail "state of sle2e left"

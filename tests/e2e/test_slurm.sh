@@ -170,6 +170,30 @@ for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.1; done
 [ -z "$(squeue -h -o %i)" ] || fail "jobs left: $(squeue)"
 ok "gc --target slurm: a job whose state folder exists is left; once it is gone, gc cancels it; all jobs gone"
 
+# 7b. deploy --replace on Slurm (issue 54): a 3-node cluster of the 4 nodes; replacing one asks first
+# (nothing cancelled without -y), then cancels the job and submits a new allocation with --exclude; the
+# cluster's nodes and hostfile follow, and a run is exact on the new nodes.
+slurm_spec slurmrep e2e
+sed -i 's/^  nodes: 4$/  nodes: 3/' slurmrep.yaml
+ddl deploy slurmrep.yaml >rep1.log 2>&1 || { cat rep1.log; fail "deploy slurmrep"; }
+jobA=$(state_job slurmrep)
+victim=$(ddl status slurmrep --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][-1]["name"])')
+rc=0; ddl deploy slurmrep.yaml --replace "$victim" </dev/null >rep.log 2>&1 || rc=$?
+expect_rc "$rc" 2 rep.log "replace node $victim: job $jobA is cancelled .* --exclude=$victim" "deploy --replace without -y on slurm"
+[ "$(squeue -h -j "$jobA" -o %T)" = RUNNING ] || fail "the refused --replace touched job $jobA"
+ddl deploy -y slurmrep.yaml --replace "$victim" >rep.log 2>&1 || { cat rep.log; fail "deploy --replace $victim on slurm"; }
+jobB=$(state_job slurmrep)
+[ -n "$jobB" ] && [ "$jobB" != "$jobA" ] || fail "no new allocation after --replace (job $jobA -> '$jobB')"
+[ -z "$(squeue -h -j "$jobA" -o %T -t PD,R 2>/dev/null)" ] || fail "job $jobA still holds nodes after --replace"
+scontrol show job -o "$jobB" | grep -q "ExcNodeList=$victim " || { scontrol show job -o "$jobB"; fail "job $jobB does not exclude $victim"; }
+nodes=$(ddl status slurmrep --output json | python3 -c 'import json,sys; print(" ".join(n["name"] for n in json.load(sys.stdin)["nodes"]))')
+[ "$(wc -w <<<"$nodes")" = 3 ] && ! grep -qw "$victim" <<<"$nodes" || fail "nodes after --replace $victim: $nodes"
+ddl hostfile --cluster slurmrep | grep -qw "$victim" && fail "the hostfile still names $victim"
+ddl run --cluster slurmrep -np 3 -- ddl-allreduce-test --size 1M -n 2 >rep-run.out 2>&1 || { cat rep-run.out; fail "ddl run after --replace"; }
+grep -q "all results exact" rep-run.out || { cat rep-run.out; fail "allreduce after --replace"; }
+ddl destroy -y slurmrep >/dev/null 2>&1 || fail "destroy slurmrep"
+ok "deploy --replace $victim on slurm: asks first; job $jobA cancelled, job $jobB excludes $victim; nodes ($nodes), hostfile and an exact run follow"
+
 # 8. autostop on Slurm: the idle clock runs inside the job (the batch script's `ddl-idle loop`, every 3 s
 # here, the load limit lifted: these nodes share this machine's load) and records into the state folder; a
 # running `ddl run` step keeps the cluster busy; once idle past autostop.idle_minutes (planted: idle_since

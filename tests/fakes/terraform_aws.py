@@ -10,7 +10,7 @@ Follows:
   - The resource documentation for the attributes modelled here: aws_key_pair public_key: new resource
     (replace); aws_instance instance_type: updated in place (the instance is stopped and started), ami:
     replace; the ids of aws_key_pair and aws_placement_group are their names; aws_ec2_instance_state (its id
-    the instance's): state "running" / "stopped" updated in place (StartInstances / StopInstances, then the
+    the instance's; a new instance_id forces a new one): state "running" / "stopped" updated in place (StartInstances / StopInstances, then the
     provider waits for the state; its errors "starting EC2 Instance (ID)" / "stopping EC2 Instance (ID)"),
     created without a call when the instance is already in the state, deleted without a call; its Read
     (Terraform's refresh before every plan, and before apply acts) takes the instance's state from EC2, so a
@@ -52,15 +52,11 @@ INSTANCE = "aws_instance"
 CREATE_SERVER_ERROR = "creating EC2 Instance"
 DELETE_SERVER_ERROR = "deleting EC2 Instance"
 # FAKE_TF_FAIL_APPLY: the instance the apply fails at, with the API's refusal.
-APPLY_FAILURE = ("aws_instance.worker[0]", CREATE_SERVER_ERROR,
-                 "operation error EC2: RunInstances, https response error StatusCode: 400, RequestID: "
-                 "0f5c7f4e-1b1a-4c1e-9d7e-000000000000, api error VcpuLimitExceeded: You have requested more "
-                 "vCPU capacity than your current vCPU limit of 8 allows for the instance bucket that the "
-                 "specified instance type belongs to.")
+APPLY_FAILURE = ("aws_instance.worker[0]", CREATE_SERVER_ERROR, "operation error EC2: RunInstances, https response error StatusCode: 400, RequestID: 0f5c7f4e-1b1a-4c1e-9d7e-000000000000, api error "
+                 "VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 8 allows for the instance bucket that the specified instance type belongs to.")
 # FAKE_TF_FAIL_DESTROY: the resource a destroy fails at (address prefix), with the API's refusal.
-DESTROY_FAILURE = ("aws_security_group.", "deleting Security Group (sg-0123456789abcdef0)",
-                   "operation error EC2: DeleteSecurityGroup, https response error StatusCode: 400, api error "
-                   "DependencyViolation: resource sg-0123456789abcdef0 has a dependent object")
+DESTROY_FAILURE = ("aws_security_group.", "deleting Security Group (sg-0123456789abcdef0)", "operation error EC2: DeleteSecurityGroup, "
+                   "https response error StatusCode: 400, api error DependencyViolation: resource sg-0123456789abcdef0 has a dependent object")
 AWS_ACCOUNT = "123456789012"
 DEFAULT_VPC, DEFAULT_SUBNET = "vpc-0default000000000", "subnet-0default00000000"
 
@@ -200,6 +196,11 @@ def desired(v):
     res.append("aws_ec2_instance_state.master")
     res += ["aws_ec2_instance_state.worker[%d]" % i for i in range(int(v["worker_count"]))]
     return res
+
+
+def replaced_with(addr, v):
+    """-replace of an instance replaces its aws_ec2_instance_state (instance_id forces a new resource)."""
+    return [addr.replace("aws_instance.", "aws_ec2_instance_state.", 1)] if addr.startswith("aws_instance.") else []
 
 
 def attributes(addr, v):
@@ -470,8 +471,7 @@ def refresh(st):
 
 
 def update(addr, ident, values, before, st):
-    """An instance whose type or ddl-expires tag changed in place; an instance state changed (aws_ec2_instance_state): the instance
-    stopped or started, and its node powered off or booted (without a simulated region, the node alone)."""
+    """An instance whose type or ddl-expires tag changed in place; an instance state changed (aws_ec2_instance_state): the instance stopped or started, and its node powered off or booted (without a simulated region, the node alone)."""
     api = aws_region()
     if addr.startswith("aws_ec2_instance_state."):
         state = instance_state(values)

@@ -111,6 +111,12 @@ def values_node_credential(values):
     return bool(values.get("node_credential", False))
 
 
+def replaced_with(addr, v):
+    """What a forced replacement of `addr` (-replace) replaces too: the node credential, whose access rules
+    name every server's id (credential.tf: every argument forces a new credential)."""
+    return [CREDENTIAL] if addr.startswith(INSTANCE + ".") and values_node_credential(v) else []
+
+
 def attributes(addr, v):
     """{attribute: (value, forces_replacement)} of the resources whose changes ddl's users see."""
     if addr == "openstack_compute_keypair_v2.cluster":

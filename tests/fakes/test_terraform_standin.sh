@@ -27,6 +27,7 @@ expect() { # WANT_RC PATTERN ARGS...: the stand-in exits WANT_RC and prints PATT
 expect 1 'Terraform has no command named "frobnicate"' frobnicate
 expect 1 'flag provided but not defined: -foo' plan -foo
 expect 1 'flag provided but not defined: -target' apply -target=x
+expect 1 'flag needs an argument: -replace' plan -replace
 expect 0 'Terraform has been successfully initialized' init -input=false
 echo '{"nonsense": 1}' >terraform.tfvars.json
 expect 1 'Value for undeclared variable' plan -input=false -no-color

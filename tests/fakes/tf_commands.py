@@ -4,8 +4,11 @@ differs by provider comes from the provider's module (tests/fakes/terraform_<nam
 Follows the Terraform CLI documentation (https://developer.hashicorp.com/terraform/cli/commands):
   - "Command: init": -input, -backend-config, -reconfigure, -upgrade; installs the providers and writes
     .terraform.lock.hcl; the backend's settings are kept in the data directory.
-  - "Command: plan": -out saves the plan, -detailed-exitcode, -lock, -refresh; each planned change is a
-    "planned_change" message and the totals a "change_summary" in the -json stream.
+  - "Command: plan": -out saves the plan, -detailed-exitcode, -lock, -refresh, -replace=ADDRESS (a
+    resource instance in the state destroyed and created again although its configuration is unchanged;
+    repeatable; an address that matches no instance replaces nothing); each planned change is a
+    "planned_change" message (a forced replacement's "reason" is "requested", "Machine-readable UI",
+    planned_change) and the totals a "change_summary" in the -json stream.
   - "Command: apply": a saved plan that no longer matches the state is "Saved plan is stale"; the plan
     file is consumed.
   - "Command: destroy": -auto-approve (without it and without input, destroy is cancelled).
@@ -38,14 +41,15 @@ def fake_nodes(*args):
     return r.stdout
 
 
-def nodes_up(P, values):
+def nodes_up(P, values, replace=None):
     names = ["master"] + ["worker%d" % (i + 1) for i in range(int(values["worker_count"]))]
     d = nodes_dir(values, P.registry_path())
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "pubkey.pub"), "w") as f:
         f.write(values["public_key"].strip() + "\n")
     out = fake_nodes("up", "--id", values["cluster_name"], "--state-dir", d,
-                     "--names", ",".join(names), "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion")
+                     "--names", ",".join(names), "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion",
+                     *(["--replace", replace] if replace else []))
     return json.loads(out)["nodes"]
 
 
@@ -187,7 +191,8 @@ def cmd_init(provider, args):
 
 
 def cmd_plan(provider, args):
-    flags, _ = parse_flags(args, {"input", "json", "no-color", "refresh", "detailed-exitcode", "lock"}, {"out", "lock-timeout"})
+    flags, _ = parse_flags(args, {"input", "json", "no-color", "refresh", "detailed-exitcode", "lock"},
+                           {"out", "lock-timeout", "replace"})
     json_mode = flags.get("json", False)
     P, values = configured(provider, json_mode)
     P.preconditions(json_mode, values)
@@ -198,13 +203,19 @@ def cmd_plan(provider, args):
     want = P.desired(values)
     add = [a for a in want if a not in have]
     remove = [a for a in have if a not in want and not a.startswith("data.")]
-    update = [a for a in want if a in have and change_action(P, have[a], a, values) == "update"]
-    replace = [a for a in want if a in have and change_action(P, have[a], a, values) == "replace"]
+    forced = [a for a in flags.get("replace", []) if a in want and a in have]
+    # What references a replaced resource's id in an argument that forces a new resource is replaced too.
+    follows = [d for a in forced for d in P.replaced_with(a, values) if d in want and d in have and d not in forced]
+    update = [a for a in want if a in have and a not in forced + follows
+              and change_action(P, have[a], a, values) == "update"]
+    replace = [a for a in want if a in have
+               and (a in forced + follows or change_action(P, have[a], a, values) == "replace")]
     for a in remove:
         ui("planned_change", "%s: Plan to delete" % a, change={"resource": resource_parts(a), "action": "delete"})
     for a in replace:
         ui("planned_change", "%s: Plan to replace" % a,
-           change={"resource": resource_parts(a), "action": "replace", "reason": "cannot_update"})
+           change={"resource": resource_parts(a), "action": "replace",
+                   "reason": "requested" if a in forced else "cannot_update"})
     for a in update:
         ui("planned_change", "%s: Plan to update" % a, change={"resource": resource_parts(a), "action": "update"})
     for a in add:
@@ -258,15 +269,9 @@ def cmd_apply(provider, args):
             if addr in last:
                 apply_resource(P, addr, "delete", st, values)
                 continue
-            if addr.startswith(P.INSTANCE):
-                # A new server for this one: the node is removed and created again (new host key).
-                name = tf_cli.node_of(addr)
-                if st.get("fake_nodes"):
-                    d = st["fake_nodes"].get("dir") or os.path.abspath(".fake-nodes")
-                    fake_nodes("up", "--id", values["cluster_name"], "--state-dir", d,
-                               "--names", ",".join(n["name"] for n in st["fake_nodes"]["nodes"] if n["name"] != name),
-                               "--pubkey-file", os.path.join(d, "pubkey.pub"), "--bastion")
-                    st["fake_nodes"]["nodes"] = nodes_up(P, values)
+            if addr.startswith(P.INSTANCE) and st.get("fake_nodes"):
+                # A new server for this one: its node alone is made anew (new host key, empty folders).
+                st["fake_nodes"]["nodes"] = nodes_up(P, values, replace=tf_cli.node_of(addr))
             apply_resource(P, addr, "delete", st, values)
             apply_resource(P, addr, "create", st, values)
         for addr in plan.get("update", []):

@@ -20,7 +20,7 @@ public:
     // ddl-state tag, age from the newest launchTime); destroy_found terminates them, waits until they are
     // terminated and deletes the cluster's tagged network, key pair and placement group (AwsFound.cpp).
     TargetCapabilities capabilities() override {
-        return {.leaked_clusters = this, .self_ending = this, .power = this};
+        return {.leaked_clusters = this, .node_replacement = this, .self_ending = this, .power = this};
     }
     bool needs_spec() const override { return true; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
@@ -51,6 +51,7 @@ protected:
     // terraform.tfvars.json (AwsInputs).
     RenderedFiles module_inputs(const Spec& spec, const RenderInputs& inputs) const override;
     // The credentials of the spec's profile, else of the environment (AwsCredentials).
+    const char* instance_resource_type() const override { return "aws_instance"; }
     Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const override;
     // The credentials, then the region and account (AwsPreflight) unless --skip-preflight.
     Status preflight_target(const Context& ctx, const TerraformTool& tool) override;

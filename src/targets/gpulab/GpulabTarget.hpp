@@ -19,10 +19,14 @@
 
 namespace ddl {
 
-class GpulabTarget : public TargetDriver, public Lease, public LeakedClusters, public SelfEnding {
+class GpulabTarget : public TargetDriver,
+                     public Lease,
+                     public LeakedClusters,
+                     public NodeReplacement,
+                     public SelfEnding {
 public:
     TargetCapabilities capabilities() override {
-        return {.lease = this, .leaked_clusters = this, .self_ending = this};
+        return {.lease = this, .leaked_clusters = this, .node_replacement = this, .self_ending = this};
     }
 
     using ApiFactory = std::function<Result<std::unique_ptr<GpulabApi>>(const Context&)>;
@@ -46,6 +50,9 @@ public:
     static constexpr int k_jobs_per_user = 10;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
+    // `ddl deploy --replace NODE` (GpulabReplace.cpp): after approval the node's job is cancelled and waited
+    // for, its pinned host key forgotten and its id dropped, so that provision submits a new job for it.
+    Status remove_for_replace(Context& ctx, const std::string& node) override;
     // The earliest end of the cluster's jobs: each job's state.eventTimes.RUNNING plus its
     // scheduling.maxDuration (GPULab "will always stop your job after this time": imec's job2 model,
     // JobRequestScheduling.max_duration), recorded by provision as target_data.lease_end.

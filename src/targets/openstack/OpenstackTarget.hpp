@@ -35,6 +35,7 @@ protected:
     // (OpenstackPreflight) unless --skip-preflight.
     Status preflight_target(const Context& ctx, const TerraformTool& tool) override;
     // The cloud's entry of clouds.yaml, as OS_CLOUD and OS_CLIENT_CONFIG_FILE (CloudConfig).
+    const char* instance_resource_type() const override { return "openstack_compute_instance_v2"; }
     Result<std::map<std::string, std::string>> terraform_env(const Spec& spec) const override;
     // autostop.node_credential (OpenstackNodeCredential.cpp): the module's application credential, the
     // cloud's auth_url, region and interface and the server ids as the master's cloud.env, clouds.yaml's
@@ -46,7 +47,7 @@ public:
     // `ddl gc --spec FILE` (OpenstackFound.cpp): clusters from the servers' ddl metadata, removed through
     // the Compute and Networking APIs without Terraform's state.
     TargetCapabilities capabilities() override {
-        return {.leaked_clusters = this, .self_ending = this, .power = this};
+        return {.leaked_clusters = this, .node_replacement = this, .self_ending = this, .power = this};
     }
     // With autostop.node_credential, once the idle clock stopped or deleted the servers: the master's
     // ddl_autostop metadata (OpenstackNodeCredential.cpp).

@@ -210,9 +210,12 @@ Result<std::string> SlurmTarget::submit(Context& ctx) {
     if (!path_exists(script))
         return Error{"the batch script " + script + " is missing; run the render phase"};
     Command c{.argv = {"sbatch", "--parsable", "--comment=" + job_comment(ctx.state.cluster),
-                       "--chdir=" + ctx.cluster_dir(), "--export=ALL,DDL_RUNTIME_DIR=" + runtime_dir, script},
+                       "--chdir=" + ctx.cluster_dir(), "--export=ALL,DDL_RUNTIME_DIR=" + runtime_dir},
               .cwd = ctx.cluster_dir(),
               .timeout = std::chrono::seconds(60)};
+    if (const auto excluded = excluded_nodes(ctx); !excluded.empty())
+        c.argv.push_back("--exclude=" + join(excluded, ","));
+    c.argv.push_back(script);
     auto r = ctx.proc.run(c);
     if (!r) return r.error();
     if (!r->success()) {

@@ -19,10 +19,14 @@ namespace ddl {
 // (paths, commands), which belong to the previous key until the next "Key=".
 std::map<std::string, std::string> parse_scontrol_record(const std::string& line);
 
-class SlurmTarget : public TargetDriver, public JobSteps, public LeakedClusters, public SelfEnding {
+class SlurmTarget : public TargetDriver,
+                    public JobSteps,
+                    public LeakedClusters,
+                    public NodeReplacement,
+                    public SelfEnding {
 public:
     TargetCapabilities capabilities() override {
-        return {.job_steps = this, .leaked_clusters = this, .self_ending = this};
+        return {.job_steps = this, .leaked_clusters = this, .node_replacement = this, .self_ending = this};
     }
 
     // Slurm names the nodes when it allocates them: the plan has one line, the allocation.
@@ -57,6 +61,12 @@ public:
     bool needs_spec() const override { return false; }
     Result<std::vector<FoundCluster>> find_clusters(const Spec* spec, ProcessRunner& proc) const override;
     Status destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) override;
+
+    // `ddl deploy --replace NODE` (SlurmReplace.cpp): after approval the job is cancelled and NODE joins the
+    // nodes every later submission excludes (`sbatch --exclude`); provision submits the new allocation.
+    Status remove_for_replace(Context& ctx, const std::string& node) override;
+    // The nodes this cluster's submissions exclude (target_data "exclude").
+    static std::vector<std::string> excluded_nodes(const Context& ctx);
 
     // With autostop the batch script runs the idle clock, which scancels the job once idle
     // (SlurmScript.cpp); afterwards: the clock's line in the job's output file, once the job has ended.

@@ -31,9 +31,10 @@ std::string last_lines(const ProcessResult& r) {
     return join(lines, " / ");
 }
 
-// One call of the CLI; an Error with what it said, and `slices auth login` where its login is the cause.
+} // namespace
+
 Result<ProcessResult> slices_call(ProcessRunner& proc, const std::vector<std::string>& argv,
-                                  std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
+                                  std::chrono::milliseconds timeout) {
     auto r = proc.run({.argv = argv, .timeout = timeout});
     if (!r) return r.error();
     if (r->success()) return r;
@@ -46,6 +47,8 @@ Result<ProcessResult> slices_call(ProcessRunner& proc, const std::vector<std::st
         what += "\n      log in again with `slices auth login` (the token lasts about an hour), then retry";
     return Error{what};
 }
+
+namespace {
 
 // Whether `word` stands on its own in `text` (not inside a longer name).
 bool has_word(const std::string& text, const std::string& word) {
@@ -105,12 +108,35 @@ Status ensure_experiment(Context& ctx, const std::string& cli, const std::string
     return {};
 }
 
+} // namespace
+
 Result<std::vector<SlicesResource>> slices_list(ProcessRunner& proc, const std::string& cli,
                                                 const std::string& site, const std::string& experiment) {
     auto r = slices_call(proc, slices_bi_list_argv(cli, site, experiment));
     if (!r) return r.error();
     return parse_slices_resources(r->out);
 }
+
+Status slices_remove(Context& ctx, const std::string& cli, const std::string& site,
+                     const std::string& experiment, const std::vector<std::string>& names) {
+    if (auto r = slices_call(ctx.proc, slices_bi_destroy_argv(cli, site, experiment, names),
+                             std::chrono::minutes(15));
+        !r)
+        return Error{"could not remove the SLICES resources " + join(names, ", ") + ": " + r.error().message};
+    // The CLI may stop a removal without saying so in its exit status: look again.
+    auto after = slices_list(ctx.proc, cli, site, experiment);
+    if (!after) return after.error();
+    std::vector<std::string> left;
+    for (const auto& r : *after)
+        if (std::find(names.begin(), names.end(), r.name) != names.end()) left.push_back(r.name);
+    if (!left.empty())
+        return Error{"SLICES still lists " + join(left, ", ") + " in experiment " + experiment +
+                     " after `slices bi destroy`; run `ddl destroy " + ctx.state.cluster + "` again"};
+    ctx.progress.note("    SLICES: removed " + join(names, ", ") + " from experiment " + experiment);
+    return {};
+}
+
+namespace {
 
 // The cluster's resources by ddl node name.
 std::map<std::string, SlicesResource> by_node(const std::string& cluster,
@@ -129,11 +155,6 @@ Status request_nodes(Context& ctx, const std::string& cli, const std::string& ex
     int workers_there = 0;
     for (const auto& [node, r] : have)
         if (node != "master") ++workers_there;
-    if (workers_there != 0 && workers_there != workers)
-        return Error{"experiment " + experiment + " has " + std::to_string(workers_there) +
-                     " of this cluster's " + std::to_string(workers) +
-                     " workers; ddl does not resize a SLICES cluster: `ddl destroy " + ctx.spec.name +
-                     "`, then deploy again"};
     std::vector<SlicesCreate> asks;
     SlicesCreate base{.site = v.site,
                       .experiment = experiment,
@@ -152,6 +173,25 @@ Status request_nodes(Context& ctx, const std::string& cli, const std::string& ex
         c.flavor = flavor_of(ctx.spec, ctx.spec.workers);
         c.count = workers;
         asks.push_back(c);
+    } else if (workers_there != workers) {
+        // Workers removed by `ddl deploy --replace` are made again alone, under their recorded names.
+        const auto recorded = ctx.state.target_data.value("resources", std::vector<std::string>{});
+        for (int i = 1; i <= workers || i <= workers_there; ++i) {
+            const std::string node = "worker" + std::to_string(i);
+            if (have.count(node) && i <= workers) continue;
+            auto name = std::find_if(recorded.begin(), recorded.end(), [&](const std::string& r) {
+                return slices_node_of(ctx.spec.name, r) == node;
+            });
+            if (name == recorded.end() || i > workers)
+                return Error{"experiment " + experiment + " has " + std::to_string(workers_there) +
+                             " of this cluster's " + std::to_string(workers) +
+                             " workers; ddl does not resize a SLICES cluster: `ddl destroy " + ctx.spec.name +
+                             "`, then deploy again"};
+            auto c = base;
+            c.name = *name;
+            c.flavor = flavor_of(ctx.spec, ctx.spec.workers);
+            asks.push_back(c);
+        }
     }
     for (const auto& c : asks) {
         ctx.progress.note("    SLICES: asking " + v.site + " for " + std::to_string(c.count) + " x " +
@@ -363,21 +403,7 @@ Status slices_destroy(Context& ctx) {
         ctx.progress.note("    SLICES: experiment " + experiment + " holds none of this cluster's resources");
         return {};
     }
-    if (auto r = slices_call(ctx.proc, slices_bi_destroy_argv(cli, site, experiment, names),
-                             std::chrono::minutes(15));
-        !r)
-        return Error{"could not remove the SLICES resources " + join(names, ", ") + ": " + r.error().message};
-    // The CLI may stop a removal without saying so in its exit status: look again.
-    auto after = slices_list(ctx.proc, cli, site, experiment);
-    if (!after) return after.error();
-    std::vector<std::string> left;
-    for (const auto& r : *after)
-        if (slices_node_of(ctx.state.cluster, r.name)) left.push_back(r.name);
-    if (!left.empty())
-        return Error{"SLICES still lists " + join(left, ", ") + " in experiment " + experiment +
-                     " after `slices bi destroy`; run `ddl destroy " + ctx.state.cluster + "` again"};
-    ctx.progress.note("    SLICES: removed " + join(names, ", ") + " from experiment " + experiment);
-    return {};
+    return slices_remove(ctx, cli, site, experiment, names);
 }
 
 Status slices_renew(Context& ctx, std::chrono::hours hours) {

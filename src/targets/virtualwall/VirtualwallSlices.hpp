@@ -10,6 +10,7 @@
 // extends each; the lease is the earliest expiry.
 #include "provision/Context.hpp"
 #include "provision/TargetCapabilities.hpp"
+#include "targets/virtualwall/SlicesCli.hpp"
 
 #include <chrono>
 #include <optional>
@@ -21,6 +22,22 @@ Status slices_provision(Context& ctx);
 Status slices_destroy(Context& ctx);
 Status slices_renew(Context& ctx, std::chrono::hours hours);
 std::optional<std::chrono::system_clock::time_point> slices_lease_end(const nlohmann::json& target_data);
+
+// `ddl deploy --replace NODE` (VirtualwallSlicesReplace.cpp): after approval, the node's resource is
+// destroyed (and checked gone) and its pinned host key forgotten; provision makes it again alone under its
+// recorded name. The other resources are left as they are.
+Status slices_remove_for_replace(Context& ctx, const std::string& node);
+
+// One call of the CLI (timeout 5 minutes by default); an Error with what it said, and `slices auth login`
+// where its login is the cause.
+Result<ProcessResult> slices_call(ProcessRunner& proc, const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout = std::chrono::minutes(5));
+// `slices bi list --format json` of the experiment at the site.
+Result<std::vector<SlicesResource>> slices_list(ProcessRunner& proc, const std::string& cli,
+                                                const std::string& site, const std::string& experiment);
+// `slices bi destroy` of `names`, then a list to be sure none of them is left.
+Status slices_remove(Context& ctx, const std::string& cli, const std::string& site,
+                     const std::string& experiment, const std::vector<std::string>& names);
 
 // `ddl gc --spec FILE`: ddl's resources in the spec's experiment, by cluster.
 Result<std::vector<FoundCluster>> slices_find_clusters(const Spec& spec, ProcessRunner& proc);

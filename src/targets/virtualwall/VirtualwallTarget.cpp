@@ -245,6 +245,18 @@ Status VirtualwallTarget::preflight(const Context& ctx) {
     return {};
 }
 
+bool VirtualwallTarget::replaces_one_node(const Spec& spec) const {
+    return spec.target_section<VirtualwallSpec>().client == "slices";
+}
+
+Status VirtualwallTarget::remove_for_replace(Context& ctx, const std::string& node) {
+    const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
+    if (vw.client == "slices") return slices_remove_for_replace(ctx, node);
+    return Error{"target virtualwall with client " + vw.client +
+                 " cannot replace one node: the slice is one request for every node; `ddl destroy " +
+                 ctx.state.cluster + "`, then deploy again (client: slices replaces one resource)"};
+}
+
 Status VirtualwallTarget::provision(Context& ctx) {
     const auto& vw = ctx.spec.target_section<VirtualwallSpec>();
     if (vw.client == "slices") return slices_provision(ctx);

@@ -15,11 +15,24 @@
 
 namespace ddl {
 
-class VirtualwallTarget : public TargetDriver, public Lease, public ConfigureHints, public LeakedClusters {
+class VirtualwallTarget : public TargetDriver,
+                          public Lease,
+                          public ConfigureHints,
+                          public LeakedClusters,
+                          public NodeReplacement {
 public:
     TargetCapabilities capabilities() override {
-        return {.lease = this, .leaked_clusters = this, .configure_hints = this, .takes_manifest = true};
+        return {.lease = this,
+                .leaked_clusters = this,
+                .node_replacement = this,
+                .configure_hints = this,
+                .takes_manifest = true};
     }
+    // `ddl deploy --replace NODE`: with client: slices, the node's resource destroyed and made again alone
+    // (VirtualwallSlicesReplace.cpp); a GENI or jFed slice is one request for every node, so those clients
+    // refuse it, naming destroy and deploy.
+    Status remove_for_replace(Context& ctx, const std::string& node) override;
+    bool replaces_one_node(const Spec& spec) const override;
 
     // `ddl gc --spec FILE` (client: slices): ddl's resources in the spec's SLICES experiment.
     bool needs_spec() const override { return true; }

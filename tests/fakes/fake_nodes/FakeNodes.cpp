@@ -6,7 +6,7 @@
 // GPULab; each names the document it follows) hand out.
 // It builds them with the real local target, so everything after provisioning runs for real:
 //   ddl-fake-nodes up   --id ID --state-dir DIR --names master,worker1 --pubkey-file PUB [--bastion]
-//                       [--no-sshd NAME,...] [--start NAME,...]
+//                       [--no-sshd NAME,...] [--start NAME,...] [--replace NAME]
 //   ddl-fake-nodes down --id ID --state-dir DIR
 //   ddl-fake-nodes stop --id ID --state-dir DIR --names worker1,...
 // `up` prints {"nodes":[{"name","public_address","private_address","port","user","netns","node_dir"}]};
@@ -17,7 +17,8 @@
 // `stop` powers the named nodes off as a stopped instance is: every process in the node ends and its links
 // go down (it answers nothing), while its namespace, addresses, host key and files stay, and it is marked
 // powered off (node_dir/powered-off). `up` keeps marked nodes off; `up --start NAME,...` boots those (links
-// up, sshd started with the same host key), files as they were.
+// up, sshd started with the same host key), files as they were. `up --replace NAME` makes that one node
+// anew (a new host key, empty folders: a new machine at its address) and keeps the others as they are.
 #include "core/Log.hpp"
 #include "targets/local/LocalTarget.hpp"
 #include "util/Files.hpp"
@@ -89,6 +90,9 @@ int main(int argc, char** argv) {
                    "nodes whose sshd is stopped once made (the caller runs its own)");
     std::string start_csv;
     up->add_option("--start", start_csv, "powered-off nodes to boot again (the others stay off)");
+    std::string replace;
+    up->add_option("--replace", replace,
+                   "a node (by its --names position) made anew, with a new host key and empty folders");
     CLI11_PARSE(app, argc, argv);
 
     ddl::Spec spec;
@@ -145,6 +149,14 @@ int main(int argc, char** argv) {
     for (const auto& n : ddl::split(start_csv, ','))
         if (!ddl::trim(n).empty())
             (void)std::remove((ddl::LocalTarget::node_dir(ctx, ddl::trim(n)) + "/powered-off").c_str());
+    if (!replace.empty()) {
+        // The local node at that position: the local target names its nodes master, worker1, ...
+        const auto at = std::find(names.begin(), names.end(), replace);
+        if (at == names.end() || static_cast<std::size_t>(at - names.begin()) >= state.nodes.size())
+            return fail("--replace " + replace + ": no such node among --names");
+        const std::string local = state.nodes[static_cast<std::size_t>(at - names.begin())].name;
+        if (auto s = target.remove_for_replace(ctx, local); !s) return fail(s.error().message);
+    }
     if (auto s = target.provision(ctx); !s) return fail(s.error().message);
     if (auto s = store.save(state); !s) return fail(s.error().message);
     for (const auto& n : state.nodes)

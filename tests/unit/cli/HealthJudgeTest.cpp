@@ -262,3 +262,42 @@ TEST_CASE("an interrupted job is not restarted") {
     r.message = "interrupted by Interrupt; stopped all ranks";
     CHECK_FALSE(decide_restart({3, "any"}, r, three_nodes(), {}, 0).restart);
 }
+
+TEST_CASE("on-node-fault: replace where the target can make a machine, else cordon; each when asked") {
+    // The default follows the target.
+    auto d = decide_restart({1, "any"}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 3, true);
+    CHECK(d.restart);
+    CHECK(d.replace == std::vector<std::string>{"worker2"});
+    CHECK(d.cordon.empty());
+    CHECK(d.why == "replacing worker2 (failing the health checks)");
+    CHECK(node_fault_action({1, "any"}, true) == "replace");
+    CHECK(node_fault_action({1, "any"}, false) == "cordon");
+    d = decide_restart({1, "any"}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 2, false);
+    CHECK(d.replace.empty());
+    CHECK(d.cordon == std::vector<std::string>{"worker2"});
+    // Asked for cordon on a target that could replace: cordoned.
+    d = decide_restart({1, "any", "cordon"}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 2, true);
+    CHECK(d.replace.empty());
+    CHECK(d.cordon == std::vector<std::string>{"worker2"});
+    // Nothing failing: nothing to replace.
+    d = decide_restart({1, "any", "replace"}, rank_failed_on("worker2"), three_nodes(), {}, 3, true);
+    CHECK(d.restart);
+    CHECK(d.replace.empty());
+}
+
+TEST_CASE("on-node-fault shrink goes on with fewer ranks while --min-nodes are left") {
+    auto d =
+        decide_restart({1, "any", "shrink", 2}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 3);
+    CHECK(d.restart);
+    CHECK(d.cordon == std::vector<std::string>{"worker2"});
+    CHECK(d.np == 2);
+    CHECK(d.why == "cordoning worker2 (failing the health checks), going on with 2 node(s), 2 rank(s) "
+                   "instead of 3");
+    // Every slot (np 0) stays every slot of what is left.
+    d = decide_restart({1, "any", "shrink", 2}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 0);
+    CHECK(d.np == 0);
+    // Fewer than --min-nodes left: not restarted.
+    d = decide_restart({1, "any", "shrink", 3}, rank_failed_on("worker2"), three_nodes(), {"worker2"}, 3);
+    CHECK_FALSE(d.restart);
+    CHECK(d.why == "worker2 fail the health checks and 2 node(s) would be left, fewer than --min-nodes 3");
+}

@@ -331,3 +331,23 @@ TEST_CASE("the plan's updates, deletes and replacements are listed for approval;
     REQUIRE(r.plan().ok());
     CHECK(r.changes_to_existing().empty());
 }
+
+TEST_CASE("a plan with instances to replace passes Terraform's -replace=ADDRESS for each") {
+    ScriptedProcess p;
+    p.unmatched_ok = true;
+    p.when_sub(
+        "plan",
+        {ok(R"({"type":"planned_change","change":{"resource":{"addr":"aws_instance.worker[1]"},"action":"replace","reason":"requested"}})"
+            "\n"
+            R"({"type":"change_summary","changes":{"add":1,"change":0,"remove":1,"operation":"plan"}})")});
+    TerraformRunner r(p, fake_tool(), {"/state/c/terraform", {}});
+    auto plan = r.plan(TerraformRunner::PlanFile::write, {"aws_instance.worker[1]"});
+    REQUIRE(plan.ok());
+    CHECK(plan->add == 1);
+    CHECK(plan->remove == 1);
+    REQUIRE(p.commands.size() == 1);
+    CHECK(p.commands[0].argv == std::vector<std::string>{"/usr/bin/terraform", "plan", "-input=false",
+                                                         "-out=tfplan", "-replace=aws_instance.worker[1]",
+                                                         "-json"});
+    CHECK(r.changes_to_existing() == std::vector<std::string>{"replace aws_instance.worker[1]"});
+}

@@ -8,6 +8,7 @@
 #include "util/Files.hpp"
 #include "util/Strings.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <deque>
@@ -301,4 +302,51 @@ TEST_CASE(
     FoundCluster bad = (*found)[0];
     bad.record["job_id"] = "1; rm -rf /";
     CHECK_FALSE(t.destroy_found(bad, p, progress).ok());
+}
+
+TEST_CASE("deploy --replace on slurm cancels the job after approval and submits one excluding the node") {
+    Rig rig;
+    rig.state.target_data["job_id"] = "42";
+    for (const char* name : {"n1", "n2"}) {
+        NodeState n;
+        n.name = name;
+        rig.state.nodes.push_back(n);
+    }
+    {
+        // Without approval nothing is cancelled.
+        auto ctx = rig.ctx();
+        auto s = rig.target.remove_for_replace(ctx, "n2");
+        REQUIRE_FALSE(s.ok());
+        CHECK(s.error().message.find("run again with -y") != std::string::npos);
+        CHECK(ctx.approval_needs_yes);
+        CHECK(rig.proc.count("scancel") == 0);
+        CHECK_FALSE(rig.state.target_data.contains("exclude"));
+    }
+    rig.proc.when("scancel 42", {{0, "", ""}});
+    rig.proc.when("scontrol show job -o 42", {{1, "", "slurm_load_jobs error: Invalid job id specified\n"}});
+    DeployOptions yes;
+    yes.yes = true;
+    auto ctx = rig.ctx(yes);
+    REQUIRE(rig.target.remove_for_replace(ctx, "n2").ok());
+    CHECK(rig.proc.count("scancel 42") == 1);
+    CHECK_FALSE(rig.state.target_data.contains("job_id"));
+    CHECK(SlurmTarget::excluded_nodes(ctx) == std::vector<std::string>{"n2"});
+    CHECK_FALSE(rig.target.remove_for_replace(ctx, "n9").ok());
+    // The next provision submits a new allocation without n2.
+    rig.proc.forget_rules();
+    rig.proc.when("squeue", {{0, "", ""}});
+    rig.proc.when("sbatch", {{0, "43\n", ""}});
+    std::string running = job_line("RUNNING");
+    running.replace(running.find("JobId=42"), 8, "JobId=43");
+    rig.proc.when("scontrol show job -o 43", {{0, running, ""}});
+    rig.nodes_known();
+    auto provisioned = rig.target.provision(ctx);
+    INFO((provisioned.ok() ? std::string() : provisioned.error().message));
+    REQUIRE(provisioned.ok());
+    const auto* sbatch = &rig.proc.commands.back();
+    for (const auto& c : rig.proc.commands)
+        if (!c.argv.empty() && c.argv.front() == "sbatch") sbatch = &c;
+    CHECK(std::find(sbatch->argv.begin(), sbatch->argv.end(), "--exclude=n2") != sbatch->argv.end());
+    CHECK(sbatch->argv.back() == rig.store.cluster_dir("hpc") + "/rendered/slurm/job.sbatch");
+    CHECK(rig.state.target_data["job_id"] == "43");
 }
