@@ -12,7 +12,7 @@ pkgs=(
   openmpi-bin mpich
   python3-torch python3-torchvision python3-sklearn python3-pil python3-numpy
   podman runc netavark debootstrap apt-cacher-ng tar
-  rsync python3-yaml
+  rsync python3-yaml python3-pip
   iptables
   prometheus
 )

@@ -136,7 +136,9 @@ complete_words() { (cd "$K" && bash -c 'source ./ddl.bash; COMP_WORDS=("$@"); CO
 [ "$(complete_words ddl dep)" = deploy ] || fail "completion of 'ddl dep': $(complete_words ddl dep)"
 [ "$(complete_words ddl deploy --force)" = --force-configure ] || fail "completion of 'ddl deploy --force'"
 [ "$(complete_words ddl deploy os.y)" = os.yaml ] || fail "completion of a spec file"
-"$DDL" completion zsh | head -2 | grep -q "bashcompinit" || fail "ddl completion zsh"
+# Whole output to a file first: `ddl … | head` under pipefail fails whenever ddl writes after head has gone.
+"$DDL" completion zsh >"$K/ddl.zsh" || fail "ddl completion zsh"
+head -2 "$K/ddl.zsh" | grep -q "bashcompinit" || { head -5 "$K/ddl.zsh"; fail "ddl completion zsh: no bashcompinit at its top"; }
 # ... and the clusters of the state folder named on the line, and the values of options with choices.
 mkdir -p "$K/cst/alpha" "$K/cst/beta" && echo '{}' >"$K/cst/alpha/state.json" && echo '{}' >"$K/cst/beta/state.json"
 [ "$(complete_words ddl --state-dir cst status al)" = alpha ] || fail "completion of a cluster name: $(complete_words ddl --state-dir cst status al)"

@@ -30,7 +30,7 @@ setup:
   - cat requirements.txt > /dev/null
   - |
     echo "\$DDL_NODE" >> $WORK/setup.count
-    test ! -e fail-setup
+    test ! -e fail-setup || /usr/bin/python3 -m pip install --no-index -r requirements.txt
   - |
     test ! -e leak-setup || echo "token=\$TOKEN"
     test ! -e leak-setup
@@ -71,20 +71,22 @@ rc=0
 touch code/fail-setup
 ddl sync daily >f.log 2>&1 || rc=$?
 [ $rc = 2 ] || { cat f.log; fail "a failing setup exited $rc, not 2"; }
-expect_in f.log "setup\[1\] line 2 (test ! -e fail-setup) failed on nodes master, worker1 (exit 1); their logs /var/lib/ddl/setup/daily-<node>.log end (the same on each):" "the failure of both nodes not said once, naming them and the line"
+expect_in f.log "setup\[1\] line 2 (test ! -e fail-setup || /usr/bin/python3 -m pip install --no-index -r requirements.txt) failed on nodes master, worker1 (exit 1); their logs /var/lib/ddl/setup/daily-<node>.log end (the same on each):" "the failure of both nodes not said once, naming them and the line"
+# Debian's Python refuses pip outside a virtual environment (PEP 668): what a user's setup meets first.
+expect_in f.log "externally-managed-environment" "the log's end does not show pip's PEP 668 refusal"
 [ "$(grep -c "failed on node" f.log)" = 1 ] || { cat f.log; fail "the same failure of two nodes said more than once"; }
 # A failed setup is the cluster's state (issue 52): status and list say so, run refuses with the fix.
 ddl status daily --no-check >fs.log 2>&1 || true
-expect_in fs.log "^setup failed: .*setup\[1\] line 2 (test ! -e fail-setup) failed on node" "status does not show the failed setup"
+expect_in fs.log "^setup failed: .*setup\[1\] line 2 (test ! -e fail-setup || /usr/bin/python3 -m pip install --no-index -r requirements.txt) failed on node" "status does not show the failed setup"
 ddl list >fl.log 2>&1 || true
 expect_in fl.log "setup failed" "list does not show the failed setup"
 rc=0
 ddl run -- true >fr.log 2>&1 || rc=$?
-expect_rc "$rc" 2 fr.log "the setup failed: .*setup\[1\] line 2 (test ! -e fail-setup) failed on node" "run on a cluster whose setup failed"
+expect_rc "$rc" 2 fr.log "the setup failed: .*setup\[1\] line 2 (test ! -e fail-setup || /usr/bin/python3 -m pip install --no-index -r requirements.txt) failed on node" "run on a cluster whose setup failed"
 # deploy: the nodes exist and one step failed, so 1 (the README's table), not 2 ("nothing was changed").
 rc=0
 ddl deploy daily.yaml >fd.log 2>&1 || rc=$?
-expect_rc "$rc" 1 fd.log "setup\[1\] line 2 (test ! -e fail-setup) failed on nodes master, worker1" "deploy of a cluster whose setup fails"
+expect_rc "$rc" 1 fd.log "setup\[1\] line 2 (test ! -e fail-setup || /usr/bin/python3 -m pip install --no-index -r requirements.txt) failed on nodes master, worker1" "deploy of a cluster whose setup fails"
 rc=0
 env -u DAILY_TOKEN "$DDL" --state-dir "$STATE" sync daily >u.log 2>&1 || rc=$?
 [ $rc = 2 ] && [ "$(wc -l <u.log)" = 1 ] && grep -q 'env.TOKEN is read from \$DAILY_TOKEN, which is not set here' u.log ||

@@ -28,7 +28,8 @@ assert sizes == [65536, 131072, 262144, 524288, 1048576], sizes
 for r in j["results"]:
     assert r["busbw"] > 0 and abs(r["busbw"] - r["algbw"] * 1.5) < 1e-3 and r["limit_busbw"] == 0.125, r
 PY
-ddl bench allreduce --cluster rt --sizes 1MiB:1MiB --iters 1 --format csv | head -1 | grep -q '^size_bytes,time_us,algbw_gbs,busbw_gbs' || fail "bench csv"
+ddl bench allreduce --cluster rt --sizes 1MiB:1MiB --iters 1 --format csv >bench.csv || fail "bench csv"
+head -1 bench.csv | grep -q '^size_bytes,time_us,algbw_gbs,busbw_gbs' || { cat bench.csv; fail "bench csv header"; }
 ok "ddl bench allreduce: json and csv with the link limit"
 ddl bench train --cluster rt --model-profile custom:100000,2000,300 --batch 8,16 --nodes 1,2,4 --steps 2 --warmup 1 \
   --bandwidths 100mbit,1gbit --out bt >bt.out 2>&1 || { cat bt.out; fail "bench train"; }
