@@ -92,8 +92,7 @@ std::optional<int> replace_node(const Invocation& inv, Context& ctx, TargetDrive
         const std::string& m = s.error().message;
         const bool bad_input =
             ctx.approval_needs_yes || starts_with(m, "target ") || starts_with(m, "no node");
-        return inv.fail(starts_with(m, "target ssh") ? m + " (`ddl deploy " + a.file + "`)" : m,
-                        bad_input ? exit_code::k_bad_input : exit_code::k_failure);
+        return inv.fail(m, bad_input ? exit_code::k_bad_input : exit_code::k_failure);
     }
     return std::nullopt;
 }

@@ -8,12 +8,12 @@
 #include "core/Diagnostics.hpp"
 #include "provision/Pipeline.hpp"
 #include "targets/Registry.hpp"
+#include "util/Format.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <set>
 
 namespace ddl::cli {
@@ -143,12 +143,6 @@ std::vector<std::string> failing_nodes(const Context& ctx, const std::vector<Fin
     return {bad.begin(), bad.end()};
 }
 
-std::string fixed1(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-}
-
 bool target_replaces_nodes(const Context& ctx) {
     auto driver = make_target_driver(ctx.spec.target);
     return driver && (*driver)->node_replacement() != nullptr &&
@@ -227,7 +221,7 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
             return inv.fail(result->message + after + "; not restarted: " + d.why, exit_code::k_failure);
         inv.say(result->message + "; restarting (" + std::to_string(attempt + 1) + " of " +
                 std::to_string(p.max_restarts) + "): " + d.why);
-        std::string timing = "health checks " + fixed1(checks_s) + " s";
+        std::string timing = "health checks " + strprintf("%.1f", checks_s) + " s";
         if (!d.cordon.empty()) {
             if (auto s = cordon_with_lock(inv, ctx, d.cordon); !s)
                 return inv.fail(result->message + "; cannot cordon: " + s.error().message,
@@ -239,7 +233,8 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
                 return inv.fail(result->message + "; cannot replace " + join(d.replace, ", ") + ": " +
                                     s.error().message,
                                 exit_code::k_failure);
-            timing += ", replacing " + join(d.replace, ", ") + " " + fixed1(seconds_since(t_replace)) + " s";
+            timing += ", replacing " + join(d.replace, ", ") + " " +
+                      strprintf("%.1f", seconds_since(t_replace)) + " s";
         }
         if (d.np >= 0) np = d.np;
         inv.say("healing before restart " + std::to_string(attempt + 1) + ": " + timing);

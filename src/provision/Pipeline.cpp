@@ -199,11 +199,10 @@ Status remove_node_for_replace(Context& ctx, TargetDriver& driver, const std::st
     if (!ctx.state.node(node)) return Error{"no node \"" + node + "\" in cluster " + ctx.state.cluster};
     auto* replacement = driver.node_replacement();
     if (!replacement)
-        return Error{ctx.spec.target == "ssh"
-                         ? "target ssh cannot replace a node: ddl does not make the hosts of an ssh cluster; "
-                           "repair or swap the host, put its address in the spec's hosts, then deploy again"
-                         : "target " + ctx.spec.target +
-                               " cannot replace one node: destroy and deploy the cluster"};
+        return Error{
+            "target " + ctx.spec.target +
+            " cannot replace a node: ddl does not make its machines; repair or swap the machine, name "
+            "it in the spec, then deploy again"};
     if (auto s = replacement->remove_for_replace(ctx, node); !s) return s;
     for (auto& n : ctx.state.nodes) {
         if (n.name != node) continue;

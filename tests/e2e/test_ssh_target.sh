@@ -28,7 +28,7 @@ ddl plan hosts.yaml >plan.txt || { cat plan.txt; fail "plan on the ssh target"; 
 expect_in plan.txt "^Nodes: 0 to create, 0 to update, 0 to replace, 0 to delete (2 unchanged).$" "plan of the deployed hosts"
 ok "plan of the deployed hosts: nothing to change"
 rc=0; ddl deploy -y hosts.yaml --replace beta >rp.log 2>&1 || rc=$?
-expect_rc "$rc" 2 rp.log "target ssh cannot replace a node: ddl does not make the hosts of an ssh cluster" "deploy --replace on the ssh target"
+expect_rc "$rc" 2 rp.log "target ssh cannot replace a node: ddl does not make its machines; repair or swap the machine" "deploy --replace on the ssh target"
 ok "deploy --replace on the ssh target is refused, naming why and what to do"
 ddl destroy -y sshhosts >d.log 2>&1 || { cat d.log; fail "destroy"; }
 [ ! -e "$STATE/sshhosts" ] || fail "state of sshhosts left"
