@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 namespace ddl::cli {
@@ -91,21 +92,49 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
     sub.add_option("--warmup", tb.warmup, "Untimed steps")
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
+    sub.add_option("--progress-every", tb.progress_every_s,
+                   "A run that lasts longer says its step this often, in seconds (0: never)")
+        ->check(CLI::Range(0, 86400))
+        ->capture_default_str();
     sub.add_option("--out", tb.out_dir, "Folder for train.csv, train.json, train.png")
         ->check(k_non_empty)
         ->capture_default_str();
     add_table_format(sub, tb.format);
 }
 
+// Rank 0's "step K/T" lines of the run WHAT, shown at most every EVERY_S seconds with the time left in
+// this run (a run of a large model on slow links takes minutes; its step says it has not stalled).
+std::function<void(const std::string&)> progress_printer(int every_s, const std::string& what) {
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    return [every_s, what, started, said = started](const std::string& line) mutable {
+        const auto now = Clock::now();
+        if (now - said < std::chrono::seconds(every_s)) return;
+        int k = 0, total = 0;
+        if (std::sscanf(line.c_str(), "step %d/%d", &k, &total) != 2 || k <= 0 || total < k) return;
+        said = now;
+        const double elapsed = std::chrono::duration<double>(now - started).count();
+        const auto left_s = static_cast<long long>(elapsed * (total - k) / k);
+        std::cerr << strprintf("    %s: step %d/%d, about %lldm%02llds left in this run\n", what.c_str(), k,
+                               total, left_s / 60, left_s % 60);
+    };
+}
+
 // One run through the launcher (ddl-train-bench, or the PyTorch benchmark with COMM and COMPRESSION);
-// rank 0's JSON line.
+// rank 0's JSON line. WHAT names the run in progress lines.
 Result<nlohmann::json> run_once(Context& ctx, const TrainBenchArgs& b, int nodes, int batch,
-                                const std::string& comm, const std::string& compression, bool data) {
+                                const std::string& comm, const std::string& compression, bool data,
+                                const std::string& what) {
     RunArgs a = b.run;
     a.max_nodes = nodes;
-    const std::vector<std::string> common{
-        "--batch",  std::to_string(batch),    "--steps", std::to_string(b.steps),
-        "--warmup", std::to_string(b.warmup), "--json"};
+    std::vector<std::string> common{"--batch",  std::to_string(batch),    "--steps", std::to_string(b.steps),
+                                    "--warmup", std::to_string(b.warmup), "--json"};
+    if (b.progress_every_s > 0) {
+        // By a variable, which the tools of a cluster deployed by an older ddl ignore (an option they
+        // refuse).
+        a.env.emplace_back("DDL_PROGRESS=1");
+        a.on_progress = progress_printer(b.progress_every_s, what);
+    }
     if (b.framework == "pytorch") {
         a.command = {b.python,
                      "-m",
@@ -265,7 +294,7 @@ Status run_sweep(Context& ctx, const TrainBenchArgs& b, const Sweep& sw, std::ve
                             std::to_string(n) + " node(s), batch " + std::to_string(batch) +
                             (s.comm.empty() ? "" : ", " + s.comm + ", " + s.compression) +
                             (s.data ? ", " + b.data_format : "");
-                        auto j = run_once(ctx, b, n, batch, s.comm, s.compression, s.data);
+                        auto j = run_once(ctx, b, n, batch, s.comm, s.compression, s.data, what);
                         if (!j) {
                             if (sw.reshape) restore_links(ctx);
                             return Error{what + ": " + j.error().message};

@@ -164,8 +164,11 @@ Result<std::vector<std::string>> run_tool_lines(Context& ctx, const RunArgs& a) 
     if (!prepared) return prepared.error();
     std::vector<std::string> lines, errors;
     prepared->opts.output = [&](const std::string& line, runtime::OutputStream stream) {
+        static const std::string progress = "[0] ddl-progress ";
         if (stream == runtime::OutputStream::out && starts_with(line, "[0] "))
             lines.push_back(line.substr(4));
+        else if (stream == runtime::OutputStream::err && a.on_progress && starts_with(line, progress))
+            a.on_progress(line.substr(progress.size()));
         else if (stream == runtime::OutputStream::err)
             errors.push_back(line);
     };

@@ -5,6 +5,7 @@
 #include "provision/SshRankTransport.hpp"
 #include "runtime/Launcher.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ struct RunArgs {
     // tools (bench, smoke test, doctor) start in the login folder.
     bool as_job = false;
     std::vector<std::string> command;
+    // The bundled tools' rank 0 progress lines ("ddl-progress ..." on stderr, run_tool_lines): the rest of
+    // the line; unset: they are kept with the error lines.
+    std::function<void(const std::string&)> on_progress;
 };
 
 // The -x arguments as variables: NAME=VALUE, or NAME with this shell's value (empty when unset); the

@@ -27,6 +27,7 @@ struct TrainBenchArgs {
     std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
     int steps = 10;
     int warmup = 2;
+    int progress_every_s = 10; // a run that lasts longer says its step this often; 0: never
     // pytorch: "", files or shards (the bench dataset, generated once if absent), or the name of one of
     // the spec's datasets (staged by `ddl data stage`): also train from it, beside synthetic input.
     std::string data;

@@ -37,7 +37,7 @@ pki() {
   openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile san.ext -out server.pem 2>/dev/null
   # The user URN and e-mail in subjectAltName, as iLab.t's login certificates carry them (bob's of the
   # legacy wall2 authority).
-  for u in alice mallory bob; do
+  for u in alice mallory bob carol dave; do
     local auth=ilabt.imec.be; [ $u = bob ] && auth=wall2.ilabt.iminds.be
     openssl req -newkey rsa:2048 -nodes -subj "/CN=$u" -keyout $u.key -out $u.csr 2>/dev/null
     printf 'subjectAltName=URI:urn:publicid:IDN+%s+user+%s,email:%s@example.org\n' $auth $u $u >$u.ext
@@ -287,7 +287,9 @@ GPULAB_CERT="$WORK/alice.pem" ddl destroy -y ${P}gldie >/dev/null 2>&1 || fail "
 grep -q '^Cancelled ' "$events" && { cat "$events"; fail "the failed job was taken for a live one"; }
 ok "an image whose ENTRYPOINT cannot run: the job FAILED, deploy shows GPULab's log; destroy leaves nothing"
 
-start_server queue never-start
+# Carol and Dave: alice's fellow members of the project. GET jobs' pages hold 4 jobs here, so every listing
+# below (10 and 20 jobs) is read page by page.
+start_server queue never-start --users alice,carol,dave --max-page-size 4
 write_spec ${P}glq one-job
 rc=0; GPULAB_CERT="$WORK/alice.pem" timeout 150 "$DDL" --state-dir "$STATE" deploy ${P}glq.yaml >q.log 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat q.log; fail "queued jobs should time out"; }
@@ -311,6 +313,20 @@ rc=0; GPULAB_CERT="$WORK/alice.pem" ddl deploy ${P}glfair.yaml >fd.log 2>&1 || r
 [ "$rc" != 0 ] && grep -q "fair use allows 10" fd.log || { cat fd.log; fail "deploy over the fair-use limit"; }
 [ "$(grep -c '^Queued ' "$events")" = "$queued" ] || fail "a job was submitted over the fair-use limit"
 ok "fair use: with 10 jobs queued, plan and deploy refuse an 11th before submitting, naming the limit"
+# And 20 per project, every member's together: with alice's 10, one of dave's and 9 of carol's queued,
+# carol's next job is within her own 10 but past the project's 20 (listed by project URN, page by page).
+api --cert "$WORK/dave.pem" -H 'Content-Type: application/json' --data @rendered-e2e/gpulab/master.json \
+  "https://127.0.0.1:$port/api/gpulab/v4.0/jobs" >/dev/null || fail "queueing dave's job"
+for i in $(seq 9); do
+  api --cert "$WORK/carol.pem" -H 'Content-Type: application/json' --data @rendered-e2e/gpulab/master.json \
+    "https://127.0.0.1:$port/api/gpulab/v4.0/jobs" >/dev/null || fail "queueing carol's job $i"
+done
+queued=$(grep -c '^Queued ' "$events")
+rc=0; GPULAB_CERT="$WORK/carol.pem" ddl plan ${P}glfair.yaml >fq.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || { cat fq.log; fail "plan over the project's fair-use limit"; }
+expect_in fq.log "fair use allows 20 simultaneous jobs per project .*project ddltest has 20 queued or running (its members' together) and this cluster needs 1" "project fair-use message"
+[ "$(grep -c '^Queued ' "$events")" = "$queued" ] || fail "a job was submitted over the project's limit"
+ok "fair use per project: 20 of the members' jobs queued, plan refuses carol's next one (the lists read page by page)"
 
 # GPULab's SSH proxy: the job's node is behind a jump host (made with it, admitting alice's login key) and
 # the state names it (sshProxyHost/Port/Username); ddl goes through it with the login PEM, pinning both keys.

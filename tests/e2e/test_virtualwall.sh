@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Target virtualwall over the GENI APIs, no jFed and no Java: the AM API v3 aggregate and the Federation
-# API v2 member/slice authorities are the stand-in tests/fakes/geni_aggregate.py (HTTPS with client
+# Target virtualwall over the GENI APIs, no jFed and no Java: the AM API v3 aggregate and the member/slice
+# authorities (ProtoGENI's, as the Virtual Wall serves them, and the Federation API v2's for the legacy user)
+# are the stand-in tests/fakes/geni_aggregate.py (HTTPS with client
 # certificates of a test CA), whose slivers are real local nodes made by ddl-fake-nodes. A user of the
 # current authority (ilabt.imec.be): deploy (SA create, Allocate, Provision, geni_start, Status, Describe)
 # -> the testbed's NAT script on every node -> hostfile -> allreduce -> status shows the slice's expiry ->
@@ -79,7 +80,9 @@ pids+=($!)
 host_ip=$(hostname -I | awk '{print $1}')
 wait_for 30 "the NAT script's web server on $host_ip:$nat_port" curl -fs -o /dev/null "http://$host_ip:$nat_port/enable-nat.sh"
 
-vwspec() { # NAME PEM WORKERS
+vwspec() { # NAME PEM WORKERS; AUTHORITIES=fed: the Federation API's paths, else ProtoGENI's (the Virtual Wall's)
+  local sa=$base/protogeni/xmlrpc/geni-sa/2 ma=$base/protogeni/xmlrpc/geni-ma
+  [ "${AUTHORITIES:-}" != fed ] || { sa=$base/sa/2; ma=$base/ma/2; }
   cat >"$1.yaml" <<YAML
 apiVersion: ddl/v1
 name: $1
@@ -97,8 +100,8 @@ virtualwall:
   link_capacity: 1gbit
   login_pem: $WORK/$2.pem
   am_url: $base/am/3.0
-  sa_url: $base/sa/2
-  ma_url: $base/ma/2
+  sa_url: $sa
+  ma_url: $ma
   ca_file: $WORK/ca/ca.pem
   expiry_hours: 3
   nat_script_url: http://$host_ip:$nat_port/enable-nat.sh
@@ -159,9 +162,10 @@ grep -q "^SA update $slice" geni.log && grep -qx "AM Renew $slice" geni.log || {
 grep -Eq "lease ends .* \(in 4h 5[0-9]m\)$" r.log || { cat r.log; fail "renew did not report the new end"; }
 grep -Eq "^lease ends .* \(in 4h 5[0-9]m\)$" <<<"$(ddl status vwe2e)" || fail "status after renew"
 rc=0; ddl renew vwe2e --hours 336 >r2.log 2>&1 || rc=$?
-[ "$rc" != 0 ] && [ "$(grep -c . r2.log)" = 1 ] && grep -q "slice authority update at .* refused: ARGUMENT_ERROR .*: ask for fewer hours$" r2.log \
+# ProtoGENI's slice authority answers GENIRESPONSE_ERROR (2) with its text, read with ProtoGENI's table.
+[ "$rc" != 0 ] && [ "$(grep -c . r2.log)" = 1 ] && grep -q "slice authority update at .*/protogeni/xmlrpc/geni-sa/2 refused: ERROR (Error (other)): expiration is greater then the maximum number of minutes 20160; .*: ask for fewer hours$" r2.log \
   || { cat r2.log; fail "renew past the slice authority's limit: not one clear line"; }
-ok "renew: SA slice expiry, then AM Renew; a renew too far refused in one line ($(cat r2.log | cut -c1-120)...)"
+ok "renew: SA slice expiry, then AM Renew; a renew too far refused in one line, ProtoGENI's code read as ProtoGENI's ($(cat r2.log | cut -c1-120)...)"
 ddl destroy -y vwe2e >x.log 2>&1 || { cat x.log; fail "destroy"; }
 grep -qx "AM Delete $slice" geni.log || { cat geni.log; fail "no Delete"; }
 [ -z "$(ls -A "$GENI_STATE/nodes")" ] || fail "nodes left after destroy"
@@ -170,7 +174,9 @@ ok "destroy deleted the slivers; nothing left"
 
 # The legacy authority: a wall2 login file works the same; a slice whose slivers are already gone is
 # destroyed without error.
-vwspec vwold bob 0
+# (The real wall2 authorities are ProtoGENI's; this user's spec names the Federation API's paths of the
+# stand-in only so that that path stays covered too.)
+AUTHORITIES=fed vwspec vwold bob 0
 ddl deploy vwold.yaml >o.log 2>&1 || { cat o.log; fail "deploy with a wall2.ilabt.iminds.be login"; }
 old="urn:publicid:IDN+wall2.ilabt.iminds.be:ddltest+slice+vwold"
 grep -qx "AM Describe $old" geni.log || { cat geni.log; fail "the wall2 slice URN"; }

@@ -23,7 +23,9 @@ Follows:
 - "GENI Certificates", https://groups.geni.net/geni/wiki/GeniApiCertificates: the caller's URN
   urn:publicid:IDN+AUTHORITY+user+NAME is in the certificate's subjectAltName.
 
-Paths: /ma/2 (member authority), /sa/2 (slice authority), /am/3.0 (aggregate). The TLS server requires a
+Paths: /ma/2 (member authority), /sa/2 (slice authority), /am/3.0 (aggregate); and the Virtual Wall's
+ProtoGENI authorities, /protogeni/xmlrpc/geni-ma and /protogeni/xmlrpc/geni-sa/2, whose answers carry
+ProtoGENI's codes and texts and the wrapper's protogeni_error_url/_log (geni_authorities.py). The TLS server requires a
 client certificate signed by the test CA (--ca) and takes the caller's identity from its URN.
 
 Where the stand-in simplifies, it says so: credentials are SFA-shaped XML (<signed-credential><credential>
@@ -200,6 +202,9 @@ def caller_urn(cert):
     return None
 
 
+PG_MA, PG_SA = "/protogeni/xmlrpc/geni-ma", "/protogeni/xmlrpc/geni-sa/2"
+
+
 def make_handler(world):
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -225,9 +230,12 @@ def make_handler(world):
             caller = caller_urn(self.connection.getpeercert())
             path = self.path
             url = f"https://{self.headers.get('Host', '')}{path}"
-            fed = path in ("/sa/2", "/ma/2")
+            # The Federation API's authorities (/ma/2, /sa/2) and ProtoGENI's as the Virtual Wall serves them.
+            role = {"/ma/2": "ma", "/sa/2": "sa", PG_MA: "ma", PG_SA: "sa"}.get(path, "am")
+            pg = path in (PG_MA, PG_SA)
+            fed = role != "am"
             try:
-                if path not in ("/sa/2", "/ma/2", "/am/3.0"):
+                if path not in ("/sa/2", "/ma/2", "/am/3.0", PG_MA, PG_SA):
                     self.reply("not found", 404)
                     return
                 if not caller:
@@ -241,9 +249,9 @@ def make_handler(world):
                     self.reply("Service Unavailable", 503)
                     return
                 authority = USER_URN.fullmatch(caller).group(1)
-                if path == "/ma/2":
+                if role == "ma":
                     value = ma_call(world, caller, method, list(params))
-                elif path == "/sa/2":
+                elif role == "sa":
                     value = sa_call(world, caller, authority, method, list(params))
                 else:
                     value = am_call(world, caller, url, method, list(params))
@@ -251,13 +259,20 @@ def make_handler(world):
                 result = ({"code": NONE, "value": value, "output": ""} if fed else
                           {"code": {"geni_code": SUCCESS, "am_type": "protogeni", "am_code": 0},
                            "value": value, "output": ""})
+                if pg:  # GeniResponse: the value 0 where there is none
+                    result = dict(result, value=0 if value is None else value)
             except Refused as r:
-                world.log(f"{'FED' if fed else 'AM'} {method} refused {r.code}")
-                result = ({"code": r.code, "value": None, "output": r.output} if fed else
+                world.log(f"{'PG' if pg else 'FED' if fed else 'AM'} {method} refused {r.pg[0] if pg else r.code}")
+                result = ({"code": r.pg[0], "value": 0, "output": r.pg[1]} if pg else
+                          {"code": r.code, "value": None, "output": r.output} if fed else
                           {"code": {"geni_code": r.code, "am_type": "protogeni"}, "value": "", "output": r.output})
             except (TypeError, ValueError) as e:  # wrong argument count or type: an XML-RPC fault
                 self.reply(xmlrpc.client.dumps(xmlrpc.client.Fault(2, f"{method}: {e}"), methodresponse=True))
                 return
+            if pg:  # protogeni-wrapper.pl adds the call's log to every answer
+                log_id = secrets.token_hex(8)
+                result["protogeni_error_log"] = f"urn:publicid:IDN+{self.headers.get('Host', '')}+log+{log_id}"
+                result["protogeni_error_url"] = f"https://{self.headers.get('Host', '')}/spewlogfile.php3?logfile={log_id}"
             self.reply(xmlrpc.client.dumps((result,), methodresponse=True, allow_none=True))
 
     return Handler

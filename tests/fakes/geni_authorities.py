@@ -2,6 +2,9 @@
 they issue and the aggregate checks, and the state both keep (slices, slivers).
 
 Follows:
+  ProtoGENI's authorities as the Virtual Wall runs them (emulab-devel: protogeni/lib/GeniStdSA.pm.in, GeniSA.pm.in,
+    GeniMA.pm.in; protogeni/xmlrpc/GeniResponse.pm, protogeni-wrapper.pl.in): the same calls, answered with
+    ProtoGENI's GENIRESPONSE codes and texts (Refused.pg) and the wrapper's protogeni_error_url/_log keys.
   "Federation Service API's", API Version 2 (the Common Federation API v2, GENI-NSF/CommonFederationAPI,
     CommonFederationAPIv2.adoc): "API Error Handling" (return {code, value, output}; codes NONE 0,
     AUTHENTICATION_ERROR 1, AUTHORIZATION_ERROR 2, ARGUMENT_ERROR 3, DUPLICATE_ERROR 5), "Slice Service
@@ -30,6 +33,12 @@ import geni_nodes
 # Common Federation API v2 error codes ("API Error Handling").
 NONE, AUTHENTICATION_ERROR, AUTHORIZATION_ERROR, ARGUMENT_ERROR, DUPLICATE_ERROR = 0, 1, 2, 3, 5
 NOT_IMPLEMENTED_ERROR = 100
+# ProtoGENI's own codes (emulab-devel, protogeni/xmlrpc/GeniResponse.pm, GENIRESPONSE_*), with which its
+# Federation-API-style authorities (GeniStdSA, GeniMA) answer untranslated; and the code each Federation API
+# refusal here has there, where the call below gives no ProtoGENI answer of its own.
+PG_BADARGS, PG_ERROR, PG_FORBIDDEN, PG_SEARCHFAILED, PG_NOT_IMPLEMENTED = 1, 2, 3, 12, 100
+PG_OF_FED = {AUTHENTICATION_ERROR: PG_FORBIDDEN, AUTHORIZATION_ERROR: PG_FORBIDDEN, ARGUMENT_ERROR: PG_BADARGS,
+             DUPLICATE_ERROR: PG_ERROR, NOT_IMPLEMENTED_ERROR: PG_NOT_IMPLEMENTED}
 
 SLICE_NAME = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9]{0,18}")
 USER_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-:_]+)\+user\+([A-Za-z0-9._\-]+)")
@@ -38,6 +47,8 @@ PROJECT_URN = re.compile(r"urn:publicid:IDN\+([A-Za-z0-9.\-_]+)\+project\+([A-Za
 ALLOCATE_LEASE = dt.timedelta(minutes=10)
 SLICE_DEFAULT = dt.timedelta(hours=2)
 SLICE_MAX = dt.timedelta(days=14)
+# GeniSA's RenewSlice/RegisterInternal text for a lifetime past the authority's maximum (sic).
+TOO_LONG = f"expiration is greater then the maximum number of minutes {int(SLICE_MAX.total_seconds() // 60)}"
 KEY = secrets.token_bytes(32)
 
 
@@ -63,9 +74,12 @@ def parse_time(text):
 
 
 class Refused(Exception):
-    def __init__(self, code, output):
+    """A refused call: its code and output, and (pg) the (code, output) a ProtoGENI authority answers."""
+
+    def __init__(self, code, output, pg=None):
         super().__init__(output)
         self.code, self.output = code, output
+        self.pg = pg or (PG_OF_FED.get(code, PG_ERROR), output)
 
 
 # --- credentials -----------------------------------------------------------------------------------------
@@ -189,16 +203,20 @@ def sa_call(world, caller, authority, method, params):
         if not m or m.group(1) != authority:
             raise Refused(ARGUMENT_ERROR, f"{project_urn!r} is not a project of authority {authority}")
         if m.group(2) not in world.projects:
-            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of project {m.group(2)}")
+            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of project {m.group(2)}",
+                          pg=(PG_FORBIDDEN, f"No privilege for project {m.group(2)}"))
         urn = f"urn:publicid:IDN+{authority}:{m.group(2)}+slice+{name}"
         if world.live_slice(urn):
-            raise Refused(DUPLICATE_ERROR, f"slice {urn} already exists")
+            raise Refused(DUPLICATE_ERROR, f"slice {urn} already exists",
+                          pg=(PG_ERROR, f"{urn} already a registered slice"))  # GeniSA::RegisterInternal
         expiration = now() + SLICE_DEFAULT
         if "SLICE_EXPIRATION" in fields:
             expiration = parse_time(fields["SLICE_EXPIRATION"])
             if expiration <= now() or expiration > now() + SLICE_MAX:
                 raise Refused(ARGUMENT_ERROR, f"SLICE_EXPIRATION {fields['SLICE_EXPIRATION']} is outside "
-                                              f"now .. now + {SLICE_MAX.days} days")
+                                              f"now .. now + {SLICE_MAX.days} days",
+                              pg=(PG_ERROR, "such a short life for a slice? More time please."
+                                  if expiration <= now() else TOO_LONG))
         world.slices[urn] = {"name": name, "project_urn": project_urn, "owner": caller,
                              "expiration": expiration, "created": now()}
         world.log(f"SA create {urn}")
@@ -229,7 +247,7 @@ def sa_call(world, caller, authority, method, params):
         # privilege"; omni's renew_slice passes the slice credential).
         s = world.live_slice(urn)
         if not s or s["owner"] != caller:
-            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn}")
+            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn}", pg=(PG_SEARCHFAILED, f"No such slice here: {urn}"))
         _, why = verified(credentials, caller, urn)
         if why:
             raise Refused(AUTHORIZATION_ERROR, f"Insufficient privilege: update of {urn} needs its slice credential ({why})")
@@ -239,9 +257,11 @@ def sa_call(world, caller, authority, method, params):
         if "SLICE_EXPIRATION" in fields:
             t = parse_time(fields["SLICE_EXPIRATION"])
             if t < s["expiration"]:
-                raise Refused(ARGUMENT_ERROR, "a slice's expiration may only be extended, never reduced")
+                raise Refused(ARGUMENT_ERROR, "a slice's expiration may only be extended, never reduced",
+                              pg=(PG_ERROR, "Cannot shorten slice lifetime"))
             if t > s["created"] + SLICE_MAX:
-                raise Refused(ARGUMENT_ERROR, f"at most {SLICE_MAX.days} days after the slice's creation")
+                raise Refused(ARGUMENT_ERROR, f"at most {SLICE_MAX.days} days after the slice's creation",
+                              pg=(PG_ERROR, TOO_LONG))
             s["expiration"] = t
             world.log(f"SA update {urn} {rfc3339(t)}")
         return None
@@ -250,9 +270,10 @@ def sa_call(world, caller, authority, method, params):
         need_user_cred(credentials, caller)
         s = world.live_slice(urn)
         if not s:
-            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn} (never created, or expired)")
+            raise Refused(ARGUMENT_ERROR, f"unknown slice urn {urn} (never created, or expired)",
+                          pg=(PG_SEARCHFAILED, "No such Slice"))
         if s["owner"] != caller:
-            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of slice {urn}")
+            raise Refused(AUTHORIZATION_ERROR, f"{caller} is not a member of slice {urn}", pg=(PG_FORBIDDEN, "Not your slice!"))
         return [issue(caller, urn, s["expiration"])]
     raise Refused(NOT_IMPLEMENTED_ERROR, f"{method} is not implemented by this slice authority stand-in")
 

@@ -2,7 +2,7 @@
 """Follows, for the API: imecilabt-gpulab-cli 3.11.11 (PyPI; `imecilabt/gpulab/cli/apiclient.py`,
 `__main__.py`), which calls API v4.0 (.../api/gpulab/v4.0/): POST jobs answers the new id as text; GET
 jobs?user_urn=URN&page_size=N answers {"items": [...]} (a user URN picks that user's jobs; page_size at
-most 200); GET jobs/ID; GET jobs/ID/log (the log as text, 204 when there is none yet); PUT
+most 200; `page` from 1 and `project_urn` as imecilabt-gpulab-common's job query takes them); GET jobs/ID; GET jobs/ID/log (the log as text, 204 when there is none yet); PUT
 jobs/ID/state/status with the word CANCELLED and no Content-Type. And "GPULab API" (iLab.t documentation,
 https://doc.ilabt.imec.be/ilabt/gpulab/api.html), sections "Endpoint and authentication" (.../v3.0/, SSL
 client authentication) and "API Details" (curl examples with .../v3.1/ paths), for v3.0 and v3.1: the id
@@ -180,6 +180,19 @@ def public(job):
     return {k: v for k, v in job.items() if not k.startswith("_")}
 
 
+def sanitized(job):
+    """Another member's job as GPULab's model shows it to a project member: owner URNs, name, image and
+    state kept; e-mail, SSH logins and port mappings hidden (what the shared model hides is read from
+    imecilabt-gpulab-common; that the server hides the same is inferred)."""
+    j = public(job)
+    j["owner"] = {k: v for k, v in j["owner"].items() if k != "userEmail"}
+    res = dict(j.get("state", {}).get("resources") or {})
+    for k in [k for k in res if k.startswith("ssh") or k == "portMappings"]:
+        del res[k]
+    j["state"] = dict(j.get("state", {}), resources=res)
+    return j
+
+
 def allowed_methods(parts):
     """The methods a path under the prefix supports (parts: the path split at '/'), or None: no such path."""
     if parts == ["jobs"]:
@@ -279,13 +292,25 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 if not v4:
                     return self.reply(200, [public(j) for j in JOBS.values() if j["_owner"] == user])
-                # v4.0 (`gpulab-cli jobs -u`): user_urn picks one user's jobs; page_size at most 200.
-                want = urllib.parse.unquote(query.get("user_urn", ""))
-                size = min(int(query.get("page_size", "10") or 10), 200)
-                mine = [public(j) for j in JOBS.values() if not want or j["owner"].get("userUrn") == want]
-                if want and want != self.identity()[0]:
-                    mine = []  # another user's jobs are not shown in full
-                return self.reply(200, {"items": mine[-size:]})
+                # v4.0: imecilabt-gpulab-common's job query (Master.find_jobs3(job_filter, page=1,
+                # page_size=10); JobFilter3's user_urn and project_urn), in submission order, page_size at
+                # most --max-page-size (200: `gpulab-cli jobs -c`'s maximum). Others' jobs are shown in part.
+                try:
+                    page = int(query.get("page", "1"))
+                    size = min(int(query.get("page_size", "10")), ARGS.max_page_size)
+                except ValueError:
+                    return self.reply(400, {"detail": "page and page_size must be integers"})
+                if page < 1 or size < 1:
+                    return self.reply(400, {"detail": "page and page_size must be at least 1"})
+                user_urn = urllib.parse.unquote(query.get("user_urn", ""))
+                project_urn = urllib.parse.unquote(query.get("project_urn", ""))
+                me = self.identity()[0]
+                jobs = [j for j in JOBS.values()
+                        if (not user_urn or j["owner"].get("userUrn") == user_urn)
+                        and (not project_urn or j["owner"].get("projectUrn") == project_urn)]
+                items = [public(j) if j["owner"].get("userUrn") == me else sanitized(j)
+                         for j in jobs[(page - 1) * size:page * size]]
+                return self.reply(200, {"items": items})
         with LOCK:
             job = JOBS.get(parts[1])
             if job is None or job["_owner"] != user:
@@ -349,6 +374,8 @@ def main():
     p.add_argument("--port-file", required=True)
     p.add_argument("--users", required=True, help="comma separated CNs allowed to use the API")
     p.add_argument("--project", required=True)
+    p.add_argument("--max-page-size", type=int, default=200,
+                   help="GET jobs' largest page (200 as gpulab-cli says; tests lower it to see paging)")
     p.add_argument("--mode", default="normal", choices=["normal", "never-start"])
     p.add_argument("--image", action="append", default=[], metavar="IMAGE=JSON-LIST",
                    help="an image the registry holds, with its ENTRYPOINT (a JSON list)")

@@ -38,6 +38,9 @@ struct Args {
     int threads = 1;
     bool json = false;
     bool fused_vs_single = false;
+    // DDL_PROGRESS=1 (ddl bench train sets it): rank 0 says "ddl-progress step K/T" on stderr, at most
+    // once a second.
+    bool progress = false;
 };
 
 void usage() {
@@ -180,7 +183,9 @@ StepStats train(Communicator& comm, const ModelProfile& profile, const Args& arg
 
     StepStats sum;
     FusionQueue queue(comm);
-    for (int step = 0; step < args.warmup + args.steps; ++step) {
+    const int steps = args.warmup + args.steps;
+    auto said = Clock::now();
+    for (int step = 0; step < steps; ++step) {
         const auto t_step = Clock::now();
         double compute_s = 0;
         auto t0 = Clock::now();
@@ -203,6 +208,11 @@ StepStats train(Communicator& comm, const ModelProfile& profile, const Args& arg
         if (step >= args.warmup) {
             sum.step_s += seconds_since(t_step);
             sum.compute_s += compute_s;
+        }
+        if (args.progress && comm.rank() == 0 && (step + 1 == steps || seconds_since(said) >= 1.0)) {
+            std::fprintf(stderr, "ddl-progress step %d/%d\n", step + 1, steps);
+            std::fflush(stderr);
+            said = Clock::now();
         }
     }
     return {sum.step_s / args.steps, sum.compute_s / args.steps};
@@ -308,6 +318,8 @@ int main(int argc, char** argv) {
         usage();
         return 2;
     }
+    const char* progress = std::getenv("DDL_PROGRESS");
+    args.progress = progress != nullptr && std::string(progress) == "1";
     auto profile = make_model_profile(args.profile);
     if (!profile) {
         std::fprintf(stderr, "ddl-train-bench: %s\n", profile.error().message.c_str());

@@ -5,6 +5,8 @@
 #include "util/LoginPem.hpp"
 #include "util/Url.hpp"
 
+#include <set>
+
 namespace ddl {
 
 namespace {
@@ -99,28 +101,59 @@ Result<nlohmann::json> GpulabClient::get(const std::string& id) {
 }
 
 Result<nlohmann::json> GpulabClient::list() {
-    std::string query;
     if (m_api.find("/v3.") != std::string::npos) {
         // "GPULab API", "Get all jobs": the page's example names these parameters; the server's defaults
         // for absent ones are not documented, so every one is sent (queued and running jobs of the last
-        // 30 days; finished ones are not ddl's to cancel).
-        query = "?max_hours=720&max_count=500&pending=true&running=true&finished=false";
-    } else {
-        // v4.0 (`gpulab-cli jobs -u`): the user's jobs by the certificate's URN, 200 at most per page.
-        if (m_cert.empty())
-            return Error{
-                "listing jobs needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert)"};
-        auto who = login_pem_identity(m_cert);
-        if (!who) return Error{"listing jobs: " + who.error().message};
-        query = "?user_urn=" + percent_encode(who->urn) + "&page_size=200";
+        // 30 days; finished ones are not ddl's to cancel). The answer is one list.
+        auto r = call("GET", "/jobs?max_hours=720&max_count=500&pending=true&running=true&finished=false");
+        if (!r) return r.error();
+        if (r->status != 200) return Error{gpulab_http_error("listing jobs", r->status, r->body)};
+        auto j = nlohmann::json::parse(r->body, nullptr, false);
+        if (j.is_object() && j.contains("items")) j = j["items"];
+        if (!j.is_array()) return Error{"listing jobs: GPULab's answer is not a list of jobs"};
+        return j;
     }
-    auto r = call("GET", "/jobs" + query);
-    if (!r) return r.error();
-    if (r->status != 200) return Error{gpulab_http_error("listing jobs", r->status, r->body)};
-    auto j = nlohmann::json::parse(r->body, nullptr, false);
-    if (j.is_object() && j.contains("items")) j = j["items"];
-    if (!j.is_array()) return Error{"listing jobs: GPULab's answer is not a list of jobs"};
-    return j;
+    // v4.0 (`gpulab-cli jobs -u`): the user's jobs by the certificate's URN.
+    if (m_cert.empty())
+        return Error{"listing jobs needs your iLab.t client certificate: set GPULAB_CERT (or gpulab.cert)"};
+    auto who = login_pem_identity(m_cert);
+    if (!who) return Error{"listing jobs: " + who.error().message};
+    return pages("user_urn=" + percent_encode(who->urn));
+}
+
+Result<nlohmann::json> GpulabClient::list_project(const std::string& project_urn) {
+    if (m_api.find("/v3.") != std::string::npos) return nlohmann::json::array();
+    return pages("project_urn=" + percent_encode(project_urn));
+}
+
+Result<nlohmann::json> GpulabClient::pages(const std::string& filter) {
+    // 200 a page, the most `gpulab-cli jobs -c` takes; a server may give fewer, so the end is an empty
+    // page (or one of jobs already seen, should it not page at all), not a short one.
+    constexpr int k_page_size = 200, k_max_pages = 50;
+    nlohmann::json all = nlohmann::json::array();
+    std::set<std::string> seen;
+    for (int page = 1; page <= k_max_pages; ++page) {
+        auto r = call("GET", "/jobs?" + filter + "&page_size=" + std::to_string(k_page_size) +
+                                 "&page=" + std::to_string(page));
+        if (!r) return r.error();
+        if (r->status != 200) return Error{gpulab_http_error("listing jobs", r->status, r->body)};
+        auto j = nlohmann::json::parse(r->body, nullptr, false);
+        if (j.is_object() && j.contains("items")) j = j["items"];
+        if (!j.is_array()) return Error{"listing jobs: GPULab's answer is not a list of jobs"};
+        // Jobs without a uuid cannot be told apart from one page to the next: such a page is the last.
+        std::size_t fresh = 0, named = 0;
+        for (auto& job : j) {
+            const bool has_id = job.is_object() && job.contains("uuid") && job["uuid"].is_string();
+            if (has_id) {
+                ++named;
+                if (!seen.insert(job["uuid"].get<std::string>()).second) continue;
+            }
+            all.push_back(std::move(job));
+            ++fresh;
+        }
+        if (fresh == 0 || named == 0) break;
+    }
+    return all;
 }
 
 // "GPULab API" (https://doc.ilabt.imec.be/ilabt/gpulab/api.html), section "API Details", "Cancel job":

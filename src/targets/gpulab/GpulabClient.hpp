@@ -1,7 +1,9 @@
 #pragma once
 // The GPULab REST API as ddl uses it: submit a job, get one, list the user's jobs, cancel one and read its
 // log. API v4.0 as imec's current client calls it (imecilabt-gpulab-cli 3.11, apiclient.py and __main__.py:
-// POST jobs answers the new id as text; GET jobs?user_urn=URN&page_size=N answers {"items": [...]}), and
+// POST jobs answers the new id as text; GET jobs?user_urn=URN&page_size=N answers {"items": [...]}; the
+// page number, `page` from 1, and the `project_urn` filter are imecilabt-gpulab-common's job query,
+// `Master.find_jobs3(job_filter, page, page_size)` and `JobFilter3`), and
 // v3.0 where api_url names it (the older page below: the id in a JSON object, a bare list). Authentication is
 // the user's iLab.t client certificate (PEM with the key); its path is the only thing ddl handles, the key
 // never passes through ddl's memory or logs. GpulabApi is the seam that tests replace. Followed: iLab.t
@@ -29,8 +31,11 @@ public:
     virtual Result<std::string> submit(const nlohmann::json& job) = 0;
     // The job as GPULab describes it (uuid, name, request, state{status, resources{...}, ...}).
     virtual Result<nlohmann::json> get(const std::string& id) = 0;
-    // The user's jobs (GPULab's job objects).
+    // The user's jobs (GPULab's job objects), every page.
     virtual Result<nlohmann::json> list() = 0;
+    // The jobs of the project with this URN, every member's (others' shown in part), every page; API
+    // v3.0 lists only the caller's own jobs: an empty list there.
+    virtual Result<nlohmann::json> list_project(const std::string& project_urn) = 0;
     // Asks GPULab to cancel a job (the job may take a while to leave RUNNING); a job GPULab no longer
     // knows (404) is Gone. Any other refusal is an Error with the HTTP status and GPULab's reason.
     virtual Result<CancelOutcome> cancel(const std::string& id) = 0;
@@ -46,6 +51,7 @@ public:
     Result<std::string> submit(const nlohmann::json& job) override;
     Result<nlohmann::json> get(const std::string& id) override;
     Result<nlohmann::json> list() override;
+    Result<nlohmann::json> list_project(const std::string& project_urn) override;
     Result<CancelOutcome> cancel(const std::string& id) override;
     Result<std::string> log(const std::string& id) override;
 
@@ -57,6 +63,8 @@ private:
     // content_type: of the body; empty: JSON (http_request's default when a body is sent).
     Result<Reply> call(const std::string& method, const std::string& path, const std::string& body = "",
                        const std::string& content_type = "");
+    // v4.0's GET jobs?FILTER, page after page until one is empty or brings no job not seen yet.
+    Result<nlohmann::json> pages(const std::string& filter);
     std::string m_api, m_cert, m_ca;
 };
 

@@ -197,11 +197,19 @@ Status GpulabTarget::fair_use(const Context& ctx) {
                      ctx.spec.services.nfs_mount +
                      "), where the NFS service would mount over it: set "
                      "services: {nfs: {enabled: false}} (the project share is the cluster's shared folder)"};
-    const auto rendered = render_gpulab_jobs(ctx.spec, k_gpulab_key_placeholder);
+    // The jobs as provision submits them: the owner's project URN takes the certificate's authority.
+    GpulabOwner me;
+    if (auto who = login_pem_identity(cert_path(ctx.spec))) me = {who->urn, who->email};
+    const auto rendered = render_gpulab_jobs(ctx.spec, k_gpulab_key_placeholder, me);
     const auto needed = static_cast<int>(rendered.size());
     std::set<std::string> own;
     for (const auto& job : rendered)
         own.insert(job.request.value("name", std::string()));
+    // A string field of a listed job ("" when absent or not a string: others' jobs are shown in part).
+    auto text = [](const nlohmann::json& j, const char* key) {
+        return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                      : std::string();
+    };
     if (needed > k_jobs_per_user)
         return Error{"this cluster needs " + std::to_string(needed) +
                      " GPULab jobs, more than SLICES AI's "
@@ -214,16 +222,42 @@ Status GpulabTarget::fair_use(const Context& ctx) {
     if (!jobs) return Error{"GPULab's fair-use check could not list your jobs: " + jobs.error().message};
     std::vector<std::string> others;
     for (const auto& job : *jobs)
-        if (job.is_object() && active(status_of(job)) && own.count(job.value("name", std::string())) == 0)
-            others.push_back(job.value("name", std::string("?")));
-    if (static_cast<int>(others.size()) + needed <= k_jobs_per_user) return {};
-    return Error{"SLICES AI's fair use allows " + std::to_string(k_jobs_per_user) +
-                 " simultaneous jobs per user (\"Maximum simultaneous jobs\", "
-                 "https://doc.slices-ri.eu/BasicServices/AI/fair-use-policy.html); you have " +
-                 std::to_string(others.size()) + " queued or running and this cluster needs " +
-                 std::to_string(needed) +
-                 ": end some first (`gpulab-cli jobs`, `ddl destroy`), or ask SLICES "
-                 "for a higher limit"};
+        if (job.is_object() && active(status_of(job)) && own.count(text(job, "name")) == 0)
+            others.push_back(text(job, "name"));
+    if (static_cast<int>(others.size()) + needed > k_jobs_per_user)
+        return Error{"SLICES AI's fair use allows " + std::to_string(k_jobs_per_user) +
+                     " simultaneous jobs per user (\"Maximum simultaneous jobs\", "
+                     "https://doc.slices-ri.eu/BasicServices/AI/fair-use-policy.html); you have " +
+                     std::to_string(others.size()) + " queued or running and this cluster needs " +
+                     std::to_string(needed) +
+                     ": end some first (`gpulab-cli jobs`, `ddl destroy`), or ask SLICES "
+                     "for a higher limit"};
+    // The project's: every member's live jobs but this cluster's own (the caller's jobs of its names;
+    // another member may have a cluster of the same name).
+    const std::string project =
+        text(rendered.front().request.value("owner", nlohmann::json::object()), "projectUrn");
+    auto in_project = (*api)->list_project(project);
+    if (!in_project)
+        return Error{"GPULab's fair-use check could not list project " + g.project +
+                     "'s jobs: " + in_project.error().message};
+    int project_jobs = 0;
+    for (const auto& job : *in_project) {
+        if (!job.is_object() || !active(status_of(job))) continue;
+        const auto owner = job.value("owner", nlohmann::json::object());
+        const std::string user = text(owner, "userUrn");
+        if (own.count(text(job, "name")) != 0 && (user.empty() || user == me.user_urn)) continue;
+        const std::string of_project = text(owner, "projectUrn");
+        if (of_project.empty() || of_project == project) ++project_jobs;
+    }
+    if (project_jobs + needed <= k_jobs_per_project) return {};
+    return Error{
+        "SLICES AI's fair use allows " + std::to_string(k_jobs_per_project) +
+        " simultaneous jobs per project (\"Maximum simultaneous jobs\", "
+        "https://doc.slices-ri.eu/BasicServices/AI/fair-use-policy.html); project " +
+        g.project + " has " + std::to_string(project_jobs) +
+        " queued or running (its members' together) and this cluster needs " + std::to_string(needed) +
+        ": wait for some to end, ask for fewer nodes (or layout: one-job), or ask SLICES for a higher "
+        "limit"};
 }
 
 Status GpulabTarget::plan(const PlanRequest& req, DeployPlan& out) {

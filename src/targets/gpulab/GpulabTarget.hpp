@@ -44,10 +44,12 @@ public:
     // `ddl plan`: the node diff, after the fair-use check (below).
     Status plan(const PlanRequest& req, DeployPlan& out) override;
     // SLICES AI's fair use ("Maximum simultaneous jobs": 10 per user, 20 per project): the user's queued and
-    // running jobs that are not this cluster's, plus the jobs the cluster needs, within 10; an Error names
-    // the limit, the counts and the way out.
+    // running jobs that are not this cluster's, plus the jobs the cluster needs, within 10; the project's
+    // (every member's, listed by project URN) within 20. An Error names the limit, the counts and the way
+    // out: a job past either would wait in the queue, and deploy with it.
     Status fair_use(const Context& ctx);
     static constexpr int k_jobs_per_user = 10;
+    static constexpr int k_jobs_per_project = 20;
     Status provision(Context& ctx) override;
     Status destroy(Context& ctx) override;
     // `ddl deploy --replace NODE` (GpulabReplace.cpp): after approval the node's job is cancelled and waited

@@ -92,6 +92,51 @@ const std::map<std::int64_t, CodeInfo>& fed_codes() {
     return codes;
 }
 
+// ProtoGENI's own result codes (emulab-devel, protogeni/xmlrpc/GeniResponse.pm: GENIRESPONSE_*), which its
+// Federation-API-style authorities (GeniStdSA at …/protogeni/xmlrpc/geni-sa/2, GeniMA at …/geni-ma: the
+// Virtual Wall's) answer untranslated: AM API v3's numbers for 0–17 and 24–26, without 18–23, with 27, 28,
+// 100 and 101. What to do depends on the call and on the text (pg_todo).
+const std::map<std::int64_t, CodeInfo>& pg_codes() {
+    static const std::map<std::int64_t, CodeInfo> codes = [] {
+        std::map<std::int64_t, CodeInfo> t = am_codes();
+        for (std::int64_t c = 18; c <= 23; ++c)
+            t.erase(c);
+        t[27] = {"INSUFFICIENT_MEMORY", "Insufficient Memory", "ask for fewer nodes"};
+        t[28] = {"NO_MAPPING", "No Mapping Possible", "ask for fewer nodes or another hardware_type"};
+        t[100] = {"NOT_IMPLEMENTED", "Not Implemented", "check virtualwall.sa_url and ma_url"};
+        t[101] = {"STITCHER_ERROR", "Stitcher Error", "retry later"};
+        return t;
+    }();
+    return codes;
+}
+
+// What to do about a ProtoGENI authority's refusal: by code, and for GENIRESPONSE_ERROR (2) by its text
+// (GeniStdSA/GeniSA: a taken slice name, a lifetime past the authority's limit). LIMIT_TODO: the caller's
+// advice for a refused expiration.
+std::string pg_todo(std::int64_t code, const std::string& output, const std::string& limit_todo) {
+    auto has = [&output](const char* text) { return output.find(text) != std::string::npos; };
+    switch (code) {
+    case 1:
+        return "check virtualwall.project and virtualwall.slice";
+    case 2:
+        if (has("already a registered slice") || has("already has the same name"))
+            return "the slice name is taken (ProtoGENI slice names are unique across projects): set "
+                   "virtualwall.slice to another name";
+        if (!limit_todo.empty() && (has("greater then the maximum") || has("maximum number of minutes")))
+            return limit_todo;
+        return "read the authority's message; retry, or ask the testbed's support";
+    case 3:
+        return "check that your account is a member of virtualwall.project and that login_pem is your "
+               "current login file";
+    case 12:
+        return "the slice is gone (expired or deleted): deploy again";
+    default: {
+        auto it = pg_codes().find(code);
+        return it == pg_codes().end() ? "read the authority's message" : it->second.todo;
+    }
+    }
+}
+
 std::string describe(const std::map<std::int64_t, CodeInfo>& table, std::int64_t code) {
     auto it = table.find(code);
     if (it == table.end()) return "code " + std::to_string(code);
@@ -154,9 +199,16 @@ Result<XmlRpcValue> GeniClient::fed(const XmlRpcEndpoint& at, const std::string&
     if (!code || !code->is(XmlRpcValue::Kind::integer))
         return Error{call + ": the answer is not a Federation API {code, value, output} struct"};
     if (code->as_int() != 0) {
-        if (failure) *failure = {call, code->as_int(), r->value.text("output")};
-        return Error{refused(call, fed_codes(), code->as_int(), r->value.text("output"),
-                             code->as_int() == 3 ? todo : std::string())};
+        const std::string output = r->value.text("output");
+        if (failure) *failure = {call, code->as_int(), output};
+        // ProtoGENI's wrapper adds protogeni_error_url/_log to every answer; its paths are /protogeni/….
+        const bool protogeni = r->value.get("protogeni_error_url") || r->value.get("protogeni_error_log") ||
+                               at.url.find("/protogeni/") != std::string::npos;
+        if (protogeni)
+            return Error{
+                refused(call, pg_codes(), code->as_int(), output, pg_todo(code->as_int(), output, todo))};
+        return Error{
+            refused(call, fed_codes(), code->as_int(), output, code->as_int() == 3 ? todo : std::string())};
     }
     const XmlRpcValue* value = r->value.get("value");
     return value ? *value : XmlRpcValue();

@@ -3,7 +3,9 @@
 // - the Common Federation API v2 member and slice authorities (GENI-NSF/CommonFederationAPI,
 //   CommonFederationAPIv2.adoc: "API Error Handling", "Slice Service Methods", "Member Service"):
 //   MA get_credentials (the user credential), SA lookup/create/update("SLICE") and get_credentials (the
-//   slice credential). Every call returns {code, value, output}.
+//   slice credential). Every call returns {code, value, output}. The codes are the Federation API's, except
+//   from ProtoGENI's authorities (the Virtual Wall's, …/protogeni/xmlrpc/geni-sa/2 and geni-ma), which
+//   answer with ProtoGENI's GENIRESPONSE table (GeniResponse.pm) and add protogeni_error_url/_log: read so.
 // - the GENI Aggregate Manager API v3 (https://groups.geni.net/geni/wiki/GAPI_AM_API_V3, its "Common
 //   Concepts" and "Details" pages): GetVersion, Allocate, Provision, PerformOperationalAction, Status,
 //   Describe, Renew, Delete. Every call returns {code: {geni_code, ...}, value, output}.
@@ -78,7 +80,7 @@ public:
 private:
     Result<XmlRpcValue> fed(const XmlRpcEndpoint& at, const std::string& what, const std::string& method,
                             const std::vector<XmlRpcValue>& params, GeniFailure* failure = nullptr,
-                            const std::string& todo = {});
+                            const std::string& todo = {}); // for an argument or limit refusal
 
     XmlRpcTransport& m_transport;
     GeniEndpoints m_endpoints;

@@ -11,7 +11,6 @@
 #include <cctype>
 #include <ctime>
 #include <map>
-#include <regex>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -21,8 +20,6 @@ namespace {
 
 const char* const k_install = "install it with `pip install slices-cli --extra-index-url="
                               "https://doc.slices-ri.eu/pypi/` (doc.slices-ri.eu, \"SLICES CLI\")";
-const char* const k_state_lead = "ddl cluster ";
-const char* const k_state_mark = ", state folder ";
 
 std::string last_lines(const ProcessResult& r) {
     std::string text = trim(r.err.empty() ? r.out : r.err);
@@ -38,9 +35,13 @@ Result<ProcessResult> slices_call(ProcessRunner& proc, const std::vector<std::st
     auto r = proc.run({.argv = argv, .timeout = timeout});
     if (!r) return r.error();
     if (r->success()) return r;
-    std::string said = last_lines(*r);
+    return slices_failure(argv, *r);
+}
+
+Error slices_failure(const std::vector<std::string>& argv, const ProcessResult& r) {
+    std::string said = last_lines(r);
     std::string what = "`" + join(std::vector<std::string>(argv.begin() + 1, argv.end()), " ") + "` failed" +
-                       (r->timed_out ? " (timed out)" : "") + (said.empty() ? "" : ": " + said);
+                       (r.timed_out ? " (timed out)" : "") + (said.empty() ? "" : ": " + said);
     const std::string lower = to_lower(said);
     if (lower.find("credential") != std::string::npos || lower.find("log in") != std::string::npos ||
         lower.find("not logged in") != std::string::npos)
@@ -93,7 +94,8 @@ Status ensure_experiment(Context& ctx, const std::string& cli, const std::string
         ctx.progress.note("    SLICES: joining experiment " + experiment);
         return {};
     }
-    const std::string description = k_state_lead + ctx.spec.name + k_state_mark + ctx.cluster_dir();
+    const std::string description =
+        k_slices_state_lead + ctx.spec.name + k_slices_state_mark + ctx.cluster_dir();
     auto made =
         slices_call(ctx.proc, {cli, "experiment", "create", experiment, "-d", v.duration, "-D", description});
     if (!made) {
@@ -438,63 +440,6 @@ std::optional<std::chrono::system_clock::time_point> slices_lease_end(const nloh
     auto t = utc_parse(target_data.value("expires_at", std::string()));
     if (!t) return std::nullopt;
     return std::chrono::system_clock::from_time_t(*t);
-}
-
-Result<std::vector<FoundCluster>> slices_find_clusters(const Spec& spec, ProcessRunner& proc) {
-    const auto& v = spec.target_section<VirtualwallSpec>();
-    const std::string experiment = v.experiment_name(spec.name);
-    auto shown = slices_call(proc, {v.slices_cli, "experiment", "show", experiment, "--format", "json"});
-    if (!shown) {
-        if (to_lower(shown.error().message).find("not found") != std::string::npos)
-            return std::vector<FoundCluster>{}; // no such experiment: nothing of ddl's there
-        return shown.error();
-    }
-    auto j = nlohmann::json::parse(shown->out, nullptr, false);
-    const std::string description = j.is_object() ? j.value("description", std::string()) : std::string();
-    auto all = slices_list(proc, v.slices_cli, v.site, experiment);
-    if (!all) return all.error();
-    static const std::regex name_re("^ddl-(.+)-(master0?|w[0-9]*)$");
-    std::map<std::string, FoundCluster> by_cluster;
-    const std::time_t now = std::time(nullptr);
-    for (const auto& r : *all) {
-        std::smatch m;
-        if (!std::regex_match(r.name, m, name_re)) continue;
-        auto& f = by_cluster[m[1].str()];
-        f.cluster = m[1].str();
-        const std::string lead = k_state_lead + f.cluster + k_state_mark;
-        if (description.rfind(lead, 0) == 0) f.state_dir = description.substr(lead.size());
-        auto created = utc_parse(r.created_at);
-        const long long age = created ? static_cast<long long>(now - *created) : 0;
-        f.age_s = f.record.contains("resources") ? std::min(f.age_s, age) : age;
-        if (!r.expires_at.empty() && (f.expires.empty() || r.expires_at < f.expires))
-            f.expires = r.expires_at;
-        f.record["slices_cli"] = v.slices_cli;
-        f.record["site"] = v.site;
-        f.record["experiment"] = experiment;
-        f.record["resources"].push_back(r.name);
-        f.detail = "SLICES resources " + join(f.record["resources"].get<std::vector<std::string>>(), ", ") +
-                   " in experiment " + experiment;
-    }
-    std::vector<FoundCluster> out;
-    out.reserve(by_cluster.size());
-    for (auto& [name, f] : by_cluster)
-        out.push_back(std::move(f));
-    return out;
-}
-
-Status slices_destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress) {
-    const std::string cli = found.record.value("slices_cli", std::string("slices"));
-    const std::string experiment = found.record.value("experiment", std::string());
-    if (experiment.empty() || !found.record.contains("resources"))
-        return Error{"the record of " + found.cluster + " names no SLICES experiment or resources"};
-    const auto names = found.record["resources"].get<std::vector<std::string>>();
-    if (auto r = slices_call(
-            proc, slices_bi_destroy_argv(cli, found.record.value("site", std::string()), experiment, names),
-            std::chrono::minutes(15));
-        !r)
-        return r.error();
-    progress.note("removed SLICES resources " + join(names, ", ") + " of cluster " + found.cluster);
-    return {};
 }
 
 } // namespace ddl

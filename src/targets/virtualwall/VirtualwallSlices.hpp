@@ -32,6 +32,8 @@ Status slices_remove_for_replace(Context& ctx, const std::string& node);
 // where its login is the cause.
 Result<ProcessResult> slices_call(ProcessRunner& proc, const std::vector<std::string>& argv,
                                   std::chrono::milliseconds timeout = std::chrono::minutes(5));
+// The Error for a failed call: what it said, and `slices auth login` where its login is the cause.
+Error slices_failure(const std::vector<std::string>& argv, const ProcessResult& r);
 // `slices bi list --format json` of the experiment at the site.
 Result<std::vector<SlicesResource>> slices_list(ProcessRunner& proc, const std::string& cli,
                                                 const std::string& site, const std::string& experiment);
@@ -39,7 +41,12 @@ Result<std::vector<SlicesResource>> slices_list(ProcessRunner& proc, const std::
 Status slices_remove(Context& ctx, const std::string& cli, const std::string& site,
                      const std::string& experiment, const std::vector<std::string>& names);
 
-// `ddl gc --spec FILE`: ddl's resources in the spec's experiment, by cluster.
+// The experiment's description as ddl creates it: "ddl cluster C, state folder F".
+inline constexpr const char* k_slices_state_lead = "ddl cluster ";
+inline constexpr const char* k_slices_state_mark = ", state folder ";
+
+// `ddl gc --spec FILE` (VirtualwallSlicesFound.cpp): ddl's resources in the spec's experiment, by cluster;
+// the state folder from the experiment's description where `experiment show` gives one.
 Result<std::vector<FoundCluster>> slices_find_clusters(const Spec& spec, ProcessRunner& proc);
 Status slices_destroy_found(const FoundCluster& found, ProcessRunner& proc, Progress& progress);
 

@@ -42,6 +42,24 @@ def timed_steps(step, n, cuda):
     return (time.perf_counter() - t0) / n
 
 
+class Progress:
+    """Counts steps and, where on, writes "ddl-progress step K/T" to stderr at most once a second and after the
+    last one (ddl bench train shows it while a run is long)."""
+
+    def __init__(self, on, total):
+        self.on, self.total, self.done, self.said = on, total, 0, time.monotonic()
+
+    def counting(self, fn):
+        def counted():
+            fn()
+            self.done += 1
+            now = time.monotonic()
+            if self.on and (self.done == self.total or now - self.said >= 1.0):
+                print(f"ddl-progress step {self.done}/{self.total}", file=sys.stderr, flush=True)
+                self.said = now
+        return counted
+
+
 def interface_tx_bytes():
     """Bytes sent so far on this rank's interface (DDL_IFACE, else the busiest one but lo), from this network
     namespace's /proc/net/dev; None where it cannot be read."""
@@ -144,6 +162,10 @@ def main():
             opt.zero_grad()
             F.cross_entropy(ddp(data), target).backward()
 
+    compute_steps = max(1, min(a.steps, 3))
+    # DDL_PROGRESS=1 (ddl bench train sets it): rank 0 says its step on stderr.
+    said = Progress(os.environ.get("DDL_PROGRESS") == "1" and rank == 0, a.warmup + a.steps + compute_steps)
+    step, local_step = said.counting(step), said.counting(local_step)
     for _ in range(a.warmup):
         step()
     sent0, tx0 = (hook.bytes_sent() if hook else None), interface_tx_bytes()
@@ -151,7 +173,7 @@ def main():
     sent = (hook.bytes_sent() - sent0) / a.steps if hook else None
     tx = interface_tx_bytes()
     tx = (tx - tx0) / a.steps if tx is not None and tx0 is not None else None
-    compute_s = timed_steps(local_step, max(1, min(a.steps, 3)), cuda)
+    compute_s = timed_steps(local_step, compute_steps, cuda)
     # Every rank's mean step; the slowest sets the pace.
     t = torch.tensor([step_s, compute_s], dtype=torch.float64, device=device)  # NCCL groups take CUDA tensors only
     dist.all_reduce(t, op=dist.ReduceOp.MAX)

@@ -82,6 +82,16 @@ public:
                            {"state", {{"status", "Running"}}}});
         return all;
     }
+    nlohmann::json project_listed = nlohmann::json::array(); // other members' jobs, besides list()'s
+    std::vector<std::string> projects_asked;
+    Result<nlohmann::json> list_project(const std::string& project_urn) override {
+        projects_asked.push_back(project_urn);
+        nlohmann::json all = project_listed;
+        auto mine = list();
+        for (auto& j : *mine)
+            all.push_back(j);
+        return all;
+    }
     Result<CancelOutcome> cancel(const std::string& id) override {
         if (refuse_cancel.count(id))
             return Error{"cancelling job " + id + ": GPULab answered HTTP 409 (job is not cancellable)"};
@@ -115,6 +125,9 @@ struct Rig : test::ClusterRig {
                     Result<std::string> submit(const nlohmann::json& j) override { return f->submit(j); }
                     Result<nlohmann::json> get(const std::string& id) override { return f->get(id); }
                     Result<nlohmann::json> list() override { return f->list(); }
+                    Result<nlohmann::json> list_project(const std::string& urn) override {
+                        return f->list_project(urn);
+                    }
                     Result<CancelOutcome> cancel(const std::string& id) override { return f->cancel(id); }
                     Result<std::string> log(const std::string& id) override { return f->log(id); }
                 };
@@ -204,6 +217,43 @@ TEST_CASE("gpulab jobs still queued at the deadline fail provision with the sche
         s.error().message.find("these GPULab jobs are still not running: master (job job-0, QUEUED: project "
                                "ddlproject uses its full GPU quota)") != std::string::npos);
     CHECK(s.error().message.find("raise gpulab.wait_minutes") != std::string::npos);
+}
+
+TEST_CASE("gpulab fair use: the project's live jobs of every member, and this cluster's, within 20") {
+    Rig rig; // one job (the default layout) for its three nodes
+    auto ctx = rig.ctx();
+    auto t = rig.target();
+    const std::string project = "urn:publicid:IDN+ilabt.imec.be+project+ddlproject";
+    auto job = [&](int i, const std::string& status, const std::string& of_project) {
+        return nlohmann::json{{"uuid", "p-" + std::to_string(i)},
+                              {"name", "job-" + std::to_string(i)},
+                              {"owner", {{"projectUrn", of_project}}},
+                              {"state", {{"status", status}}}};
+    };
+    for (int i = 0; i < 19; ++i)
+        rig.api->project_listed.push_back(job(i, i % 2 ? "Running" : "Queued", project));
+    // Not counted: ended jobs, another project's (shown with its URN hidden or another one).
+    rig.api->project_listed.push_back(job(100, "Finished", project));
+    rig.api->project_listed.push_back(job(101, "Running", "urn:publicid:IDN+ilabt.imec.be+project+other"));
+    REQUIRE(t.fair_use(ctx).ok()); // 19 + 1 = 20
+    CHECK(rig.api->projects_asked == std::vector<std::string>{project});
+    rig.api->project_listed.push_back(job(19, "Starting", project));
+    auto over = t.fair_use(ctx);
+    REQUIRE_FALSE(over.ok());
+    CHECK(over.error().message.find("allows 20 simultaneous jobs per project") != std::string::npos);
+    CHECK(over.error().message.find("project ddlproject has 20 queued or running (its members' together) and "
+                                    "this cluster needs 1") != std::string::npos);
+    // This cluster's own jobs (a second deploy) are not counted twice.
+    REQUIRE(t.provision(ctx).ok());
+    rig.api->project_listed.erase(rig.api->project_listed.size() - 1);
+    CHECK(t.fair_use(ctx).ok());
+    // Another member's cluster of the same name is theirs: counted.
+    rig.api->project_listed.push_back(
+        {{"uuid", "p-carol"},
+         {"name", rig.api->submitted.at(0)["name"]},
+         {"owner", {{"projectUrn", project}, {"userUrn", "urn:publicid:IDN+ilabt.imec.be+user+carol"}}},
+         {"state", {{"status", "Running"}}}});
+    CHECK_FALSE(t.fair_use(ctx).ok());
 }
 
 TEST_CASE("gpulab destroy cancels the recorded jobs and any other job named for the cluster") {

@@ -199,6 +199,61 @@ TEST_CASE("slice authority answers: a duplicate slice, no slice, a slice record"
     CHECK(t.calls.back() == "https://ma/2 get_credentials");
 }
 
+TEST_CASE("a ProtoGENI slice authority's codes are read with ProtoGENI's table, its texts give the advice") {
+    ScriptedXmlRpc t;
+    // The Virtual Wall's own URLs: GeniStdSA and GeniMA under /protogeni/xmlrpc/.
+    GeniClient c(t, {{.url = "https://www.wall2.ilabt.iminds.be:12369/protogeni/xmlrpc/geni-ma"},
+                     {.url = "https://www.wall2.ilabt.iminds.be:12369/protogeni/xmlrpc/geni-sa/2"},
+                     {.url = "https://am/3.0"}});
+    auto user = XmlRpcValue::structure({{"geni_type", XmlRpcValue::string("geni_sfa")},
+                                        {"geni_version", XmlRpcValue::string("3")},
+                                        {"geni_value", XmlRpcValue::string("<signed-credential/>")}});
+    // GeniSA::RegisterInternal's answer to a taken name: GENIRESPONSE_ERROR (2), not a Federation API code.
+    t.answers.push_back(fed_reply(
+        2, XmlRpcValue(), "urn:publicid:IDN+wall2.ilabt.iminds.be:p+slice+s already a registered slice"));
+    auto dup =
+        c.create_slice("s", "urn:publicid:IDN+wall2.ilabt.iminds.be+project+p", "2026-11-27T06:30:00Z", user);
+    REQUIRE_FALSE(dup.ok());
+    CHECK(dup.error().message.find("refused: ERROR (Error (other)): urn:") != std::string::npos);
+    CHECK(dup.error().message.find(
+              "the slice name is taken (ProtoGENI slice names are unique across projects): "
+              "set virtualwall.slice") != std::string::npos);
+    CHECK(dup.error().message.find("AUTHORIZATION") == std::string::npos);
+
+    // Not a member: GENIRESPONSE_FORBIDDEN (3), not the Federation API's ARGUMENT_ERROR.
+    t.answers.push_back(fed_reply(3, XmlRpcValue(), "No privilege for project p"));
+    auto member =
+        c.create_slice("s", "urn:publicid:IDN+wall2.ilabt.iminds.be+project+p", "2026-11-27T06:30:00Z", user);
+    REQUIRE_FALSE(member.ok());
+    CHECK(member.error().message.find("refused: FORBIDDEN (Operation Forbidden") != std::string::npos);
+    CHECK(member.error().message.find("a member of virtualwall.project") != std::string::npos);
+
+    // A renewal past the authority's limit: GENIRESPONSE_ERROR with its text; the wrapper's keys say
+    // ProtoGENI even where the URL would not.
+    XmlRpcResponse late =
+        fed_reply(2, XmlRpcValue(), "expiration is greater then the maximum number of minutes 129600");
+    late.value.members()["protogeni_error_url"] =
+        XmlRpcValue::string("https://www.wall2.ilabt.iminds.be/spewlogfile.php3?x");
+    t.answers.push_back(late);
+    GeniClient plain_urls(t, endpoints());
+    auto renew = plain_urls.update_slice_expiration("urn:x", "2027-01-01T00:00:00Z", user);
+    REQUIRE_FALSE(renew.ok());
+    CHECK(renew.error().message.find("refused: ERROR (Error (other)): expiration is greater") !=
+          std::string::npos);
+    CHECK(renew.error().message.find("ask for fewer hours") != std::string::npos);
+
+    t.answers.push_back(fed_reply(12, XmlRpcValue(), "No such Slice"));
+    auto gone = c.slice_credential("urn:x", user);
+    REQUIRE_FALSE(gone.ok());
+    CHECK(gone.error().message.find(
+              "refused: SEARCHFAILED (Search Failed (e.g. for slice)): No such Slice; the "
+              "slice is gone (expired or deleted): deploy again") != std::string::npos);
+    t.answers.push_back(fed_reply(1, XmlRpcValue(), "SLICE_NAME \"-x\" is not a valid slice name"));
+    CHECK(c.create_slice("-x", "urn:p", "2026-11-27T06:30:00Z", user)
+              .error()
+              .message.find("refused: BADARGS") != std::string::npos);
+}
+
 TEST_CASE("GetVersion: only an AM API v3 aggregate with GENI 3 request RSpecs is used") {
     ScriptedXmlRpc t;
     GeniClient c(t, endpoints());
