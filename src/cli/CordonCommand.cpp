@@ -5,6 +5,7 @@
 #include "cli/Cordon.hpp"
 #include "core/Diagnostics.hpp"
 #include "provision/HostfileWriter.hpp"
+#include "state/Spares.hpp"
 #include "util/Strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,26 @@ Status cordon_with_lock(const Invocation& inv, Context& ctx, const std::vector<s
     if (auto s = set_cordoned(lctx, names, true); !s) return s;
     for (auto& n : ctx.state.nodes)
         if (const auto* l = lctx.state.node(n.name)) n.cordoned = l->cordoned;
+    return {};
+}
+
+Status swap_with_lock(const Invocation& inv, Context& ctx,
+                      const std::vector<std::pair<std::string, std::string>>& failed_and_spare) {
+    auto locked = open_cluster(inv.g.state_dir, ctx.state.cluster, true, "ddl " + inv.name + " (spare)");
+    if (!locked) return locked.error();
+    auto& lctx = *(*locked)->ctx;
+    auto nodes = lctx.state.nodes;
+    for (const auto& [failed, spare] : failed_and_spare)
+        if (auto s = swap_in_spare(nodes, failed, spare); !s) return s;
+    lctx.state.nodes = std::move(nodes);
+    if (auto s = lctx.save(); !s) return s;
+    if (lctx.state.phase_done("hostfile"))
+        if (auto s = write_hostfiles(lctx); !s) return s;
+    for (auto& n : ctx.state.nodes)
+        if (const auto* l = lctx.state.node(n.name)) {
+            n.cordoned = l->cordoned;
+            n.spare = l->spare;
+        }
     return {};
 }
 

@@ -29,17 +29,19 @@ void add_restart_options(CLI::App& sub, RestartPolicy& p) {
         ->check(CLI::IsMember({"any", "node-fault"}))
         ->capture_default_str();
     sub.add_option("--on-node-fault", p.on_node_fault,
-                   "replace: a new machine for each node failing a health check (default where the target "
-                   "can make one); cordon: leave them out when the job fits without them (default "
-                   "elsewhere); shrink: leave them out and go on with fewer ranks (see --min-nodes)")
-        ->check(CLI::IsMember({"replace", "cordon", "shrink"}));
+                   "spare: a ready spare (nodes.spares) takes each failing node's place (the default where "
+                   "there is one); replace: a new machine for each node failing a health check (default "
+                   "where the target can make one); cordon: leave them out when the job fits without them "
+                   "(default elsewhere); shrink: leave them out and go on with fewer ranks (see --min-nodes)")
+        ->check(CLI::IsMember({"spare", "replace", "cordon", "shrink"}));
     sub.add_option("--min-nodes", p.min_nodes, "shrink: the fewest nodes with ranks the job goes on with")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
 }
 
-std::string node_fault_action(const RestartPolicy& p, bool can_replace) {
+std::string node_fault_action(const RestartPolicy& p, bool can_replace, bool has_spare) {
     if (!p.on_node_fault.empty()) return p.on_node_fault;
+    if (has_spare) return "spare";
     return can_replace ? "replace" : "cordon";
 }
 
@@ -65,10 +67,31 @@ const NodeState* failed_node(const runtime::LaunchResult& failed, const std::vec
     return nullptr;
 }
 
-// What the action does with the failing nodes that get ranks (`bad`); `d.restart` is set by the caller.
+// What the action does with the failing nodes that get ranks (`bad`), `ready` the ready spares that pass
+// the checks; `d.restart` is set by the caller.
 void act_on(RestartDecision& d, const std::string& action, const std::vector<std::string>& bad,
-            int nodes_left, int slots_left, int np, int min_nodes) {
+            const std::vector<std::string>& ready, int nodes_left, int slots_left, int np, int min_nodes) {
     const bool fits = slots_left > 0 && (np == 0 || slots_left >= np);
+    if (action == "spare") {
+        if (std::find(bad.begin(), bad.end(), "master") != bad.end() || ready.size() < bad.size()) {
+            d.restart = false;
+            d.why = join(bad, ", ") + " fail the health checks and " +
+                    (ready.empty() ? std::string("no spare is ready")
+                                   : "only " + join(ready, ", ") + " is a ready spare") +
+                    (std::find(bad.begin(), bad.end(), "master") != bad.end()
+                         ? " (a spare never takes the master's place)"
+                         : "") +
+                    "; `ddl deploy --replace NODE` makes a failed node anew";
+            return;
+        }
+        std::vector<std::string> took;
+        for (std::size_t i = 0; i < bad.size(); ++i) {
+            d.swap.emplace_back(bad[i], ready[i]);
+            took.push_back("spare " + ready[i] + " takes " + bad[i] + "'s place");
+        }
+        d.why = join(took, ", ") + " (failing the health checks)";
+        return;
+    }
     if (action == "replace") {
         d.replace = bad;
         d.why = "replacing " + join(bad, ", ") + " (failing the health checks)";
@@ -116,7 +139,9 @@ RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResu
     d.restart = true;
     int slots_left = 0;
     int nodes_left = 0;
-    std::vector<std::string> bad;
+    std::vector<std::string> bad, ready;
+    for (const auto& n : nodes)
+        if (n.ready_spare() && !is_failing(n.name)) ready.push_back(n.name);
     for (const auto& n : nodes) {
         if (!n.gets_ranks()) continue;
         if (is_failing(n.name)) {
@@ -130,7 +155,8 @@ RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResu
         d.why = "every node passes the health checks";
         return d;
     }
-    act_on(d, node_fault_action(p, can_replace), bad, nodes_left, slots_left, np, p.min_nodes);
+    act_on(d, node_fault_action(p, can_replace, !ready.empty()), bad, ready, nodes_left, slots_left, np,
+           p.min_nodes);
     return d;
 }
 
@@ -187,6 +213,11 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
         return inv.fail("--on-node-fault replace: target " + ctx.spec.target +
                             " cannot make one machine (`ddl deploy --replace`); use cordon or shrink",
                         exit_code::k_bad_input);
+    if (p.on_node_fault == "spare" && ctx.spec.spares == 0)
+        return inv.fail("--on-node-fault spare: cluster " + ctx.state.cluster +
+                            " has no spares; set nodes.spares in its spec and deploy, or use replace, cordon "
+                            "or shrink",
+                        exit_code::k_bad_input);
     int np = given.np; // shrink lowers it
     for (int attempt = 0;; ++attempt) {
         RunArgs a = given;
@@ -226,6 +257,23 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
             if (auto s = cordon_with_lock(inv, ctx, d.cordon); !s)
                 return inv.fail(result->message + "; cannot cordon: " + s.error().message,
                                 exit_code::k_failure);
+        }
+        if (!d.swap.empty()) {
+            const auto t_swap = std::chrono::steady_clock::now();
+            if (auto s = swap_with_lock(inv, ctx, d.swap); !s)
+                return inv.fail(result->message + "; cannot take a spare: " + s.error().message,
+                                exit_code::k_failure);
+            std::vector<std::string> out;
+            for (const auto& [failed, spare] : d.swap) {
+                timing += ", " + spare + " in for " + failed;
+                out.push_back(failed);
+            }
+            timing += " " + strprintf("%.1f", seconds_since(t_swap)) + " s";
+            std::vector<std::string> fixes;
+            for (const auto& n : out)
+                fixes.push_back("`ddl deploy --replace " + n + "`");
+            inv.say(join(out, ", ") + " out of service, now spare(s): " + join(fixes, ", then ") +
+                    " makes each a ready spare again");
         }
         if (!d.replace.empty()) {
             const auto t_replace = std::chrono::steady_clock::now();

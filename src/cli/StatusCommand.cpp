@@ -25,6 +25,14 @@
 namespace ddl::cli {
 namespace {
 
+// The note after a node's row: cordoned, a ready spare, or a spare out of service (a failed node).
+std::string status_node_mark(const NodeState& n) {
+    if (n.spare && n.cordoned)
+        return "  [spare, out of service: `ddl deploy --replace " + n.name + "` makes it a ready spare]";
+    if (n.spare) return "  [spare: no ranks]";
+    return n.cordoned ? "  [cordoned: no ranks]" : "";
+}
+
 struct StatusArgs {
     std::string cluster;
     bool show_secrets = false; // `--output json` leaves the secrets out unless asked for
@@ -142,7 +150,8 @@ int status(const Invocation& inv, const StatusArgs& a) {
     std::cout << strprintf("\n%-10s %-8s %-40s %-11s %5s %5s %6s %5s  %s\n", "NODE", "GROUP", "ADDRESS",
                            "SSH", "GPUS", "CPUS", "SLOTS", "CUDA", "OS");
     // CUDA: what the runtime role chose on the node (its /etc/ddl/cuda.json, read by the probe).
-    // A cordoned node keeps its slots, but no launcher gives it a rank (`ddl uncordon` lets it back).
+    // A cordoned node keeps its slots, but no launcher gives it a rank (`ddl uncordon` lets it back); nor
+    // does a spare, until it takes a failed node's place.
     for (std::size_t i = 0; i < st.nodes.size(); ++i) {
         const auto& n = st.nodes[i];
         std::cout << strprintf("%-10s %-8s %-40s %-11s %5d %5d %6d %5s  %s%s\n", n.name.c_str(),
@@ -152,7 +161,7 @@ int status(const Invocation& inv, const StatusArgs& a) {
                                : st.stopped()   ? "stopped"
                                                 : "-",
                                n.gpus, n.cpus, n.slots, n.cuda.empty() ? "-" : n.cuda.c_str(), n.os.c_str(),
-                               n.cordoned ? "  [cordoned: no ranks]" : "");
+                               status_node_mark(n).c_str());
     }
     return exit_code::k_ok;
 }

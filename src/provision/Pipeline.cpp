@@ -7,26 +7,43 @@
 #include "provision/NodeFiles.hpp"
 #include "provision/Probe.hpp"
 #include "render/Renderer.hpp"
+#include "state/Spares.hpp"
 #include "util/CpuTime.hpp"
 #include "util/Files.hpp"
 #include "util/KillPoint.hpp"
 #include "util/Strings.hpp"
 
+#include <set>
 #include <thread>
 
 namespace ddl {
 namespace {
 
 // A target's provision makes ctx.state.nodes anew from what it made: what ddl decided about a node that is
-// still the same machine (the same name at the same address) stays: its cordon, and the digest of its last
-// configure. A node being replaced had both cleared before (remove_node_for_replace).
-void keep_node_marks(const std::vector<NodeState>& before, std::vector<NodeState>& now) {
-    for (auto& n : now)
+// still the same machine (the same name at the same address) stays: its cordon, its spare mark, and the
+// digest of its last configure. A node being replaced had its cordon and digest cleared before
+// (remove_node_for_replace). Then exactly nodes.spares nodes are marked spare, new ones first.
+void keep_node_marks(Context& ctx, const std::vector<NodeState>& before, std::vector<NodeState>& now) {
+    std::set<std::string> fresh;
+    for (auto& n : now) {
+        bool kept = false;
         for (const auto& o : before)
             if (o.name == n.name && o.address == n.address && o.port == n.port) {
+                kept = true;
                 n.cordoned = n.cordoned || o.cordoned;
+                n.spare = n.spare || o.spare;
                 if (n.configured_inputs.empty()) n.configured_inputs = o.configured_inputs;
             }
+        if (!kept) fresh.insert(n.name);
+    }
+    for (const auto& name : assign_spares(now, ctx.spec.spares, fresh)) {
+        const NodeState* n = nullptr;
+        for (const auto& x : now)
+            if (x.name == name) n = &x;
+        if (n)
+            ctx.progress.note(
+                name + (n->spare ? " is a spare: no ranks until a node fails" : " is no longer a spare"));
+    }
 }
 
 Status phase_render(Context& ctx, TargetDriver& driver) {
@@ -167,7 +184,7 @@ int run_deploy(Context& ctx, TargetDriver& driver, const DeployRequest& req) {
         const auto nodes_before = ctx.state.nodes;
         auto replaced = steps ? steps->replace_phase(phase.id, ctx) : std::nullopt;
         auto status = replaced ? *replaced : phase.run(ctx, driver);
-        if (status && phase.id == PhaseId::provision) keep_node_marks(nodes_before, ctx.state.nodes);
+        if (status && phase.id == PhaseId::provision) keep_node_marks(ctx, nodes_before, ctx.state.nodes);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double cpu = cpu_seconds_used() - cpu0;
         if (!status) {

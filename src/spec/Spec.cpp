@@ -70,6 +70,7 @@ nlohmann::json Spec::to_json() const {
     j["name"] = name;
     j["target"] = target;
     j["nodes"] = {{"master", group(master)}, {"workers", group(workers)}};
+    if (spares > 0) j["nodes"]["spares"] = spares; // absent when none: older specs keep their digest
     j["access"] = {{"user", access.user},
                    {"allowed_cidrs", access.allowed_cidrs},
                    {"allow_any_source", access.allow_any_source},

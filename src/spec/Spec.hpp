@@ -169,6 +169,9 @@ struct Spec {
     std::string source_file; // where it was loaded from (not part of rendered output)
     NodeGroup master;
     NodeGroup workers{.count = 0};
+    // nodes.spares: nodes made beyond the count and given no ranks until one takes a failed node's place;
+    // already counted in the target's own count (local.nodes, nodes.workers.count).
+    int spares = 0;
     AccessSpec access;
     SectionBox section; // the target's own section; its folder under src/targets/ defines the type
     GpuSpec gpu;

@@ -89,9 +89,13 @@ public:
 
         target_sections(doc, names);
         if (auto n = doc["nodes"]; n.IsDefined()) {
-            if (m_kind && !m_kind->uses_node_groups())
+            // A target sized by its own section takes only nodes.spares here.
+            const bool spares_only = n.IsMap() && n.size() == 1 && n["spares"].IsDefined();
+            if (m_kind && !m_kind->uses_node_groups() && !spares_only)
                 m_r.diags().error(m_r.pos(doc["nodes"]), "nodes does not apply to target " + *target,
                                   m_kind->node_count_hint());
+            else if (m_kind && !m_kind->uses_node_groups())
+                spares(n);
             else
                 nodes(n);
         } else if (m_kind && m_kind->uses_node_groups()) {
@@ -181,10 +185,25 @@ private:
 
     void nodes(const YAML::Node& n) {
         if (!m_r.expect_map(n, "nodes")) return;
-        m_r.check_keys(n, "nodes", {"master", "workers"});
+        m_r.check_keys(n, "nodes", {"master", "workers", "spares"});
         if (auto m = m_r.child(n, "master", "nodes", true); m.IsDefined())
             group(m, "nodes.master", m_s.master, true);
         if (auto w = n["workers"]; w.IsDefined()) group(w, "nodes.workers", m_s.workers, false);
+        spares(n);
+    }
+
+    // nodes.spares: machines beyond the count, made like workers and given no ranks. In the normalized
+    // spec the target's own count includes them (the section's, or nodes.workers.count).
+    void spares(const YAML::Node& n) {
+        auto v = m_r.integer(n, "spares", "nodes", 0, 64);
+        if (!v || *v == 0) return;
+        if (auto no = m_kind ? m_kind->refuse_spares() : std::nullopt) {
+            m_r.diags().error(m_r.pos(n["spares"]), no->message, no->hint);
+            return;
+        }
+        m_s.spares = static_cast<int>(*v);
+        if (auto* section = m_s.section.get(); !section || !section->add_spare_nodes(m_s.spares))
+            m_s.workers.count += m_s.spares;
     }
 
     bool had_cidrs = false;

@@ -44,6 +44,8 @@ public:
     virtual bool uses_node_groups() const { return false; }
     // Whether each node group must name a flavor (a cloud's machine size).
     virtual bool flavor_required() const { return false; }
+    // Why nodes.spares cannot be had: the target does not make machines one by one; nullopt: it can.
+    virtual std::optional<Refusal> refuse_spares() const { return std::nullopt; }
     // Where the node count is set, for a spec that gives `nodes:` to a target without node groups.
     virtual std::string node_count_hint() const { return ""; }
     // Why runtime.image (a training container) cannot be used; nullopt: it can.

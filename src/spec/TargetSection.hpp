@@ -24,6 +24,11 @@ public:
     virtual nlohmann::json to_json() const = 0;
     // How many nodes the section asks for; nullopt: the node groups (nodes.master/workers) say.
     virtual std::optional<int> node_count(const Spec&) const { return std::nullopt; }
+    // Adds N spare nodes (nodes.spares) to the count the section sets; false where the node groups set it.
+    virtual bool add_spare_nodes(int n) {
+        (void)n;
+        return false;
+    }
     // GPUs the node named `node` (of `group`) should show; nullopt: its node group's `gpus`.
     virtual std::optional<int> expected_gpus(const Spec&, const std::string& node,
                                              const std::string& group) const {

@@ -130,7 +130,8 @@ nlohmann::json ClusterState::to_json() const {
                       {"slots", n.slots},
                       {"cuda", n.cuda},
                       {"configured_inputs", n.configured_inputs},
-                      {"cordoned", n.cordoned}});
+                      {"cordoned", n.cordoned},
+                      {"spare", n.spare}});
     j["target_data"] = target_data;
     return j;
 }
@@ -188,6 +189,7 @@ Result<ClusterState> ClusterState::from_json(const nlohmann::json& j) {
             ns.cuda = n.value("cuda", "");
             ns.configured_inputs = n.value("configured_inputs", "");
             ns.cordoned = n.value("cordoned", false);
+            ns.spare = n.value("spare", false);
             s.nodes.push_back(std::move(ns));
         }
         s.target_data = j.value("target_data", nlohmann::json::object());

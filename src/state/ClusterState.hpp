@@ -42,9 +42,14 @@ struct NodeState {
     // Taken out of the hostfiles by `ddl cordon` (or `ddl doctor --cordon`): the node keeps running and
     // stays configured, but no launcher gives it a rank until `ddl uncordon`.
     bool cordoned = false;
+    // One of the spec's nodes.spares: configured and running, given no ranks until it takes a failed
+    // node's place. A spare that is also cordoned is out of service (the node it replaced, failed):
+    // `ddl deploy --replace` makes it anew as a ready spare.
+    bool spare = false;
 
-    // Whether launchers give this node ranks: it has slots and is not cordoned.
-    bool gets_ranks() const { return slots > 0 && !cordoned; }
+    // Whether launchers give this node ranks: it has slots and is neither cordoned nor a spare.
+    bool gets_ranks() const { return slots > 0 && !cordoned && !spare; }
+    bool ready_spare() const { return spare && !cordoned; }
     // The address for node-to-node traffic (hostfile, runtime rendezvous).
     const std::string& cluster_address() const { return private_address.empty() ? address : private_address; }
 };

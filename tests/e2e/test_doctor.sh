@@ -18,7 +18,9 @@
 #    all four is exact afterwards and doctor passes;
 #  - healing runs: the fault planted on worker2 and its rank killed once: with the default --on-node-fault
 #    (replace, on this target) worker2 is made anew and the job resumes on four ranks with an uninterrupted
-#    run's parameters; with shrink --min-nodes 3 it goes on with three.
+#    run's parameters; with shrink --min-nodes 3 it goes on with three;
+#  - spares: nodes.spares: 1 added, deploy makes worker4 a spare; the same fault: the spare takes worker2's
+#    place and the job resumes on four ranks with an uninterrupted run's parameters.
 source "$(dirname "$0")/lib.sh"
 command -v iptables >/dev/null || fail "iptables missing (scripts/install-deps.sh installs it)"
 spec hlth 4 "runtime:" "  interface: eth0"
@@ -188,5 +190,27 @@ grep -q "^\[0\] resumed from step [0-9]* (restart 1)$" shrink.out || { cat shrin
   { cat shrink.out; fail "the shrunk job's 3 ranks ended with different parameters"; }
 ddl status hlth | grep -q "^worker2 .*cordoned" || { ddl status hlth; fail "worker2 not cordoned after shrink"; }
 ok "shrink: worker2 cordoned, the job went on from its checkpoint with 3 ranks, equal parameters"
+# 8. Spares: nodes.spares: 1 added to the spec, and a deploy makes worker4 a spare (running, no ranks). The
+# fault planted on worker2 and its rank killed once: by default the ready spare takes worker2's place and the
+# job resumes from its checkpoint on 4 ranks as an uninterrupted run would; worker2 is left a spare out of
+# service.
+ddl exec --cluster hlth --nodes worker2 -- umount /usr/local/sbin >/dev/null || fail "removing the stand-in"
+ddl uncordon hlth worker2 >/dev/null || fail "uncordon worker2"
+printf 'nodes:\n  spares: 1\n' >>hlth.yaml
+ddl deploy hlth.yaml -y >spare-deploy.log 2>&1 || { cat spare-deploy.log; fail "deploy with nodes.spares: 1"; }
+expect_in spare-deploy.log "worker4 is a spare: no ranks until a node fails" "the new node was not made a spare"
+ddl status hlth >spare-status.out 2>&1 || { cat spare-status.out; fail "status with a spare"; }
+grep -q "^worker4 .*\[spare: no ranks\]$" spare-status.out || { cat spare-status.out; fail "status does not mark worker4 a spare"; }
+ddl hostfile --cluster hlth >spare-hf.out || fail "hostfile with a spare"
+[ "$(grep -c slots= spare-hf.out)" = 4 ] && ! grep -q "$(addr worker4) " spare-hf.out || { cat spare-hf.out; fail "the spare is in the hostfile"; }
+ddl exec --cluster hlth --nodes worker2 -- mount --bind "$WORK/standin" /usr/local/sbin >/dev/null || fail "planting nvidia-smi for the spare"
+killed_run spare.out --max-restarts 1 --restart-on node-fault
+expect_in spare.out "restarting (1 of 1): spare worker4 takes worker2's place (failing the health checks)" "no spare taken"
+expect_in spare.out "^ddl run: healing before restart 1: health checks [0-9.]* s, worker4 in for worker2 [0-9.]* s$" "no healing figures"
+resumed_as_uninterrupted spare.out 4
+ddl status hlth >spare-status2.out 2>&1 || fail "status after the spare was taken"
+grep -q "^worker2 .*\[spare, out of service: \`ddl deploy --replace worker2\` makes it a ready spare\]$" spare-status2.out &&
+  ! grep -q "^worker4 .*spare" spare-status2.out || { cat spare-status2.out; fail "worker2 and worker4 did not trade places"; }
+ok "spare: worker4 made a spare by deploy, took worker2's place ($(grep -o 'health checks .*' spare.out)); the job resumed from step $resumed on 4 ranks with an uninterrupted run's parameters"
 ddl destroy -y hlth >/dev/null 2>&1 || fail destroy
 assert_gone hlth

@@ -37,6 +37,12 @@ public:
             "allocation itself, with no credential (it ends the jobs' commands)",
             "remove node_credential"};
     }
+    std::optional<Refusal> refuse_spares() const override {
+        return Refusal{
+            "nodes.spares does not apply to target gpulab: its nodes are GPU jobs, held (and counted "
+            "against the fair-use limits) whether they train or not",
+            "remove nodes.spares; `ddl deploy --replace NODE` submits a new job for a failed one"};
+    }
     std::string name() const override { return "gpulab"; }
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<GpulabSpec>(); }
     std::string starter_body() const override { return gpulab_starter_body(); }

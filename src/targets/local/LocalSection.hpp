@@ -27,6 +27,10 @@ struct LocalSpec : TargetSection {
     std::unique_ptr<TargetSection> clone() const override { return std::make_unique<LocalSpec>(*this); }
     nlohmann::json to_json() const override;
     std::optional<int> node_count(const Spec&) const override { return nodes; }
+    bool add_spare_nodes(int n) override {
+        nodes += n;
+        return true;
+    }
     std::optional<int> expected_gpus(const Spec&, const std::string&, const std::string&) const override {
         return 0;
     }

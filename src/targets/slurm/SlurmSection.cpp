@@ -34,6 +34,11 @@ public:
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<SlurmSpec>(); }
     std::string starter_body() const override { return slurm_starter_body(); }
     std::string node_count_hint() const override { return "set the number of nodes with slurm.nodes"; }
+    std::optional<Refusal> refuse_spares() const override {
+        return Refusal{"nodes.spares does not apply to target slurm: Slurm gives the allocation its nodes",
+                       "remove nodes.spares; a failed node is left out with `ddl deploy --replace NODE` "
+                       "(a new allocation that excludes it)"};
+    }
     // On slurm the tasks per node are the slots; a second, different number would be silently ignored.
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
         const auto& s = spec.target_section<SlurmSpec>();

@@ -36,6 +36,11 @@ public:
     std::unique_ptr<TargetSection> defaults() const override { return std::make_unique<SshTargetSpec>(); }
     std::string starter_body() const override { return ssh_starter_body(); }
     std::string node_count_hint() const override { return "list the machines under ssh.hosts"; }
+    std::optional<Refusal> refuse_spares() const override {
+        return Refusal{"nodes.spares does not apply to target ssh: ssh.hosts are the machines, and ddl "
+                       "makes none",
+                       "list the spare machine under ssh.hosts and `ddl cordon` it until it is needed"};
+    }
 
     void parse(SectionReader& r, const YAML::Node& n, Spec& spec) const override {
         const std::string p = "ssh";

@@ -301,3 +301,37 @@ TEST_CASE("on-node-fault shrink goes on with fewer ranks while --min-nodes are l
     CHECK_FALSE(d.restart);
     CHECK(d.why == "worker2 fail the health checks and 2 node(s) would be left, fewer than --min-nodes 3");
 }
+
+TEST_CASE(
+    "on-node-fault spare: a ready spare takes the failing node's place, the default where there is one") {
+    auto nodes = three_nodes();
+    ddl::NodeState spare;
+    spare.name = "worker3";
+    spare.address = "10.0.0.14";
+    spare.spare = true;
+    nodes.push_back(spare);
+    // The default with a ready spare: spare, even where the target could replace.
+    auto d = decide_restart({1, "any"}, rank_failed_on("worker2"), nodes, {"worker2"}, 3, true);
+    CHECK(d.restart);
+    CHECK(d.swap == std::vector<std::pair<std::string, std::string>>{{"worker2", "worker3"}});
+    CHECK(d.replace.empty());
+    CHECK(d.cordon.empty());
+    CHECK(d.why == "spare worker3 takes worker2's place (failing the health checks)");
+    CHECK(node_fault_action({1, "any"}, true, true) == "spare");
+    // A spare that fails the checks too is not taken: none ready, not restarted, the way out named.
+    d = decide_restart({1, "any", "spare"}, rank_failed_on("worker2"), nodes, {"worker2", "worker3"}, 3,
+                       true);
+    CHECK_FALSE(d.restart);
+    CHECK(d.why ==
+          "worker2 fail the health checks and no spare is ready; `ddl deploy --replace NODE` makes a "
+          "failed node anew");
+    // Without a ready spare the default is what it was.
+    nodes[3].cordoned = true; // out of service
+    d = decide_restart({1, "any"}, rank_failed_on("worker2"), nodes, {"worker2"}, 3, true);
+    CHECK(d.replace == std::vector<std::string>{"worker2"});
+    // Never for the master.
+    nodes[3].cordoned = false;
+    d = decide_restart({1, "any", "spare"}, rank_failed_on("10.0.0.11"), nodes, {"master"}, 0, true);
+    CHECK_FALSE(d.restart);
+    CHECK(d.why.find("a spare never takes the master's place") != std::string::npos);
+}

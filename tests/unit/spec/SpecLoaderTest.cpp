@@ -56,6 +56,42 @@ openstack: {cloud: c, external_network: public}
     CHECK(s.access.allowed_cidrs == std::vector<std::string>{"192.0.2.0/24", "2001:db8::/32"});
 }
 
+TEST_CASE("nodes.spares adds nodes to the target's own count; targets that make no machines refuse it") {
+    auto local =
+        load_ok("apiVersion: ddl/v1\nname: d\ntarget: local\nlocal: {nodes: 4}\nnodes: {spares: 1}\n");
+    CHECK(local.spares == 1);
+    CHECK(local.target_section<LocalSpec>().nodes == 5);
+    CHECK(local.node_count() == 5);
+    CHECK(local.to_json()["nodes"]["spares"] == 1);
+    CHECK_FALSE(
+        load_ok("apiVersion: ddl/v1\nname: d\ntarget: local\n").to_json()["nodes"].contains("spares"));
+    auto cloud = load_ok(R"(apiVersion: ddl/v1
+name: cloud
+target: openstack
+nodes:
+  master: {flavor: m1, gpus: 0}
+  workers: {count: 3, flavor: g1, gpus: 2}
+  spares: 2
+access: {allowed_cidrs: [192.0.2.0/24]}
+openstack: {cloud: c, external_network: public}
+)");
+    CHECK(cloud.workers.count == 5);
+    CHECK(cloud.node_count() == 6);
+    // ssh: the hosts are the machines; other keys under nodes stay refused on local.
+    auto ssh = load_spec_string("apiVersion: ddl/v1\nname: d\ntarget: ssh\nssh: {hosts: [{name: a, address: "
+                                "192.0.2.1}]}\nnodes: {spares: 1}\n",
+                                "c.yaml");
+    CHECK_FALSE(ssh.spec.has_value());
+    CHECK(ssh.diagnostics.format_text().find("nodes.spares does not apply to target ssh") !=
+          std::string::npos);
+    auto mixed = load_spec_string(
+        "apiVersion: ddl/v1\nname: d\ntarget: local\nnodes: {spares: 1, master: {}}\n", "c.yaml");
+    CHECK(mixed.diagnostics.format_text().find("nodes does not apply to target local") != std::string::npos);
+    auto bad =
+        load_spec_string("apiVersion: ddl/v1\nname: d\ntarget: local\nnodes: {spares: -1}\n", "c.yaml");
+    CHECK_FALSE(bad.spec.has_value());
+}
+
 TEST_CASE("slots_per_node accepts auto or a number") {
     auto a = load_ok("apiVersion: ddl/v1\nname: d\ntarget: local\nruntime: {slots_per_node: auto}\n");
     CHECK(a.runtime.slots_per_node == 0);
