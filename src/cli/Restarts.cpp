@@ -270,6 +270,7 @@ int run_with_restarts(const Invocation& inv, Context& ctx, const RunArgs& given,
             }
             timing += " " + strprintf("%.1f", seconds_since(t_swap)) + " s";
             std::vector<std::string> fixes;
+            fixes.reserve(out.size());
             for (const auto& n : out)
                 fixes.push_back("`ddl deploy --replace " + n + "`");
             inv.say(join(out, ", ") + " out of service, now spare(s): " + join(fixes, ", then ") +

@@ -195,7 +195,7 @@ ok "shrink: worker2 cordoned, the job went on from its checkpoint with 3 ranks, 
 # job resumes from its checkpoint on 4 ranks as an uninterrupted run would; worker2 is left a spare out of
 # service.
 ddl exec --cluster hlth --nodes worker2 -- umount /usr/local/sbin >/dev/null || fail "removing the stand-in"
-ddl uncordon hlth worker2 >/dev/null || fail "uncordon worker2"
+ddl uncordon --cluster hlth worker2 >/dev/null || fail "uncordon worker2"
 printf 'nodes:\n  spares: 1\n' >>hlth.yaml
 ddl deploy hlth.yaml -y >spare-deploy.log 2>&1 || { cat spare-deploy.log; fail "deploy with nodes.spares: 1"; }
 expect_in spare-deploy.log "worker4 is a spare: no ranks until a node fails" "the new node was not made a spare"
