@@ -34,8 +34,10 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
                    "synthetic (sgemm + gradient layout) or pytorch (torchvision)")
         ->check(CLI::IsMember({"synthetic", "pytorch"}))
         ->capture_default_str();
-    sub.add_option("--model", tb.model, "pytorch: torchvision model, e.g. resnet50, resnet101, resnet18")
-        ->capture_default_str();
+    sub.add_option(
+        "--model", tb.model,
+        "pytorch: torchvision model, e.g. resnet50, resnet101, resnet18 (default: resnet50; resnet18 "
+        "on a cluster without GPUs)");
     sub.add_option("--comm", tb.comms,
                    "pytorch: ddl (ddl's DDP hook), gloo, nccl; comma separated to compare")
         ->capture_default_str();
@@ -47,9 +49,9 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
     sub.add_option("--rounds", tb.rounds, "Runs per point, the series alternating; the median is reported")
         ->check(CLI::Range(1, 100))
         ->capture_default_str();
-    sub.add_option("--image-size", tb.image_size, "pytorch: image side in pixels")
-        ->check(CLI::Range(16, 1024))
-        ->capture_default_str();
+    sub.add_option("--image-size", tb.image_size,
+                   "pytorch: image side in pixels (default: 224; 64 on a cluster without GPUs)")
+        ->check(CLI::Range(16, 1024));
     sub.add_option("--python", tb.python, "pytorch: the nodes' Python with torch and torchvision")
         ->check(k_non_empty)
         ->capture_default_str();
@@ -85,7 +87,9 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
         ->capture_default_str();
     sub.add_option("--model-profile", tb.profile, "resnet50, resnet101 or custom:N1,N2,... (gradient layout)")
         ->capture_default_str();
-    sub.add_option("--batch", tb.batches, "Batch sizes per rank, comma separated")->capture_default_str();
+    sub.add_option("--batch", tb.batches,
+                   "Batch sizes per rank, comma separated (default: 32,64,96; pytorch on a cluster without "
+                   "GPUs: 8,16,32)");
     sub.add_option("--nodes", tb.nodes, "Node counts: 1..N or 1,2,4 (default: 1..all)");
     sub.add_option("--bandwidths", tb.bandwidths, "Local target: re-shape links to each, e.g. 1gbit,10gbit");
     sub.add_option("--steps", tb.steps, "Timed steps")->check(CLI::Range(1, 1000000))->capture_default_str();
@@ -102,8 +106,9 @@ void add_options(CLI::App& sub, TrainBenchArgs& tb) {
     add_table_format(sub, tb.format);
 }
 
-// Rank 0's "step K/T" lines of the run WHAT, shown at most every EVERY_S seconds with the time left in
-// this run (a run of a large model on slow links takes minutes; its step says it has not stalled).
+// Rank 0's "step K/T [SAMPLES_PER_S]" lines of the run WHAT, shown at most every EVERY_S seconds with the
+// images/s and the time left in this run (a run of a large model on slow links takes minutes; its step
+// says it has not stalled).
 std::function<void(const std::string&)> progress_printer(int every_s, const std::string& what) {
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
@@ -111,12 +116,14 @@ std::function<void(const std::string&)> progress_printer(int every_s, const std:
         const auto now = Clock::now();
         if (now - said < std::chrono::seconds(every_s)) return;
         int k = 0, total = 0;
-        if (std::sscanf(line.c_str(), "step %d/%d", &k, &total) != 2 || k <= 0 || total < k) return;
+        double rate = -1;
+        if (std::sscanf(line.c_str(), "step %d/%d %lf", &k, &total, &rate) < 2 || k <= 0 || total < k) return;
         said = now;
         const double elapsed = std::chrono::duration<double>(now - started).count();
         const auto left_s = static_cast<long long>(elapsed * (total - k) / k);
-        std::cerr << strprintf("    %s: step %d/%d, about %lldm%02llds left in this run\n", what.c_str(), k,
-                               total, left_s / 60, left_s % 60);
+        std::cerr << strprintf("    %s: step %d/%d, %sabout %lldm%02llds left in this run\n", what.c_str(), k,
+                               total, rate >= 0 ? strprintf("%.1f images/s, ", rate).c_str() : "",
+                               left_s / 60, left_s % 60);
     };
 }
 
@@ -201,7 +208,9 @@ Status read_series(const TrainBenchArgs& b, Sweep& sw) {
 
 Result<Sweep> read_sweep(const Context& ctx, const TrainBenchArgs& b) {
     Sweep sw;
-    int total_nodes = static_cast<int>(ctx.state.nodes.size());
+    // The nodes that take ranks (not a spare or a cordoned node): launches take the first N of those.
+    const int total_nodes = static_cast<int>(std::count_if(
+        ctx.state.nodes.begin(), ctx.state.nodes.end(), [](const NodeState& n) { return n.gets_ranks(); }));
     auto batches = parse_int_list(b.batches, 4096, "--batch");
     auto nodes = parse_int_list(b.nodes.empty() ? "1.." + std::to_string(total_nodes) : b.nodes, total_nodes,
                                 "--nodes");
@@ -373,9 +382,27 @@ Status resolve_data_input(Context& ctx, TrainBenchArgs& b) {
     return {};
 }
 
+// The defaults the user left: sized for GPUs, or for CPUs where no node has one (a torchvision model at
+// ImageNet's size takes seconds a step on a CPU core: the plan would be hours).
+void size_defaults(const Context& ctx, TrainBenchArgs& b) {
+    bool gpus = false;
+    for (const auto& n : ctx.state.nodes)
+        gpus = gpus || n.gpus > 0;
+    const bool cpu = b.framework == "pytorch" && !gpus;
+    const bool any_left = b.model.empty() || b.image_size == 0 || b.batches.empty();
+    if (b.model.empty()) b.model = cpu ? "resnet18" : "resnet50";
+    if (b.image_size == 0) b.image_size = cpu ? 64 : 224;
+    if (b.batches.empty()) b.batches = cpu ? "8,16,32" : "32,64,96";
+    if (cpu && any_left)
+        std::cerr << strprintf("bench train: no GPU on cluster %s: sized for CPUs, %s at %d px, batch %s "
+                               "(--model, --image-size, --batch choose others)\n",
+                               ctx.state.cluster.c_str(), b.model.c_str(), b.image_size, b.batches.c_str());
+}
+
 int bench_train(const Invocation& inv, const TrainBenchArgs& given) {
     auto& ctx = *inv.cluster->ctx;
     TrainBenchArgs b = given;
+    size_defaults(ctx, b);
     auto sweep = read_sweep(ctx, b);
     if (!sweep) return inv.fail(sweep.error().message, exit_code::k_bad_input);
     if (!b.data.empty()) {

@@ -70,18 +70,21 @@ const NodeState* failed_node(const runtime::LaunchResult& failed, const std::vec
 // What the action does with the failing nodes that get ranks (`bad`), `ready` the ready spares that pass
 // the checks; `d.restart` is set by the caller.
 void act_on(RestartDecision& d, const std::string& action, const std::vector<std::string>& bad,
-            const std::vector<std::string>& ready, int nodes_left, int slots_left, int np, int min_nodes) {
+            const std::vector<std::string>& ready, bool master_failing, int nodes_left, int slots_left,
+            int np, int min_nodes) {
     const bool fits = slots_left > 0 && (np == 0 || slots_left >= np);
     if (action == "spare") {
-        if (std::find(bad.begin(), bad.end(), "master") != bad.end() || ready.size() < bad.size()) {
+        if (master_failing || ready.size() < bad.size()) {
             d.restart = false;
-            d.why = join(bad, ", ") + " fail the health checks and " +
-                    (ready.empty() ? std::string("no spare is ready")
-                                   : "only " + join(ready, ", ") + " is a ready spare") +
-                    (std::find(bad.begin(), bad.end(), "master") != bad.end()
-                         ? " (a spare never takes the master's place)"
-                         : "") +
-                    "; `ddl deploy --replace NODE` makes a failed node anew";
+            d.why = join(bad, ", ") + " fail the health checks and ";
+            if (master_failing)
+                d.why += "a spare never takes the master's place";
+            else if (ready.empty())
+                d.why += "no spare is ready";
+            else
+                d.why += "only " + join(ready, ", ") +
+                         (ready.size() == 1 ? " is a ready spare" : " are ready spares");
+            d.why += "; `ddl deploy --replace NODE` makes a failed node anew";
             return;
         }
         std::vector<std::string> took;
@@ -140,12 +143,14 @@ RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResu
     int slots_left = 0;
     int nodes_left = 0;
     std::vector<std::string> bad, ready;
+    bool master_failing = false;
     for (const auto& n : nodes)
         if (n.ready_spare() && !is_failing(n.name)) ready.push_back(n.name);
     for (const auto& n : nodes) {
         if (!n.gets_ranks()) continue;
         if (is_failing(n.name)) {
             bad.push_back(n.name);
+            master_failing = master_failing || n.group == "master";
         } else {
             slots_left += n.slots;
             ++nodes_left;
@@ -155,8 +160,11 @@ RestartDecision decide_restart(const RestartPolicy& p, const runtime::LaunchResu
         d.why = "every node passes the health checks";
         return d;
     }
-    act_on(d, node_fault_action(p, can_replace, !ready.empty()), bad, ready, nodes_left, slots_left, np,
-           p.min_nodes);
+    // A spare by default only where spares can take every failing node's place (never the master's);
+    // else what the target can do.
+    const bool spares_suffice = !master_failing && !ready.empty() && ready.size() >= bad.size();
+    act_on(d, node_fault_action(p, can_replace, spares_suffice), bad, ready, master_failing, nodes_left,
+           slots_left, np, p.min_nodes);
     return d;
 }
 

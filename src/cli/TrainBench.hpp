@@ -14,17 +14,19 @@ struct TrainBenchArgs {
     RunArgs run;
     std::string framework = "synthetic";
     std::string profile = "resnet50";
-    std::string model = "resnet50";        // pytorch: a torchvision model
+    // pytorch: a torchvision model, its images' side and the batch sizes per rank; empty/0: sized for the
+    // cluster (bench_train: resnet50, 224 px, 32,64,96 with GPUs; resnet18, 64 px, 8,16,32 on CPUs only).
+    std::string model;
     std::string comms = "ddl";             // pytorch: ddl, gloo, nccl (comma separated: one series each)
     std::vector<std::string> compressions; // pytorch: one series per (comm, compression); empty: none
     int rounds = 1;                        // runs per point, the series alternating; the median is kept
-    int image_size = 224;
+    int image_size = 0;
     std::string python = "python3";
     long long dataset_images = 0; // > 0: time-to-train per row
     int epochs = 90;
-    std::string batches = "32,64,96"; // per rank
-    std::string nodes;                // "1..N" or "1,2,4"; empty: 1..all
-    std::string bandwidths;           // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
+    std::string batches;    // per rank, comma separated
+    std::string nodes;      // "1..N" or "1,2,4"; empty: 1..all
+    std::string bandwidths; // links ddl shapes only: e.g. "1gbit,10gbit"; empty: as deployed
     int steps = 10;
     int warmup = 2;
     int progress_every_s = 10; // a run that lasts longer says its step this often; 0: never

@@ -202,8 +202,12 @@ private:
             return;
         }
         m_s.spares = static_cast<int>(*v);
-        if (auto* section = m_s.section.get(); !section || !section->add_spare_nodes(m_s.spares))
+        if (auto* section = m_s.section.get(); !section || !section->add_spare_nodes(m_s.spares)) {
+            if (m_s.workers.count + m_s.spares > 256)
+                m_r.diags().error(m_r.pos(n["spares"]), "nodes.workers.count plus nodes.spares exceed 256",
+                                  "ask for fewer workers or spares");
             m_s.workers.count += m_s.spares;
+        }
     }
 
     bool had_cidrs = false;

@@ -108,7 +108,7 @@ nlohmann::json ClusterState::to_json() const {
     for (const auto& [k, v] : phases)
         ph[k] = {{"done", v.done}, {"finished_at", v.finished_at}};
     auto& ns = j["nodes"] = nlohmann::json::array();
-    for (const auto& n : nodes)
+    for (const auto& n : nodes) {
         ns.push_back({{"name", n.name},
                       {"group", n.group},
                       {"address", n.address},
@@ -130,8 +130,9 @@ nlohmann::json ClusterState::to_json() const {
                       {"slots", n.slots},
                       {"cuda", n.cuda},
                       {"configured_inputs", n.configured_inputs},
-                      {"cordoned", n.cordoned},
-                      {"spare", n.spare}});
+                      {"cordoned", n.cordoned}});
+        if (n.spare) ns.back()["spare"] = true; // absent when not: states without spares unchanged
+    }
     j["target_data"] = target_data;
     return j;
 }

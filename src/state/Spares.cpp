@@ -13,10 +13,13 @@ std::vector<std::string> assign_spares(std::vector<NodeState>& nodes, int wanted
             n.spare = false;
             changed.insert(n.name);
         }
-    // Too few: fresh nodes first, then any worker; highest-numbered (last) first.
-    for (const bool fresh_only : {true, false})
+    // Too few: fresh nodes first, then workers with ranks, then cordoned ones (a cordoned node made a spare
+    // would come back from `ddl uncordon` as a spare, not with ranks); highest-numbered (last) first.
+    for (const int pass : {0, 1, 2})
         for (auto it = nodes.rbegin(); it != nodes.rend() && have < wanted; ++it) {
-            if (it->spare || it->group == "master" || (fresh_only && fresh.count(it->name) == 0)) continue;
+            if (it->spare || it->group == "master") continue;
+            if (pass == 0 && fresh.count(it->name) == 0) continue;
+            if (pass == 1 && it->cordoned) continue;
             it->spare = true;
             ++have;
             changed.insert(it->name);

@@ -11,7 +11,8 @@
 namespace ddl {
 
 // Marks exactly `wanted` nodes as spares, never the master: the marks already there stay; when too few,
-// nodes in `fresh` (made by this deploy) are marked first, then any worker, the highest-numbered first;
+// nodes in `fresh` (made by this deploy) are marked first, then workers that are not cordoned, then any,
+// the highest-numbered first;
 // when too many, ready spares lose the mark first, the lowest-numbered first. Returns the nodes whose mark
 // changed, in node order.
 std::vector<std::string> assign_spares(std::vector<NodeState>& nodes, int wanted,

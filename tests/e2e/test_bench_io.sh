@@ -82,21 +82,23 @@ ok "bench train --data shards: resnet18 from the staged shards beside synthetic 
 # Ctrl-C in a long bench (issue 52): its plan is said at once, and SIGINT ends it with 130, its ranks
 # stopped. (A background job of a script starts with SIGINT ignored: the wrapper puts the default back.)
 python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
-  "$DDL" --state-dir "$STATE" bench train --cluster bio --framework pytorch --model resnet18 --image-size 32 \
-  --batch 4 --nodes 1 --steps 100000 --warmup 1 --python "$py" -x OMP_NUM_THREADS=1 --progress-every 1 --out ti \
+  "$DDL" --state-dir "$STATE" bench train --cluster bio --framework pytorch \
+  --nodes 1 --steps 100000 --warmup 1 --python "$py" -x OMP_NUM_THREADS=1 --progress-every 1 --out ti \
   >ti.out 2>ti.err &
 bench_pid=$!
-wait_for 10 "the bench's plan line" grep -q "^bench train: 1 run(s)" ti.err
+# No GPU on this cluster: the defaults are sized for CPUs, and said.
+wait_for 10 "the bench's plan line" grep -q "^bench train: 3 run(s)" ti.err
+expect_in ti.err "^bench train: no GPU on cluster bio: sized for CPUs, resnet18 at 64 px, batch 8,16,32 (--model, --image-size, --batch choose others)$" "no CPU-sized defaults"
 wait_for 120 "the bench's ranks" pgrep -f "[d]dl_torch.bench.*--steps 100000"
-# A long run says its step (every second here with --progress-every 1) with the time left in it.
+# A long run says its step (every second here with --progress-every 1), its images/s and the time left in it.
 wait_for 120 "the run's step line" \
-  grep -q "^    1 node(s), batch 4, ddl, none: step [0-9]*/100004, about [0-9]*m[0-9][0-9]s left in this run" ti.err
+  grep -q "^    1 node(s), batch 8, ddl, none: step [0-9]*/100004, [0-9.]* images/s, about [0-9]*m[0-9][0-9]s left in this run" ti.err
 kill -INT "$bench_pid"
 rc=0
 wait "$bench_pid" || rc=$?
 [ "$rc" = 130 ] || { cat ti.out ti.err; fail "Ctrl-C in bench train exited $rc, not 130"; }
 wait_for 30 "the interrupted bench's ranks to stop" sh -c '! pgrep -f "[d]dl_torch.bench.*--steps 100000"'
-ok "bench train: its plan line at once, a long run's step; Ctrl-C ends it with 130 and stops its ranks"
+ok "bench train: CPU-sized defaults said, its plan line at once, a long run's step with images/s; Ctrl-C ends it with 130 and stops its ranks"
 
 # A dataset of the spec, staged from the bench dataset in the shared folder: --data names it.
 ddl data stage --cluster bio imgs >st.log 2>&1 || { cat st.log; fail "data stage imgs"; }

@@ -38,8 +38,8 @@ struct Args {
     int threads = 1;
     bool json = false;
     bool fused_vs_single = false;
-    // DDL_PROGRESS=1 (ddl bench train sets it): rank 0 says "ddl-progress step K/T" on stderr, at most
-    // once a second.
+    // DDL_PROGRESS=1 (ddl bench train sets it): rank 0 says "ddl-progress step K/T SAMPLES_PER_S" on
+    // stderr, at most once a second.
     bool progress = false;
 };
 
@@ -185,6 +185,7 @@ StepStats train(Communicator& comm, const ModelProfile& profile, const Args& arg
     FusionQueue queue(comm);
     const int steps = args.warmup + args.steps;
     auto said = Clock::now();
+    int said_at = 0;
     for (int step = 0; step < steps; ++step) {
         const auto t_step = Clock::now();
         double compute_s = 0;
@@ -210,9 +211,13 @@ StepStats train(Communicator& comm, const ModelProfile& profile, const Args& arg
             sum.compute_s += compute_s;
         }
         if (args.progress && comm.rank() == 0 && (step + 1 == steps || seconds_since(said) >= 1.0)) {
-            std::fprintf(stderr, "ddl-progress step %d/%d\n", step + 1, steps);
+            // Samples a second over every rank since the last line (rank 0's pace; the ring keeps them even).
+            const double rate = static_cast<double>(args.batch) * comm.size() * (step + 1 - said_at) /
+                                std::max(seconds_since(said), 1e-9);
+            std::fprintf(stderr, "ddl-progress step %d/%d %.1f\n", step + 1, steps, rate);
             std::fflush(stderr);
             said = Clock::now();
+            said_at = step + 1;
         }
     }
     return {sum.step_s / args.steps, sum.compute_s / args.steps};

@@ -96,6 +96,13 @@ public:
     // The idle clock is a systemd timer on the master (the idle_clock role); namespace nodes get the base
     // roles only and run no systemd, so nothing would ever find the cluster idle or end it.
     void check(SectionReader& r, const YAML::Node& doc, const Spec& spec) const override {
+        // local.nodes is 1..16 as written; nodes.spares comes on top of it.
+        if (spec.spares > 0 && spec.target_section<LocalSpec>().nodes > 16)
+            r.diags().error(r.pos(doc["nodes"]["spares"]),
+                            "local.nodes plus nodes.spares make " +
+                                std::to_string(spec.target_section<LocalSpec>().nodes) +
+                                " nodes; the local target makes at most 16",
+                            "ask for fewer nodes or spares");
         if (spec.life.autostop.idle_minutes <= 0 || spec.target_section<LocalSpec>().nodes_as == "containers")
             return;
         r.diags().error(r.pos(doc["autostop"]),

@@ -329,9 +329,16 @@ TEST_CASE(
     nodes[3].cordoned = true; // out of service
     d = decide_restart({1, "any"}, rank_failed_on("worker2"), nodes, {"worker2"}, 3, true);
     CHECK(d.replace == std::vector<std::string>{"worker2"});
-    // Never for the master.
+    // Never for the master: asked for, not restarted; by default, what the target can do instead.
     nodes[3].cordoned = false;
+    nodes[0].group = "master";
     d = decide_restart({1, "any", "spare"}, rank_failed_on("10.0.0.11"), nodes, {"master"}, 0, true);
     CHECK_FALSE(d.restart);
     CHECK(d.why.find("a spare never takes the master's place") != std::string::npos);
+    d = decide_restart({1, "any"}, rank_failed_on("10.0.0.11"), nodes, {"master"}, 0, true);
+    CHECK(d.replace == std::vector<std::string>{"master"});
+    // Fewer ready spares than failing nodes: by default, not the spare.
+    d = decide_restart({1, "any"}, rank_failed_on("worker2"), nodes, {"worker1", "worker2"}, 0, true);
+    CHECK(d.swap.empty());
+    CHECK(d.replace == std::vector<std::string>{"worker1", "worker2"});
 }

@@ -43,11 +43,13 @@ def timed_steps(step, n, cuda):
 
 
 class Progress:
-    """Counts steps and, where on, writes "ddl-progress step K/T" to stderr at most once a second and after the
-    last one (ddl bench train shows it while a run is long)."""
+    """Counts steps and, where on, writes "ddl-progress step K/T SAMPLES_PER_S" (over every rank, since the
+    last line) to stderr at most once a second and after the last step (ddl bench train shows it while a run
+    is long)."""
 
-    def __init__(self, on, total):
-        self.on, self.total, self.done, self.said = on, total, 0, time.monotonic()
+    def __init__(self, on, total, samples_per_step):
+        self.on, self.total, self.per_step = on, total, samples_per_step
+        self.done, self.said_at, self.said = 0, 0, time.monotonic()
 
     def counting(self, fn):
         def counted():
@@ -55,8 +57,9 @@ class Progress:
             self.done += 1
             now = time.monotonic()
             if self.on and (self.done == self.total or now - self.said >= 1.0):
-                print(f"ddl-progress step {self.done}/{self.total}", file=sys.stderr, flush=True)
-                self.said = now
+                rate = self.per_step * (self.done - self.said_at) / max(now - self.said, 1e-9)
+                print(f"ddl-progress step {self.done}/{self.total} {rate:.1f}", file=sys.stderr, flush=True)
+                self.said, self.said_at = now, self.done
         return counted
 
 
@@ -164,7 +167,8 @@ def main():
 
     compute_steps = max(1, min(a.steps, 3))
     # DDL_PROGRESS=1 (ddl bench train sets it): rank 0 says its step on stderr.
-    said = Progress(os.environ.get("DDL_PROGRESS") == "1" and rank == 0, a.warmup + a.steps + compute_steps)
+    said = Progress(os.environ.get("DDL_PROGRESS") == "1" and rank == 0, a.warmup + a.steps + compute_steps,
+                    a.batch * world)
     step, local_step = said.counting(step), said.counting(local_step)
     for _ in range(a.warmup):
         step()
